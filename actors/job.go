@@ -1,0 +1,64 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// Job is one submitted job: its plan, settings, live metrics and outcome.
+type Job struct {
+	Plan    *plan.Job
+	Metrics *Metrics
+
+	opts Options
+	log  zerolog.Logger
+	node *Node
+
+	mu     sync.Mutex
+	pid    *actor.PID
+	err    error
+	done   chan struct{}
+	closed bool
+}
+
+// Done is closed when the job has finished or failed.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Err is the reason the job failed, or nil after a clean finish. Valid after Done.
+func (j *Job) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+// Stop asks the job to end its sources and drain; the job then finishes normally.
+func (j *Job) Stop(reason string) {
+	j.mu.Lock()
+	pid := j.pid
+	j.mu.Unlock()
+	if pid != nil {
+		j.node.system.Root.Send(pid, &stopJobMsg{reason: reason})
+	}
+}
+
+// finish records the outcome once and wakes waiters.
+func (j *Job) finish(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return
+	}
+	j.closed = true
+	j.err = err
+	close(j.done)
+}
+
+// taskName is how logs and errors name a task instance.
+func taskName(op *plan.Operator, instance int) string {
+	return fmt.Sprintf("%s[%d]", op.Name, instance)
+}

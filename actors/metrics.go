@@ -1,0 +1,33 @@
+package actors
+
+import (
+	"sync/atomic"
+)
+
+// Metrics are a job's live counters, safe to read from any goroutine.
+type Metrics struct {
+	// RecordsIn counts records read by sources.
+	RecordsIn atomic.Int64
+	// RecordsOut counts records written by sinks.
+	RecordsOut atomic.Int64
+	// BuffersSent counts buffers handed to channels.
+	BuffersSent atomic.Int64
+	// MaxChannelOccupancy is the most buffers any channel ever held.
+	MaxChannelOccupancy atomic.Int64
+	// MaxOutbox is the most sealed buffers a producer ever held waiting for credit
+	// on one channel.
+	MaxOutbox atomic.Int64
+	// MaxPendingInput is the most delivered, unprocessed buffers a task ever held
+	// for one input.
+	MaxPendingInput atomic.Int64
+}
+
+// raise stores v into m if it is larger.
+func raise(m *atomic.Int64, v int64) {
+	for {
+		cur := m.Load()
+		if v <= cur || m.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}

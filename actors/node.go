@@ -1,0 +1,110 @@
+package actors
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// Node is one weir process's actor system with the node actor at the top of the
+// supervision tree (node → job → task → input channels).
+type Node struct {
+	system *actor.ActorSystem
+	pid    *actor.PID
+	log    zerolog.Logger
+}
+
+// NewNode starts an actor system whose own logging goes through log.
+func NewNode(log zerolog.Logger) *Node {
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(zerolog.NewSlogHandler(log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)))
+	}))
+	n := &Node{system: sys, log: log}
+	na := &nodeActor{log: log, jobs: map[string]*Job{}}
+	props := actor.PropsFromProducer(func() actor.Actor { return na },
+		actor.WithMailbox(mailbox.New()),
+		actor.WithSupervisor(na))
+	pid, err := sys.Root.SpawnNamed(props, "node")
+	if err != nil {
+		// The name is fixed and the system is new, so this is a programming error.
+		panic(fmt.Errorf("spawn node actor: %w", err))
+	}
+	n.pid = pid
+	return n
+}
+
+// Submit validates a plan and starts it as a job under the node actor.
+func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid job: %w", err)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", p.Name, err)
+	}
+	j := &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}),
+		log: n.log.With().Str("job", p.Name).Logger()}
+	reply := make(chan error, 1)
+	n.system.Root.Send(n.pid, &spawnJobMsg{job: j, reply: reply})
+	if err := <-reply; err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Shutdown stops the actor system. It is safe to call more than once.
+func (n *Node) Shutdown() {
+	n.system.Shutdown()
+}
+
+// spawnJobMsg asks the node actor to start a job actor.
+type spawnJobMsg struct {
+	priority
+	job   *Job
+	reply chan error
+}
+
+// nodeActor is the root of a process's supervision tree.
+type nodeActor struct {
+	log  zerolog.Logger
+	jobs map[string]*Job // job actor id → job
+}
+
+// HandleFailure is the node's supervisor strategy: a job actor that fails
+// finishes its job with the error and is stopped.
+func (a *nodeActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
+	if j, ok := a.jobs[child.Id]; ok {
+		j.log.Error().Interface("reason", reason).Msg("job coordinator failed")
+		j.finish(fmt.Errorf("job %q: coordinator failed: %v", j.Plan.Name, reason))
+		delete(a.jobs, child.Id)
+	}
+	sup.StopChildren(child)
+}
+
+// Receive handles the node actor's messages.
+func (a *nodeActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Terminated:
+		delete(a.jobs, m.Who.Id)
+	case *spawnJobMsg:
+		j := m.job
+		props := actor.PropsFromProducer(func() actor.Actor { return newJobActor(j) },
+			actor.WithMailbox(mailbox.New()),
+			actor.WithSupervisor(&taskFailureStrategy{job: j}))
+		pid, err := ctx.SpawnNamed(props, "job-"+j.Plan.Name)
+		if err != nil {
+			m.reply <- fmt.Errorf("start job %q: %w", j.Plan.Name, err)
+			return
+		}
+		a.jobs[pid.Id] = j
+		j.mu.Lock()
+		j.pid = pid
+		j.mu.Unlock()
+		m.reply <- nil
+	}
+}

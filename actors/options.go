@@ -1,0 +1,53 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+)
+
+// Options tune how the runtime moves records.
+type Options struct {
+	// BatchSize is the most records in one buffer.
+	BatchSize int
+	// FlushInterval seals a partially filled buffer after this long.
+	FlushInterval time.Duration
+	// ChannelCapacity is C: the most buffers a channel holds, counting the ones
+	// delivered to the consumer and not yet processed.
+	ChannelCapacity int
+	// DeliveryWindow is how many buffers a channel hands to its consumer ahead of
+	// processing (at most ChannelCapacity).
+	DeliveryWindow int
+}
+
+// DefaultOptions are the settings used when a field is zero.
+func DefaultOptions() Options {
+	return Options{BatchSize: 512, FlushInterval: 5 * time.Millisecond, ChannelCapacity: 8, DeliveryWindow: 2}
+}
+
+// withDefaults fills zero fields and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	d := DefaultOptions()
+	if o.BatchSize == 0 {
+		o.BatchSize = d.BatchSize
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = d.FlushInterval
+	}
+	if o.ChannelCapacity == 0 {
+		o.ChannelCapacity = d.ChannelCapacity
+	}
+	if o.DeliveryWindow == 0 {
+		o.DeliveryWindow = min(d.DeliveryWindow, o.ChannelCapacity)
+	}
+	switch {
+	case o.BatchSize < 1:
+		return o, fmt.Errorf("batch size %d must be at least 1", o.BatchSize)
+	case o.FlushInterval < 0:
+		return o, fmt.Errorf("flush interval %v must not be negative", o.FlushInterval)
+	case o.ChannelCapacity < 1:
+		return o, fmt.Errorf("channel capacity %d must be at least 1", o.ChannelCapacity)
+	case o.DeliveryWindow < 1 || o.DeliveryWindow > o.ChannelCapacity:
+		return o, fmt.Errorf("delivery window %d must be in [1, channel capacity %d]", o.DeliveryWindow, o.ChannelCapacity)
+	}
+	return o, nil
+}

@@ -1,0 +1,214 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// task is one parallel instance of an operator. It never blocks in Receive: when
+// an output has no credit it stops taking input and keeps answering control
+// messages.
+type task struct {
+	job      *Job
+	op       *plan.Operator
+	instance int
+	name     string
+	log      zerolog.Logger
+
+	inst plan.Instance
+	src  plan.Source
+	tr   plan.Transform
+	sink plan.Sink
+
+	in  inputs
+	out outputs
+
+	wired        bool
+	started      bool
+	sourceDone   bool
+	finishing    bool
+	finished     bool
+	pumpQueued   bool
+	closedInst   bool
+	recordsTaken int64
+}
+
+func newTask(j *Job, op *plan.Operator, instance int) *task {
+	name := taskName(op, instance)
+	return &task{job: j, op: op, instance: instance, name: name,
+		log: j.log.With().Str("task", name).Logger()}
+}
+
+// Receive handles the task's messages.
+func (t *task) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		t.onStarted(ctx)
+	case *wireMsg:
+		t.out.wire(t, m.outputs)
+		t.wired = true
+	case *startMsg:
+		t.started = true
+		t.schedulePump(ctx)
+	case *deliverMsg:
+		t.in.deliver(t, m.input, m.buf)
+		t.pump(ctx)
+	case *deliverEOSMsg:
+		t.in.end(m.input)
+		t.pump(ctx)
+	case *creditMsg:
+		t.out.credit(ctx, m.output, m.channel, m.n)
+		t.pump(ctx)
+	case *flushTickMsg:
+		if t.wired {
+			t.out.flushAll(ctx)
+		}
+	case *pumpMsg:
+		t.pumpQueued = false
+		t.pump(ctx)
+	case *endInputMsg:
+		if t.src != nil && !t.sourceDone {
+			t.sourceDone = true
+			t.pump(ctx)
+		}
+	case *actor.Stopped:
+		t.closeInstance()
+	}
+}
+
+// onStarted makes the operator instance and spawns the input channels.
+func (t *task) onStarted(ctx actor.Context) {
+	inst, err := t.op.New(t.instance)
+	if err != nil {
+		t.fail(fmt.Errorf("create instance: %w", err))
+	}
+	t.inst = inst
+	switch v := inst.(type) {
+	case plan.Source:
+		t.src = v
+	case plan.Transform:
+		t.tr = v
+	case plan.Sink:
+		t.sink = v
+	default:
+		t.fail(fmt.Errorf("operator instance %T is neither source, transform nor sink", inst))
+	}
+	info := plan.TaskInfo{Job: t.job.Plan.Name, Operator: t.op.Name, Instance: t.instance,
+		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism}
+	if err := inst.Open(info); err != nil {
+		t.fail(fmt.Errorf("open: %w", err))
+	}
+	var pids []*actor.PID
+	for _, edge := range t.op.Inputs {
+		for j := 0; j < edge.From.Parallelism; j++ {
+			input := len(pids)
+			name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
+			props := actor.PropsFromProducer(func() actor.Actor { return newChannel(t.job, name, ctx.Self(), input) },
+				actor.WithMailbox(mailbox.New()))
+			pid, err := ctx.SpawnNamed(props, fmt.Sprintf("in-%s-%d", edge.From.Name, j))
+			if err != nil {
+				t.fail(fmt.Errorf("spawn input channel %s: %w", name, err))
+			}
+			pids = append(pids, pid)
+			t.in.add(pid, edge.ID)
+		}
+	}
+	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, inputs: pids})
+}
+
+// fail turns an error into a task failure handled by the supervisor.
+func (t *task) fail(err error) {
+	panic(&TaskError{Task: t.name, Err: err})
+}
+
+// schedulePump queues one pumpMsg to continue work after other messages.
+func (t *task) schedulePump(ctx actor.Context) {
+	if !t.pumpQueued {
+		t.pumpQueued = true
+		ctx.Send(ctx.Self(), &pumpMsg{})
+	}
+}
+
+// pumpBudget bounds the buffers a task handles before letting other messages in.
+const pumpBudget = 16
+
+// pump does as much work as credit allows, a bounded amount at a time.
+func (t *task) pump(ctx actor.Context) {
+	if !t.started || t.finished {
+		return
+	}
+	for n := 0; n < pumpBudget; n++ {
+		if t.out.blocked > 0 {
+			return
+		}
+		if t.src != nil {
+			if t.sourceDone {
+				t.finish(ctx)
+				return
+			}
+			t.readSource(ctx)
+			continue
+		}
+		if !t.in.processNext(ctx, t) {
+			if t.in.allEnded() {
+				t.finish(ctx)
+			}
+			return
+		}
+	}
+	t.schedulePump(ctx)
+}
+
+// readSource reads one batch from the source into the outputs.
+func (t *task) readSource(ctx actor.Context) {
+	t.out.ctx = ctx
+	n, done, err := t.src.Read(t.job.opts.BatchSize, &t.out)
+	if err != nil {
+		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
+	}
+	t.job.Metrics.RecordsIn.Add(int64(n))
+	if done {
+		t.sourceDone = true
+	}
+}
+
+// finish runs once every input has ended: the operator finishes, outputs flush
+// and end, and the job is told when everything is sent.
+func (t *task) finish(ctx actor.Context) {
+	if !t.finishing {
+		t.finishing = true
+		t.out.ctx = ctx
+		switch {
+		case t.tr != nil:
+			if err := t.tr.Finish(&t.out); err != nil {
+				t.fail(fmt.Errorf("finish: %w", err))
+			}
+		case t.sink != nil:
+			if err := t.sink.Finish(); err != nil {
+				t.fail(fmt.Errorf("finish sink: %w", err))
+			}
+		}
+		t.out.endAll(ctx)
+	}
+	if !t.finished && t.out.allEnded() {
+		t.finished = true
+		t.closeInstance()
+		ctx.Send(ctx.Parent(), &taskFinishedMsg{op: t.op.ID, instance: t.instance})
+	}
+}
+
+// closeInstance closes the operator instance once.
+func (t *task) closeInstance() {
+	if t.inst == nil || t.closedInst {
+		return
+	}
+	t.closedInst = true
+	if err := t.inst.Close(); err != nil {
+		t.log.Error().Err(err).Msg("close operator instance")
+	}
+}

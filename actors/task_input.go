@@ -1,0 +1,87 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// inChannel is a consumer's end of one channel.
+type inChannel struct {
+	pid     *actor.PID
+	edge    int       // the plan edge this input belongs to
+	pending []*Buffer // delivered, not yet processed
+	last    uint64    // seq of the last processed buffer
+	eos     bool      // the channel has ended (after pending)
+}
+
+// inputs is a task's input side.
+type inputs struct {
+	chans []*inChannel
+	next  int // round-robin position
+	ended int
+}
+
+func (in *inputs) add(pid *actor.PID, edge int) {
+	in.chans = append(in.chans, &inChannel{pid: pid, edge: edge})
+}
+
+// deliver queues a buffer handed over by a channel.
+func (in *inputs) deliver(t *task, input int, b *Buffer) {
+	c := in.chans[input]
+	c.pending = append(c.pending, b)
+	raise(&t.job.Metrics.MaxPendingInput, int64(len(c.pending)))
+}
+
+// end marks an input as ended once its pending buffers are processed.
+func (in *inputs) end(input int) {
+	in.chans[input].eos = true
+}
+
+// allEnded reports whether every input has ended and been drained.
+func (in *inputs) allEnded() bool {
+	for _, c := range in.chans {
+		if !c.eos || len(c.pending) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// processNext processes one pending buffer, round robin over the inputs. It
+// returns false when no input has a buffer waiting.
+func (in *inputs) processNext(ctx actor.Context, t *task) bool {
+	n := len(in.chans)
+	for k := 0; k < n; k++ {
+		i := (in.next + k) % n
+		c := in.chans[i]
+		if len(c.pending) == 0 {
+			continue
+		}
+		in.next = (i + 1) % n
+		b := c.pending[0]
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		t.process(ctx, c, b)
+		c.last = b.Seq
+		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
+		return true
+	}
+	return false
+}
+
+// process hands one buffer to the operator.
+func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
+	t.out.ctx = ctx
+	switch {
+	case t.tr != nil:
+		if err := t.tr.Process(c.edge, b.Records, &t.out); err != nil {
+			t.fail(fmt.Errorf("process: %w", err))
+		}
+	case t.sink != nil:
+		if err := t.sink.Write(b.Records); err != nil {
+			t.fail(fmt.Errorf("write: %w", err))
+		}
+		t.job.Metrics.RecordsOut.Add(int64(len(b.Records)))
+	}
+}

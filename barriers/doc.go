@@ -1,0 +1,21 @@
+// Package barriers holds the checkpoint-barrier alignment logic of a task as a
+// pure state machine: aligned, unaligned and aligned-with-timeout checkpoints.
+//
+// An Aligner is fed events (a buffer is about to be processed, a barrier
+// arrived, a timer fired, the coordinator aborted a checkpoint) together with
+// the logical time, and answers with Actions for the task actor to carry out
+// in the order given. It starts no goroutines, keeps no timers, does no I/O
+// and does not log; the task actor is a thin shell around it.
+//
+// Protocol recap. Every input delivers buffers with per-channel sequence
+// numbers 1, 2, 3, ... A barrier of checkpoint k carries lastSeq, the seq of
+// the last buffer its producer sent on that channel before the barrier.
+// Delivered unaligned, the barrier overtakes queued data and brings copies of
+// the buffers it overtook; delivered aligned, it arrives after every buffer
+// with seq <= lastSeq was processed and blocks its input until Unblock.
+//
+// The channel state of an unaligned checkpoint, per input, is what OnBuffer
+// reported as capture=true plus the overtaken copies selected by
+// CaptureOvertaken; together they are exactly the buffers with seq in
+// (processed at snapshot, lastSeq], none missing and none twice.
+package barriers

@@ -1,0 +1,110 @@
+package barriers
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "replay one randomised schedule with this seed (or set WEIR_SEED)")
+
+// replaySeed returns the seed asked for by -seed or WEIR_SEED, if any.
+func replaySeed(t *testing.T) (uint64, bool) {
+	if *seedFlag != 0 {
+		return *seedFlag, true
+	}
+	if v := os.Getenv("WEIR_SEED"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("WEIR_SEED=%q: %v", v, err)
+		}
+		return seed, true
+	}
+	return 0, false
+}
+
+// TestRandomSchedules runs many random interleavings of data, barriers,
+// timeouts, coordinator aborts, late barriers and superseding checkpoints,
+// checking the capture invariant at every completed checkpoint and that the
+// task always ends idle and can still complete a checkpoint.
+func TestRandomSchedules(t *testing.T) {
+	if seed, ok := replaySeed(t); ok {
+		t.Logf("replaying seed %d", seed)
+		runRandom(t, seed)
+		return
+	}
+	master := uint64(time.Now().UnixNano())
+	t.Logf("master seed %d", master)
+	rng := rand.New(rand.NewPCG(master, 0))
+	runs := 600
+	if testing.Short() {
+		runs = 100
+	}
+	for range runs {
+		runRandom(t, rng.Uint64())
+	}
+}
+
+func runRandom(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, seed>>32))
+	cfg := Config{Inputs: 1 + rng.IntN(4), Mode: Aligned}
+	switch rng.IntN(3) {
+	case 0:
+		cfg.Mode = Unaligned
+	case 1:
+		cfg.AlignedTimeout = time.Duration(1+rng.IntN(30)) * simStep
+	}
+	aborts := rng.IntN(2) == 0
+	where := fmt.Sprintf("seed %d (replay: go test -run TestRandomSchedules ./barriers -seed=%d) %+v aborts=%v",
+		seed, seed, cfg, aborts)
+	s := newSim(t, where, cfg)
+
+	const steps = 3000
+	const maxSent = 400
+	for range steps {
+		s.now += simStep
+		n := cfg.Inputs
+		switch r := rng.IntN(100); {
+		case r < 25:
+			if j := rng.IntN(n); s.in[j].sent < maxSent {
+				s.emit(j)
+			}
+		case r < 30:
+			s.trigger()
+		case r < 40:
+			s.injectBarrier(rng.IntN(n))
+		case r < 70:
+			s.process(rng.IntN(n))
+		case r < 85:
+			s.deliver(rng.IntN(n), rng.IntN(2) == 0)
+		case r < 92:
+			s.fireTimer()
+		case r < 94:
+			if aborts {
+				s.coordAbort(func(int) bool { return rng.IntN(2) == 0 })
+			}
+		default:
+			if rng.IntN(3) == 0 { // abort notices may come late
+				s.deliverNotice()
+			}
+		}
+	}
+	drain(s)
+	if !s.idle() {
+		s.fatalf("not idle after drain: in progress=%v", s.a.phase != idle)
+	}
+	// Liveness: one more checkpoint completes once everything is delivered.
+	before := len(s.completes)
+	s.trigger()
+	drain(s)
+	if len(s.completes) != before+1 || s.completes[before].ID != s.lastID {
+		s.fatalf("final checkpoint %d did not complete: %v", s.lastID, s.completes[before:])
+	}
+	if !aborts && len(s.aborts) > 0 {
+		s.fatalf("aborted %v without coordinator aborts", s.aborts)
+	}
+}

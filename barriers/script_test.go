@@ -1,0 +1,238 @@
+package barriers
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt scripts")
+
+// A script in testdata/*.txt is a list of blocks separated by blank lines:
+//
+//	# comments
+//	command key=value ...
+//	----
+//	expected output, one line per action
+//
+// Commands:
+//
+//	new inputs=N mode=aligned|unaligned [timeout=D] [consumed=a,b,...]
+//	buffer in=I seq=S                          -> capture / - / error
+//	buffers in=I from=S to=T                   -> the seqs captured
+//	barrier in=I id=K last=S [overtook] now=D  -> actions or error
+//	timeout id=K now=D                         -> actions
+//	abort id=K                                 -> actions
+//	inprogress                                 -> id or none
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
+	}
+}
+
+type scriptBlock struct {
+	pre  []string // comment and blank lines before the command
+	line int
+	cmd  string
+	want []string
+}
+
+func parseScript(t *testing.T, file string) (blocks []scriptBlock, tail []string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var pre []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			pre = append(pre, l)
+			continue
+		}
+		b := scriptBlock{pre: pre, line: i + 1, cmd: l}
+		pre = nil
+		i++
+		if i >= len(lines) || lines[i] != "----" {
+			t.Fatalf("%s:%d: want ---- after %q", file, b.line, l)
+		}
+		for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			b.want = append(b.want, lines[i])
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, pre
+}
+
+func runScript(t *testing.T, file string) {
+	blocks, tail := parseScript(t, file)
+	var a *Aligner
+	var out strings.Builder
+	for _, b := range blocks {
+		got := runCommand(t, file, b, &a)
+		for _, l := range b.pre {
+			out.WriteString(l + "\n")
+		}
+		out.WriteString(b.cmd + "\n----\n")
+		for _, l := range got {
+			out.WriteString(l + "\n")
+		}
+		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
+			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, b.line, b.cmd,
+				strings.Join(got, "\n"), strings.Join(b.want, "\n"))
+		}
+	}
+	for _, l := range tail {
+		out.WriteString(l + "\n")
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scriptArgs parses key=value words (a bare word is a true flag).
+type scriptArgs map[string]string
+
+func (s scriptArgs) int(t *testing.T, where, k string) int {
+	v, err := strconv.Atoi(s[k])
+	if err != nil {
+		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
+	}
+	return v
+}
+
+func (s scriptArgs) u64(t *testing.T, where, k string) uint64 {
+	v, err := strconv.ParseUint(s[k], 10, 64)
+	if err != nil {
+		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
+	}
+	return v
+}
+
+func (s scriptArgs) dur(t *testing.T, where, k string) time.Duration {
+	if s[k] == "" {
+		return 0
+	}
+	v, err := time.ParseDuration(s[k])
+	if err != nil {
+		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
+	}
+	return v
+}
+
+func runCommand(t *testing.T, file string, b scriptBlock, ap **Aligner) []string {
+	where := fmt.Sprintf("%s:%d", file, b.line)
+	words := strings.Fields(b.cmd)
+	args := scriptArgs{}
+	for _, w := range words[1:] {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok {
+			v = "true"
+		}
+		args[k] = v
+	}
+	if words[0] != "new" && *ap == nil {
+		t.Fatalf("%s: %s before new", where, words[0])
+	}
+	a := *ap
+	switch words[0] {
+	case "new":
+		cfg := Config{Inputs: args.int(t, where, "inputs"), AlignedTimeout: args.dur(t, where, "timeout")}
+		switch args["mode"] {
+		case "aligned":
+			cfg.Mode = Aligned
+		case "unaligned":
+			cfg.Mode = Unaligned
+		}
+		if c := args["consumed"]; c != "" {
+			for _, f := range strings.Split(c, ",") {
+				v, err := strconv.ParseUint(f, 10, 64)
+				if err != nil {
+					t.Fatalf("%s: consumed: %v", where, err)
+				}
+				cfg.ConsumedSeqs = append(cfg.ConsumedSeqs, v)
+			}
+		}
+		na, err := NewAligner(cfg)
+		if err != nil {
+			return errLines(err)
+		}
+		*ap = na
+		return []string{"ok"}
+	case "buffer":
+		capture, err := a.OnBuffer(args.int(t, where, "in"), args.u64(t, where, "seq"))
+		if err != nil {
+			return errLines(err)
+		}
+		if capture {
+			return []string{"capture"}
+		}
+		return []string{"-"}
+	case "buffers":
+		in := args.int(t, where, "in")
+		var captured []string
+		for seq := args.u64(t, where, "from"); seq <= args.u64(t, where, "to"); seq++ {
+			capture, err := a.OnBuffer(in, seq)
+			if err != nil {
+				return errLines(err)
+			}
+			if capture {
+				captured = append(captured, strconv.FormatUint(seq, 10))
+			}
+		}
+		return []string{"captured [" + strings.Join(captured, " ") + "]"}
+	case "barrier":
+		acts, err := a.OnBarrier(args.int(t, where, "in"), args.u64(t, where, "id"), args.u64(t, where, "last"),
+			args["overtook"] == "true", args.dur(t, where, "now"))
+		if err != nil {
+			return errLines(err)
+		}
+		return actionLines(acts)
+	case "timeout":
+		return actionLines(a.OnTimeout(args.u64(t, where, "id"), args.dur(t, where, "now")))
+	case "abort":
+		return actionLines(a.Abort(args.u64(t, where, "id")))
+	case "inprogress":
+		if id, ok := a.InProgress(); ok {
+			return []string{strconv.FormatUint(id, 10)}
+		}
+		return []string{"none"}
+	}
+	t.Fatalf("%s: unknown command %q", where, words[0])
+	return nil
+}
+
+func errLines(err error) []string {
+	class := "error"
+	switch {
+	case errors.Is(err, ErrProtocol):
+		class = "protocol error"
+	case errors.Is(err, ErrInvalidConfig):
+		class = "config error"
+	}
+	return []string{class + ": " + err.Error()}
+}
+
+func actionLines(acts []Action) []string {
+	if len(acts) == 0 {
+		return []string{"(none)"}
+	}
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.String()
+	}
+	return out
+}

@@ -1,0 +1,388 @@
+package barriers
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The simulator models producers with sequence numbers, channels that deliver
+// barriers in order or overtaking, a coordinator with one checkpoint in flight
+// and a task that processes what its channels deliver and carries out the
+// Aligner's actions. It checks the capture invariant at every Complete.
+
+const simStep = time.Millisecond
+
+// simItem is a queued buffer (barrier == 0) or barrier.
+type simItem struct {
+	seq     uint64
+	barrier uint64
+	lastSeq uint64
+}
+
+// simInput is one producer and its channel (channel queue and mailbox as one).
+type simInput struct {
+	queue    []simItem       // sent, not yet taken by the task
+	sent     uint64          // last seq sent
+	blocked  bool            // aligned channel stopped after an in-order barrier
+	overtake map[uint64]bool // barrier ids switched to overtaking delivery
+	inject   uint64          // barrier id the producer must inject next, 0 none
+}
+
+// simCheckpoint is what the task holds for one checkpoint id.
+type simCheckpoint struct {
+	atSnapshot []uint64   // processed per input at Snapshot, nil before
+	lastSeq    []uint64   // barrier lastSeq per input, 0 until delivered
+	hasBarrier []bool     // barrier delivered per input
+	state      [][]uint64 // channel state per input, in capture order
+	forwards   int
+	captures   int  // CaptureOvertaken actions
+	switched   bool // SwitchToUnaligned seen
+}
+
+type sim struct {
+	t     testing.TB
+	where string // printed with every failure (seed, config)
+	cfg   Config
+	a     *Aligner
+	now   time.Duration
+
+	in        []*simInput
+	processed []uint64
+
+	cks       map[uint64]*simCheckpoint
+	timers    []StartTimer
+	completes []Complete
+	aborts    []uint64 // Aborted ids
+	ignored   int
+
+	// coordinator
+	lastID   uint64
+	inflight uint64
+	notices  []uint64 // abort notices not yet delivered to the task
+
+	// the barrier being delivered, for CaptureOvertaken
+	curInput  int
+	curID     uint64
+	curCopies []uint64
+}
+
+func newSim(t testing.TB, where string, cfg Config) *sim {
+	t.Helper()
+	a, err := NewAligner(cfg)
+	if err != nil {
+		t.Fatalf("%s: NewAligner: %v", where, err)
+	}
+	s := &sim{t: t, where: where, cfg: cfg, a: a, processed: make([]uint64, cfg.Inputs),
+		cks: map[uint64]*simCheckpoint{}, curInput: -1}
+	for range cfg.Inputs {
+		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}})
+	}
+	return s
+}
+
+func (s *sim) fatalf(format string, args ...any) {
+	s.t.Helper()
+	s.t.Fatalf("%s (t=%v): %s", s.where, s.now, fmt.Sprintf(format, args...))
+}
+
+func (s *sim) ck(id uint64) *simCheckpoint {
+	c := s.cks[id]
+	if c == nil {
+		n := s.cfg.Inputs
+		c = &simCheckpoint{lastSeq: make([]uint64, n), hasBarrier: make([]bool, n), state: make([][]uint64, n)}
+		s.cks[id] = c
+	}
+	return c
+}
+
+// emit makes producer j send its next buffer.
+func (s *sim) emit(j int) {
+	in := s.in[j]
+	in.sent++
+	in.queue = append(in.queue, simItem{seq: in.sent})
+}
+
+// trigger starts a checkpoint at the coordinator if none is in flight.
+func (s *sim) trigger() bool {
+	if s.inflight != 0 {
+		return false
+	}
+	s.lastID++
+	s.inflight = s.lastID
+	for _, in := range s.in {
+		in.inject = s.lastID
+	}
+	return true
+}
+
+// injectBarrier makes producer j inject its pending barrier.
+func (s *sim) injectBarrier(j int) bool {
+	in := s.in[j]
+	if in.inject == 0 {
+		return false
+	}
+	in.queue = append(in.queue, simItem{barrier: in.inject, lastSeq: in.sent})
+	in.inject = 0
+	return true
+}
+
+// coordAbort aborts the checkpoint in flight at the coordinator; producers
+// that have not injected it yet drop it unless keepSome says otherwise.
+func (s *sim) coordAbort(keep func(j int) bool) bool {
+	if s.inflight == 0 {
+		return false
+	}
+	for j, in := range s.in {
+		if in.inject == s.inflight && !keep(j) {
+			in.inject = 0
+		}
+	}
+	s.notices = append(s.notices, s.inflight)
+	s.inflight = 0
+	return true
+}
+
+// deliverNotice hands the oldest abort notice to the task.
+func (s *sim) deliverNotice() bool {
+	if len(s.notices) == 0 {
+		return false
+	}
+	id := s.notices[0]
+	s.notices = s.notices[1:]
+	s.apply(s.a.Abort(id))
+	return true
+}
+
+func (s *sim) canProcess(j int) bool {
+	in := s.in[j]
+	return !in.blocked && len(in.queue) > 0 && in.queue[0].barrier == 0
+}
+
+// process makes the task process the next buffer of input j.
+func (s *sim) process(j int) bool {
+	if !s.canProcess(j) {
+		return false
+	}
+	in := s.in[j]
+	seq := in.queue[0].seq
+	in.queue = in.queue[1:]
+	capture, err := s.a.OnBuffer(j, seq)
+	if err != nil {
+		s.fatalf("OnBuffer(%d, %d): %v", j, seq, err)
+	}
+	s.processed[j] = seq
+	if capture {
+		id, ok := s.a.InProgress()
+		if !ok {
+			s.fatalf("buffer %d of input %d captured with no checkpoint in progress", seq, j)
+		}
+		c := s.ck(id)
+		if c.atSnapshot == nil {
+			s.fatalf("buffer %d of input %d captured for %d before its snapshot", seq, j, id)
+		}
+		if c.hasBarrier[j] {
+			s.fatalf("buffer %d of input %d captured for %d after its barrier", seq, j, id)
+		}
+		c.state[j] = append(c.state[j], seq)
+	}
+	s.checkBlocked()
+	return true
+}
+
+// barrierAt returns the position of the first barrier queued on input j.
+func (s *sim) barrierAt(j int) int {
+	for p, it := range s.in[j].queue {
+		if it.barrier != 0 {
+			return p
+		}
+	}
+	return -1
+}
+
+// overtakes says if input j's channel delivers barrier id overtaking.
+func (s *sim) overtakes(j int, id uint64) bool {
+	return s.cfg.Mode == Unaligned || s.in[j].overtake[id]
+}
+
+func (s *sim) canDeliver(j int) bool {
+	in := s.in[j]
+	if in.blocked {
+		return false
+	}
+	p := s.barrierAt(j)
+	return p == 0 || (p > 0 && s.overtakes(j, in.queue[p].barrier))
+}
+
+// deliver hands the first queued barrier of input j to the task. inOrder asks
+// a channel that may overtake to deliver in order when the barrier is at the
+// head anyway.
+func (s *sim) deliver(j int, inOrder bool) bool {
+	if !s.canDeliver(j) {
+		return false
+	}
+	in := s.in[j]
+	p := s.barrierAt(j)
+	b := in.queue[p]
+	overtook := s.overtakes(j, b.barrier) && !(p == 0 && inOrder)
+	var copies []uint64
+	for _, it := range in.queue[:p] {
+		copies = append(copies, it.seq)
+	}
+	in.queue = slices.Delete(in.queue, p, p+1)
+	if !overtook && s.cfg.Mode == Aligned {
+		in.blocked = true // an aligned channel stops after an in-order barrier
+	}
+	acts, err := s.a.OnBarrier(j, b.barrier, b.lastSeq, overtook, s.now)
+	if err != nil {
+		s.fatalf("OnBarrier(in=%d, id=%d, last=%d, overtook=%v): %v", j, b.barrier, b.lastSeq, overtook, err)
+	}
+	c := s.ck(b.barrier)
+	c.hasBarrier[j] = true
+	c.lastSeq[j] = b.lastSeq
+	s.curInput, s.curID, s.curCopies = j, b.barrier, copies
+	before := c.captures
+	s.apply(acts)
+	s.curInput, s.curID, s.curCopies = -1, 0, nil
+	if len(acts) > 0 {
+		if _, ok := acts[0].(Ignored); ok {
+			delete(s.cks, b.barrier)
+			return true
+		}
+	}
+	// A barrier that meets a snapshot already taken (or triggers one, in
+	// unaligned mode) selects its overtaken copies exactly once; one that
+	// meets an aligning checkpoint selects none.
+	want := 0
+	if c.atSnapshot != nil && !(s.cfg.Mode == Aligned && !c.switched && !overtook) {
+		want = 1
+	}
+	if got := c.captures - before; got != want {
+		s.fatalf("barrier %d on input %d (overtook=%v): %d CaptureOvertaken, want %d: %v", b.barrier, j, overtook, got, want, acts)
+	}
+	return true
+}
+
+// fireTimer fires the first timer that is due, if any.
+func (s *sim) fireTimer() bool {
+	for i, tm := range s.timers {
+		if tm.At <= s.now {
+			s.timers = slices.Delete(s.timers, i, i+1)
+			s.apply(s.a.OnTimeout(tm.ID, s.now))
+			return true
+		}
+	}
+	return false
+}
+
+// apply carries out the Aligner's actions as a task actor would.
+func (s *sim) apply(acts []Action) {
+	s.t.Helper()
+	for _, act := range acts {
+		switch act := act.(type) {
+		case Snapshot:
+			c := s.ck(act.ID)
+			if c.atSnapshot != nil {
+				s.fatalf("second snapshot of %d", act.ID)
+			}
+			c.atSnapshot = slices.Clone(s.processed)
+		case ForwardBarrier:
+			c := s.ck(act.ID)
+			if c.atSnapshot == nil {
+				s.fatalf("barrier %d forwarded before the snapshot", act.ID)
+			}
+			c.forwards++
+		case CaptureOvertaken:
+			if act.ID != s.curID || act.Input != s.curInput {
+				s.fatalf("%v while delivering barrier %d on input %d", act, s.curID, s.curInput)
+			}
+			c := s.ck(act.ID)
+			c.captures++
+			for _, seq := range s.curCopies {
+				if seq > act.AfterSeq {
+					c.state[act.Input] = append(c.state[act.Input], seq)
+				}
+			}
+		case Unblock:
+			for _, j := range act.Inputs {
+				s.in[j].blocked = false
+			}
+		case SwitchToUnaligned:
+			s.ck(act.ID).switched = true
+			for _, j := range act.Inputs {
+				s.in[j].overtake[act.ID] = true
+			}
+		case StartTimer:
+			s.timers = append(s.timers, act)
+		case Complete:
+			s.checkComplete(act)
+		case Aborted:
+			delete(s.cks, act.ID)
+			s.aborts = append(s.aborts, act.ID)
+		case Ignored:
+			s.ignored++
+		default:
+			s.fatalf("unknown action %T", act)
+		}
+	}
+	s.checkBlocked()
+}
+
+// checkBlocked compares the channels' blocked flags with the Aligner's.
+func (s *sim) checkBlocked() {
+	for j, in := range s.in {
+		if in.blocked != s.a.blocked[j] {
+			s.fatalf("input %d: channel blocked=%v, aligner blocked=%v", j, in.blocked, s.a.blocked[j])
+		}
+	}
+}
+
+// checkComplete asserts the capture invariant of a completed checkpoint.
+func (s *sim) checkComplete(done Complete) {
+	s.t.Helper()
+	if n := len(s.completes); n > 0 && s.completes[n-1].ID >= done.ID {
+		s.fatalf("completed %d after %d", done.ID, s.completes[n-1].ID)
+	}
+	s.completes = append(s.completes, done)
+	if s.inflight == done.ID {
+		s.inflight = 0
+	}
+	c := s.ck(done.ID)
+	if c.atSnapshot == nil || c.forwards != 1 {
+		s.fatalf("complete %d with snapshot=%v forwards=%d", done.ID, c.atSnapshot != nil, c.forwards)
+	}
+	for j := range s.cfg.Inputs {
+		if !c.hasBarrier[j] {
+			s.fatalf("complete %d without the barrier of input %d", done.ID, j)
+		}
+		from, to := c.atSnapshot[j], c.lastSeq[j]
+		if from > to {
+			s.fatalf("checkpoint %d input %d: processed %d at snapshot, after the barrier (last seq %d)", done.ID, j, from, to)
+		}
+		var want []uint64
+		for seq := from + 1; seq <= to; seq++ {
+			want = append(want, seq)
+		}
+		if !slices.Equal(c.state[j], want) {
+			s.fatalf("checkpoint %d input %d: channel state %v, want (%d, %d] = %v", done.ID, j, c.state[j], from, to, want)
+		}
+		if !done.Unaligned && len(c.state[j]) > 0 {
+			s.fatalf("aligned checkpoint %d has channel state on input %d: %v", done.ID, j, c.state[j])
+		}
+	}
+	delete(s.cks, done.ID)
+}
+
+// idle says if nothing is queued, blocked or in progress anywhere.
+func (s *sim) idle() bool {
+	if _, ok := s.a.InProgress(); ok || s.inflight != 0 || len(s.notices) > 0 {
+		return false
+	}
+	for _, in := range s.in {
+		if len(in.queue) > 0 || in.blocked || in.inject != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,57 @@
+package checkpoints
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalidConfig is returned by New for a configuration it cannot run.
+var ErrInvalidConfig = errors.New("checkpoints: invalid config")
+
+// TaskID names one parallel instance of an operator, a task that must
+// acknowledge every checkpoint.
+type TaskID struct {
+	Operator string
+	Instance int
+}
+
+// String renders the task as operator/instance.
+func (t TaskID) String() string { return fmt.Sprintf("%s/%d", t.Operator, t.Instance) }
+
+// Config is the checkpoint policy of one job.
+type Config struct {
+	// Interval is the time between the end (completion or abort) of one
+	// checkpoint and the next trigger; also the delay of the first trigger.
+	Interval time.Duration
+	// Timeout aborts a checkpoint whose acknowledgements are not all in this
+	// long after its trigger.
+	Timeout time.Duration
+	// Retain is how many of the newest completed checkpoints to keep (>= 1).
+	Retain int
+	// Tasks is every task that must acknowledge a checkpoint.
+	Tasks []TaskID
+}
+
+func (c Config) validate() error {
+	if c.Interval < 0 {
+		return fmt.Errorf("interval %v is negative: %w", c.Interval, ErrInvalidConfig)
+	}
+	if c.Timeout <= 0 {
+		return fmt.Errorf("timeout %v, need > 0: %w", c.Timeout, ErrInvalidConfig)
+	}
+	if c.Retain < 1 {
+		return fmt.Errorf("retain %d, need at least 1: %w", c.Retain, ErrInvalidConfig)
+	}
+	if len(c.Tasks) == 0 {
+		return fmt.Errorf("no tasks: %w", ErrInvalidConfig)
+	}
+	seen := make(map[TaskID]bool, len(c.Tasks))
+	for _, t := range c.Tasks {
+		if seen[t] {
+			return fmt.Errorf("task %v listed twice: %w", t, ErrInvalidConfig)
+		}
+		seen[t] = true
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package checkpoints
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Coordinator is the checkpoint bookkeeping of one job. It is not safe for
+// concurrent use; the coordinator actor calls it from one goroutine.
+type Coordinator struct {
+	cfg   Config
+	tasks map[TaskID]struct{}
+
+	lastID   uint64        // newest id triggered (or restored)
+	nextAt   time.Duration // earliest time of the next non-final trigger
+	retained []uint64      // completed ids kept, ascending
+
+	// The checkpoint in flight, if inFlight.
+	inFlight bool
+	id       uint64
+	started  time.Duration
+	final    bool
+	writing  bool // all acks in, manifest being written
+	acked    map[TaskID]struct{}
+
+	finalRequested bool
+	finalDone      bool
+}
+
+// New returns a Coordinator that continues after checkpoint lastCompleted (0
+// for none), which it counts as retained. The first checkpoint is triggered
+// by the first Tick at or after now + cfg.Interval.
+func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("new checkpoint coordinator: %w", err)
+	}
+	c := &Coordinator{
+		cfg:    cfg,
+		tasks:  make(map[TaskID]struct{}, len(cfg.Tasks)),
+		lastID: lastCompleted,
+		nextAt: now + cfg.Interval,
+		acked:  make(map[TaskID]struct{}, len(cfg.Tasks)),
+	}
+	c.cfg.Tasks = slices.Clone(cfg.Tasks)
+	for _, t := range cfg.Tasks {
+		c.tasks[t] = struct{}{}
+	}
+	if lastCompleted > 0 {
+		c.retained = []uint64{lastCompleted}
+	}
+	return c, nil
+}
+
+// Pending returns the checkpoint in flight, if any.
+func (c *Coordinator) Pending() (id uint64, ok bool) {
+	if !c.inFlight {
+		return 0, false
+	}
+	return c.id, true
+}
+
+// Completed returns the retained completed checkpoint ids, oldest first.
+func (c *Coordinator) Completed() []uint64 { return slices.Clone(c.retained) }
+
+// trigger starts the next checkpoint.
+func (c *Coordinator) trigger(now time.Duration) Action {
+	c.lastID++
+	c.inFlight = true
+	c.id = c.lastID
+	c.started = now
+	c.final = c.finalRequested
+	c.writing = false
+	clear(c.acked)
+	return Trigger{ID: c.id, Final: c.final}
+}
+
+// end closes the checkpoint in flight (completed or aborted) and, if a final
+// checkpoint is still wanted, triggers it at once.
+func (c *Coordinator) end(acts []Action, now time.Duration) []Action {
+	c.inFlight = false
+	c.writing = false
+	clear(c.acked)
+	c.nextAt = now + c.cfg.Interval
+	if c.finalRequested && !c.finalDone {
+		acts = append(acts, c.trigger(now))
+	}
+	return acts
+}
+
+// abort aborts the checkpoint in flight for reason.
+func (c *Coordinator) abort(acts []Action, reason string, now time.Duration) []Action {
+	acts = append(acts, Aborted{ID: c.id, Reason: reason})
+	return c.end(acts, now)
+}
+
+// collecting says if id is in flight and still waiting for acknowledgements.
+func (c *Coordinator) collecting(id uint64) bool {
+	return c.inFlight && !c.writing && id == c.id
+}
+
+// knownTask reports an event from a task outside the job as Ignored.
+func (c *Coordinator) knownTask(id uint64, task TaskID, event string) (Action, bool) {
+	if _, ok := c.tasks[task]; ok {
+		return nil, true
+	}
+	return Ignored{ID: id, Task: task, Reason: event + " from a task not in the job"}, false
+}

@@ -1,0 +1,16 @@
+// Package checkpoints holds the coordinator's checkpoint bookkeeping as a pure
+// state machine: when to trigger, which tasks have acknowledged, when to write
+// the manifest, when a checkpoint is complete or aborted, which old
+// checkpoints to delete, and the final checkpoint at the end of input.
+//
+// A Coordinator is fed events with the logical time and answers with Actions
+// for the coordinator actor to carry out in the order given. It starts no
+// goroutines, keeps no timers (the actor calls Tick), does no I/O and does not
+// log.
+//
+// Life of a checkpoint: Trigger (inject barriers at the sources) → every task
+// acknowledges → WriteManifest (the actor writes it durably and reports back)
+// → Completed (sinks commit), and Delete for checkpoints beyond the newest
+// Retain. At most one checkpoint is in flight; ids strictly increase and an
+// aborted id is never reused.
+package checkpoints

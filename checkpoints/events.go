@@ -1,0 +1,109 @@
+package checkpoints
+
+import (
+	"fmt"
+	"time"
+)
+
+// Tick advances logical time. It aborts the checkpoint in flight if its
+// acknowledgements are not all in after Timeout (a manifest being written is
+// not timed out here: its writer reports success or failure), and triggers
+// the next checkpoint once Interval has passed since the last one ended, or
+// at once if a final checkpoint is wanted.
+func (c *Coordinator) Tick(now time.Duration) []Action {
+	if c.finalDone {
+		return nil
+	}
+	var acts []Action
+	if c.inFlight && !c.writing && now-c.started >= c.cfg.Timeout {
+		acts = c.abort(acts, fmt.Sprintf("timeout: not acknowledged by %d of %d tasks after %v",
+			len(c.tasks)-len(c.acked), len(c.tasks), now-c.started), now)
+	}
+	if !c.inFlight && (c.finalRequested || now >= c.nextAt) {
+		acts = append(acts, c.trigger(now))
+	}
+	return acts
+}
+
+// OnAck records that task stored its part of checkpoint id. When every task
+// has acknowledged it returns WriteManifest. Duplicate and stale
+// acknowledgements are dropped; one from a task not in the job, or for an id
+// never triggered, is reported as Ignored.
+func (c *Coordinator) OnAck(id uint64, task TaskID, now time.Duration) []Action {
+	if act, ok := c.knownTask(id, task, "ack"); !ok {
+		return []Action{act}
+	}
+	if id > c.lastID {
+		return []Action{Ignored{ID: id, Task: task, Reason: "ack for a checkpoint never triggered"}}
+	}
+	if !c.collecting(id) {
+		return nil // stale: aborted, completed or already writing
+	}
+	if _, dup := c.acked[task]; dup {
+		return nil
+	}
+	c.acked[task] = struct{}{}
+	if len(c.acked) < len(c.tasks) {
+		return nil
+	}
+	c.writing = true
+	return []Action{WriteManifest{ID: id}}
+}
+
+// OnDecline handles task failing to snapshot checkpoint id: the checkpoint is
+// aborted, and the next one follows after Interval (at once if a final
+// checkpoint is wanted). Declines for other ids are dropped.
+func (c *Coordinator) OnDecline(id uint64, task TaskID, reason string, now time.Duration) []Action {
+	if act, ok := c.knownTask(id, task, "decline"); !ok {
+		return []Action{act}
+	}
+	if !c.collecting(id) {
+		return nil
+	}
+	return c.abort(nil, fmt.Sprintf("declined by %v: %s", task, reason), now)
+}
+
+// OnManifestWritten completes checkpoint id once its manifest is durable:
+// Completed, Delete for checkpoints beyond the newest Retain, and FinalDone
+// if it was the final checkpoint (or a Trigger of the final one, if that was
+// requested meanwhile).
+func (c *Coordinator) OnManifestWritten(id uint64, now time.Duration) []Action {
+	if !c.inFlight || !c.writing || id != c.id {
+		return nil
+	}
+	final := c.final
+	acts := []Action{Completed{ID: id, Duration: now - c.started, Final: final}}
+	c.retained = append(c.retained, id)
+	if n := len(c.retained) - c.cfg.Retain; n > 0 {
+		old := append([]uint64(nil), c.retained[:n]...)
+		c.retained = append(c.retained[:0], c.retained[n:]...)
+		acts = append(acts, Delete{IDs: old})
+	}
+	if final {
+		c.finalDone = true
+		acts = append(acts, FinalDone{ID: id})
+	}
+	return c.end(acts, now)
+}
+
+// OnManifestFailed aborts checkpoint id whose manifest could not be written.
+func (c *Coordinator) OnManifestFailed(id uint64, err error, now time.Duration) []Action {
+	if !c.inFlight || !c.writing || id != c.id {
+		return nil
+	}
+	return c.abort(nil, fmt.Sprintf("write manifest: %v", err), now)
+}
+
+// RequestFinal asks for a last checkpoint at the end of input: triggered at
+// once if none is in flight, else as soon as the one in flight ends, and
+// retried until it completes.
+func (c *Coordinator) RequestFinal(now time.Duration) []Action {
+	if c.finalRequested || c.finalDone {
+		return nil
+	}
+	c.finalRequested = true
+	if c.inFlight {
+		return nil
+	}
+	return []Action{c.trigger(now)}
+}

@@ -1,0 +1,248 @@
+package checkpoints
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var seedFlag = flag.Uint64("seed", 0, "replay one randomised run with this seed (or set WEIR_SEED)")
+
+func replaySeed(t *testing.T) (uint64, bool) {
+	if *seedFlag != 0 {
+		return *seedFlag, true
+	}
+	if v := os.Getenv("WEIR_SEED"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("WEIR_SEED=%q: %v", v, err)
+		}
+		return seed, true
+	}
+	return 0, false
+}
+
+// TestRandomRuns drives a Coordinator with random acks, declines, duplicate
+// and stale events, manifest results, ticks and a final request, and checks
+// its rules after every step against an independent model.
+func TestRandomRuns(t *testing.T) {
+	if seed, ok := replaySeed(t); ok {
+		t.Logf("replaying seed %d", seed)
+		runRandom(t, seed)
+		return
+	}
+	master := uint64(time.Now().UnixNano())
+	t.Logf("master seed %d", master)
+	rng := rand.New(rand.NewPCG(master, 0))
+	for range 300 {
+		runRandom(t, rng.Uint64())
+	}
+}
+
+// model is what the test expects, kept independently of the Coordinator.
+type model struct {
+	t     *testing.T
+	where string
+	cfg   Config
+	now   time.Duration
+
+	lastID    uint64
+	pending   uint64 // 0: none
+	trigAt    time.Duration
+	final     bool // pending one is final
+	acked     map[TaskID]bool
+	writing   bool
+	endedAt   time.Duration
+	completed []uint64
+	deleted   []uint64
+	finalReq  bool
+	finalDone bool
+}
+
+func (m *model) fatalf(format string, args ...any) {
+	m.t.Helper()
+	m.t.Fatalf("%s (t=%v): %s", m.where, m.now, fmt.Sprintf(format, args...))
+}
+
+// check applies the actions of one event to the model, asserting each is
+// allowed. fromTick says the event was a Tick.
+func (m *model) check(event string, acts []Action, fromTick bool) {
+	m.t.Helper()
+	if m.finalDone && len(acts) > 0 {
+		m.fatalf("%s after FinalDone: %v", event, acts)
+	}
+	for _, act := range acts {
+		switch act := act.(type) {
+		case Trigger:
+			if m.pending != 0 {
+				m.fatalf("%s: %v while %d in flight", event, act, m.pending)
+			}
+			if act.ID != m.lastID+1 {
+				m.fatalf("%s: %v, want id %d", event, act, m.lastID+1)
+			}
+			if act.Final != m.finalReq {
+				m.fatalf("%s: %v, final requested=%v", event, act, m.finalReq)
+			}
+			if !act.Final && (!fromTick || m.now < m.endedAt+m.cfg.Interval) {
+				m.fatalf("%s: %v before the interval (ended %v)", event, act, m.endedAt)
+			}
+			m.lastID, m.pending, m.trigAt, m.final = act.ID, act.ID, m.now, act.Final
+			m.acked, m.writing = map[TaskID]bool{}, false
+		case WriteManifest:
+			if act.ID != m.pending || m.writing || len(m.acked) != len(m.cfg.Tasks) {
+				m.fatalf("%s: %v with pending %d, %d of %d acks, writing=%v",
+					event, act, m.pending, len(m.acked), len(m.cfg.Tasks), m.writing)
+			}
+			m.writing = true
+		case Completed:
+			if !strings.HasPrefix(event, "written") || act.ID != m.pending || !m.writing || act.Final != m.final {
+				m.fatalf("%s: %v (pending %d writing=%v final=%v)", event, act, m.pending, m.writing, m.final)
+			}
+			if act.Duration != m.now-m.trigAt {
+				m.fatalf("%s: %v, want duration %v", event, act, m.now-m.trigAt)
+			}
+			m.completed = append(m.completed, act.ID)
+			m.pending, m.endedAt = 0, m.now
+		case Aborted:
+			if act.ID != m.pending {
+				m.fatalf("%s: %v, pending %d", event, act, m.pending)
+			}
+			switch {
+			case strings.HasPrefix(act.Reason, "timeout"):
+				if !fromTick || m.writing || m.now-m.trigAt < m.cfg.Timeout {
+					m.fatalf("%s: %v at %v after trigger", event, act, m.now-m.trigAt)
+				}
+			case strings.HasPrefix(act.Reason, "declined"):
+				if !strings.HasPrefix(event, "decline") || m.writing {
+					m.fatalf("%s: %v", event, act)
+				}
+			case strings.HasPrefix(act.Reason, "write manifest"):
+				if !strings.HasPrefix(event, "failed") || !m.writing {
+					m.fatalf("%s: %v", event, act)
+				}
+			default:
+				m.fatalf("%s: %v: unknown reason", event, act)
+			}
+			m.pending, m.endedAt = 0, m.now
+		case Delete:
+			m.deleted = append(m.deleted, act.IDs...)
+		case FinalDone:
+			if !m.final || len(m.completed) == 0 || m.completed[len(m.completed)-1] != act.ID {
+				m.fatalf("%s: %v", event, act)
+			}
+			m.finalDone = true
+		case Ignored:
+			if !strings.Contains(event, "stranger") && !strings.Contains(event, "future") {
+				m.fatalf("%s: unexpected %v", event, act)
+			}
+		default:
+			m.fatalf("%s: unknown action %T", event, act)
+		}
+	}
+}
+
+// checkState compares the Coordinator's queries with the model.
+func (m *model) checkState(c *Coordinator) {
+	m.t.Helper()
+	id, ok := c.Pending()
+	if ok != (m.pending != 0) || id != m.pending {
+		m.fatalf("Pending() = %d, %v; model %d", id, ok, m.pending)
+	}
+	keep := m.completed[max(0, len(m.completed)-m.cfg.Retain):]
+	if got := c.Completed(); !slices.Equal(got, keep) {
+		m.fatalf("Completed() = %v, want %v", got, keep)
+	}
+	if want := m.completed[:len(m.completed)-len(keep)]; !slices.Equal(m.deleted, want) {
+		m.fatalf("deleted %v, want %v", m.deleted, want)
+	}
+}
+
+func runRandom(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, ^seed))
+	cfg := Config{
+		Interval: time.Duration(rng.IntN(20)) * time.Second,
+		Timeout:  time.Duration(1+rng.IntN(20)) * time.Second,
+		Retain:   1 + rng.IntN(3),
+	}
+	for i := range 1 + rng.IntN(4) {
+		cfg.Tasks = append(cfg.Tasks, TaskID{Operator: "op", Instance: i})
+	}
+	where := fmt.Sprintf("seed %d (replay: go test -run TestRandomRuns ./checkpoints -seed=%d) %+v", seed, seed, cfg)
+	c, err := New(cfg, 0, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	m := &model{t: t, where: where, cfg: cfg}
+	stranger := TaskID{Operator: "stranger", Instance: 0}
+	finalAt := 200 + rng.IntN(400)
+
+	for step := 0; step < 5000 && !m.finalDone; step++ {
+		m.now += time.Duration(rng.IntN(1500)) * time.Millisecond
+		task := cfg.Tasks[rng.IntN(len(cfg.Tasks))]
+		id := m.pending
+		if id == 0 || rng.IntN(8) == 0 {
+			id = uint64(rng.IntN(int(m.lastID) + 1)) // stale or none
+		}
+		var event string
+		var acts []Action
+		tick := false
+		switch r := rng.IntN(100); {
+		case step == finalAt:
+			m.finalReq = true
+			event, acts = "final", c.RequestFinal(m.now)
+		case r < 30:
+			event, acts, tick = "tick", c.Tick(m.now), true
+		case r < 70:
+			event = fmt.Sprintf("ack %d %v", id, task)
+			if id == m.pending && id != 0 {
+				m.acked[task] = true
+			}
+			acts = c.OnAck(id, task, m.now)
+		case r < 72:
+			event, acts = fmt.Sprintf("ack stranger %d", id), c.OnAck(id, stranger, m.now)
+		case r < 73:
+			event, acts = "ack future", c.OnAck(m.lastID+1+uint64(rng.IntN(3)), task, m.now)
+		case r < 75:
+			event, acts = fmt.Sprintf("decline %d %v", id, task), c.OnDecline(id, task, "boom", m.now)
+		case r < 90:
+			event, acts = fmt.Sprintf("written %d", id), c.OnManifestWritten(id, m.now)
+		default:
+			event, acts = fmt.Sprintf("failed %d", id), c.OnManifestFailed(id, errors.New("io"), m.now)
+		}
+		m.check(event, acts, tick)
+		m.checkState(c)
+	}
+	// Liveness: with tasks and storage well behaved the final one completes.
+	if !m.finalReq {
+		m.finalReq = true
+		m.check("final", c.RequestFinal(m.now), false)
+	}
+	for range 100 {
+		if m.finalDone {
+			break
+		}
+		if m.pending == 0 {
+			m.check("tick", c.Tick(m.now), true)
+			continue
+		}
+		for _, task := range cfg.Tasks {
+			m.acked[task] = true
+			m.check("ack", c.OnAck(m.pending, task, m.now), false)
+		}
+		if m.writing {
+			m.check(fmt.Sprintf("written %d", m.pending), c.OnManifestWritten(m.pending, m.now), false)
+		}
+		m.checkState(c)
+	}
+	if !m.finalDone {
+		m.fatalf("final checkpoint never completed")
+	}
+	m.check("tick", c.Tick(m.now+time.Hour), true)
+}

@@ -1,0 +1,120 @@
+package weir
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// DefaultMaxParallelism is the number of key groups of a job unless set.
+const DefaultMaxParallelism = 128
+
+// Graph is a job's dataflow graph under construction.
+type Graph struct {
+	name string
+	job  *plan.Job
+	errs []error
+	// Latency is the job's end-to-end latency histogram; any operator may record
+	// into it and the run's result reports its quantiles.
+	Latency *Histogram
+}
+
+// GraphOption configures a graph.
+type GraphOption func(*Graph)
+
+// WithMaxParallelism sets the number of key groups (the highest parallelism any
+// keyed operator can ever have). It never changes for a job.
+func WithMaxParallelism(n int) GraphOption {
+	return func(g *Graph) { g.job.MaxParallelism = n }
+}
+
+// NewGraph starts an empty graph for the job name.
+func NewGraph(name string, opts ...GraphOption) *Graph {
+	g := &Graph{name: name, job: &plan.Job{Name: name, MaxParallelism: DefaultMaxParallelism}, Latency: NewHistogram()}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
+}
+
+// Name is the job's name.
+func (g *Graph) Name() string { return g.name }
+
+// Plan checks the graph and returns its execution plan.
+func (g *Graph) Plan() (*plan.Job, error) {
+	if len(g.errs) > 0 {
+		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(g.errs...))
+	}
+	if err := g.job.Validate(); err != nil {
+		return nil, err
+	}
+	return g.job, nil
+}
+
+// Parallelisms returns each operator's parallelism by name.
+func (g *Graph) Parallelisms() map[string]int {
+	m := map[string]int{}
+	for _, op := range g.job.Operators {
+		m[op.Name] = op.Parallelism
+	}
+	return m
+}
+
+// opConfig collects per-operator options.
+type opConfig struct {
+	parallelism int
+	states      []stateDescriptor
+}
+
+// OpOption configures one operator.
+type OpOption func(*opConfig)
+
+// Parallelism sets how many instances of the operator run (default 1).
+func Parallelism(p int) OpOption { return func(c *opConfig) { c.parallelism = p } }
+
+// WithState declares the keyed state a keyed process function uses.
+func WithState(states ...stateDescriptor) OpOption {
+	return func(c *opConfig) { c.states = append(c.states, states...) }
+}
+
+// addOperator appends an operator fed by the given upstream streams.
+func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs ...upstream) (*plan.Operator, *opConfig) {
+	cfg := &opConfig{parallelism: 1}
+	for _, o := range opts {
+		o(cfg)
+	}
+	op := &plan.Operator{ID: len(g.job.Operators), Name: name, Kind: kind, Parallelism: cfg.parallelism}
+	if name == "" {
+		g.errs = append(g.errs, fmt.Errorf("operator %d has no name", op.ID))
+	}
+	g.job.Operators = append(g.job.Operators, op)
+	for _, in := range inputs {
+		if in.from == nil {
+			g.errs = append(g.errs, fmt.Errorf("operator %q: input stream is empty (not made by this graph)", name))
+			continue
+		}
+		part := in.partitioner
+		if !in.explicit {
+			if in.from.Parallelism == op.Parallelism {
+				part = plan.Forward
+			} else {
+				part = plan.Rebalance
+			}
+		}
+		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, KeyHash: in.keyHash, Codec: in.codec}
+		g.job.Edges = append(g.job.Edges, e)
+		in.from.Outputs = append(in.from.Outputs, e)
+		op.Inputs = append(op.Inputs, e)
+	}
+	return op, cfg
+}
+
+// upstream is how a stream feeds the next operator.
+type upstream struct {
+	from        *plan.Operator
+	partitioner plan.Partitioner
+	explicit    bool
+	keyHash     func(any) uint32
+	codec       plan.BatchCodec
+}

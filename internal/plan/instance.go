@@ -1,0 +1,81 @@
+package plan
+
+// Collector receives the records an operator instance emits.
+type Collector interface {
+	Collect(rec any)
+}
+
+// TaskInfo tells an operator instance who it is.
+type TaskInfo struct {
+	Job            string
+	Operator       string
+	Instance       int
+	Parallelism    int
+	MaxParallelism int
+	// KeyGroups lists the key groups this instance owns (keyed operators only).
+	KeyGroups []int
+}
+
+// Instance is the runtime side of one task of an operator. Concrete instances also
+// implement Source, Transform or Sink, and may implement Stateful.
+type Instance interface {
+	// Open prepares the instance before the first record.
+	Open(info TaskInfo) error
+	// Close releases resources; it is called once, also after failures.
+	Close() error
+}
+
+// Source reads records from a replayable input.
+type Source interface {
+	Instance
+	// Read emits up to max records into out; done reports the end of a bounded input.
+	Read(max int, out Collector) (n int, done bool, err error)
+	// Offset is the position of the next record to read.
+	Offset() int64
+	// SeekTo moves the source to an offset taken from a checkpoint.
+	SeekTo(offset int64) error
+}
+
+// Transform processes batches of records.
+type Transform interface {
+	Instance
+	// Process handles one input batch.
+	Process(input int, recs []any, out Collector) error
+	// Finish is called once when every input has ended.
+	Finish(out Collector) error
+}
+
+// Sink consumes records. Sinks that make output visible only for completed
+// checkpoints implement TwoPhaseSink.
+type Sink interface {
+	Instance
+	// Write consumes one batch.
+	Write(recs []any) error
+	// Finish flushes everything at the end of input.
+	Finish() error
+}
+
+// Snapshot is the state of one operator instance at a checkpoint.
+type Snapshot struct {
+	// KeyGroups maps key group → encoded state of that group (keyed operators).
+	KeyGroups map[int][]byte
+	// Operator is non-keyed operator state (may be nil).
+	Operator []byte
+}
+
+// Stateful operators can be snapshotted and restored.
+type Stateful interface {
+	// SnapshotState captures the instance's state for checkpoint id.
+	SnapshotState(id uint64) (Snapshot, error)
+	// RestoreState loads state captured by SnapshotState (only the key groups this
+	// instance now owns are passed).
+	RestoreState(s Snapshot) error
+}
+
+// TwoPhaseSink stages output per checkpoint and makes it visible on completion.
+type TwoPhaseSink interface {
+	Sink
+	// CommitCheckpoint makes everything staged up to checkpoint id visible. It must be
+	// idempotent: it may be called again for the same id after a restore.
+	CommitCheckpoint(id uint64) error
+}

@@ -1,0 +1,180 @@
+// Package plan is the untyped execution plan that the typed graph API in the root
+// package compiles to and that the runtime actors execute. Records are carried as
+// values of type any; each operator knows its own record types.
+package plan
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Partitioner says how an edge spreads a producer instance's records over the
+// consumer's instances.
+type Partitioner int
+
+const (
+	// Forward sends instance i's records to consumer instance i (equal parallelism).
+	Forward Partitioner = iota
+	// Rebalance sends records round robin over the consumer instances.
+	Rebalance
+	// Shuffle sends each record to a random consumer instance.
+	Shuffle
+	// Broadcast sends every record to every consumer instance.
+	Broadcast
+	// KeyGroupHash sends a record to the instance that owns its key group.
+	KeyGroupHash
+)
+
+// String names the partitioner as users write it.
+func (p Partitioner) String() string {
+	switch p {
+	case Forward:
+		return "forward"
+	case Rebalance:
+		return "rebalance"
+	case Shuffle:
+		return "shuffle"
+	case Broadcast:
+		return "broadcast"
+	case KeyGroupHash:
+		return "hash"
+	}
+	return fmt.Sprintf("partitioner(%d)", int(p))
+}
+
+// Kind tells sources, transformations and sinks apart.
+type Kind int
+
+const (
+	// KindSource has no inputs and reads from a replayable source.
+	KindSource Kind = iota
+	// KindTransform has inputs and outputs.
+	KindTransform
+	// KindSink has inputs and no outputs.
+	KindSink
+)
+
+// Job is the whole plan of one job.
+type Job struct {
+	Name           string
+	MaxParallelism int
+	Operators      []*Operator
+	Edges          []*Edge
+}
+
+// Operator is one node of the plan; it runs as Parallelism task instances.
+type Operator struct {
+	ID          int
+	Name        string
+	Kind        Kind
+	Parallelism int
+	// Keyed is true when the operator holds keyed state partitioned by key group.
+	Keyed bool
+	// New makes the runtime instance for one task. Exactly one of the returned
+	// interfaces' kinds matches Kind (SourceFunc, TransformFunc or SinkFunc).
+	New func(instance int) (Instance, error)
+	// Inputs and Outputs are the edges into and out of this operator, in order.
+	Inputs  []*Edge
+	Outputs []*Edge
+}
+
+// Edge connects two operators.
+type Edge struct {
+	ID          int
+	From, To    *Operator
+	Partitioner Partitioner
+	// KeyHash returns the stable key hash of a record (KeyGroupHash only).
+	KeyHash func(rec any) uint32
+	// Codec encodes and decodes batches of this edge's record type (in-flight data).
+	Codec BatchCodec
+}
+
+// BatchCodec turns batches of one record type into bytes and back.
+type BatchCodec interface {
+	EncodeBatch(recs []any) ([]byte, error)
+	DecodeBatch(data []byte) ([]any, error)
+}
+
+// Validate checks the plan's shape and returns an error naming the mistake.
+func (j *Job) Validate() error {
+	if j.Name == "" {
+		return errors.New("job has no name")
+	}
+	if j.MaxParallelism < 1 || j.MaxParallelism > 32768 {
+		return fmt.Errorf("job %q: maxParallelism %d out of range [1, 32768]", j.Name, j.MaxParallelism)
+	}
+	if len(j.Operators) == 0 {
+		return fmt.Errorf("job %q has no operators", j.Name)
+	}
+	names := map[string]bool{}
+	sources, sinks := 0, 0
+	for _, op := range j.Operators {
+		if names[op.Name] {
+			return fmt.Errorf("job %q: two operators named %q", j.Name, op.Name)
+		}
+		names[op.Name] = true
+		if op.Parallelism < 1 {
+			return fmt.Errorf("operator %q: parallelism %d must be at least 1", op.Name, op.Parallelism)
+		}
+		if op.Parallelism > j.MaxParallelism {
+			return fmt.Errorf("operator %q: parallelism %d exceeds maxParallelism %d", op.Name, op.Parallelism, j.MaxParallelism)
+		}
+		switch op.Kind {
+		case KindSource:
+			sources++
+			if len(op.Inputs) > 0 {
+				return fmt.Errorf("source %q has inputs", op.Name)
+			}
+		case KindSink:
+			sinks++
+			if len(op.Outputs) > 0 {
+				return fmt.Errorf("sink %q has outputs", op.Name)
+			}
+		}
+		if op.Kind != KindSource && len(op.Inputs) == 0 {
+			return fmt.Errorf("operator %q has no input", op.Name)
+		}
+		if op.Kind != KindSink && len(op.Outputs) == 0 {
+			return fmt.Errorf("operator %q: its output goes nowhere (add a sink)", op.Name)
+		}
+	}
+	if sources == 0 {
+		return fmt.Errorf("job %q has no source", j.Name)
+	}
+	if sinks == 0 {
+		return fmt.Errorf("job %q has no sink", j.Name)
+	}
+	for _, e := range j.Edges {
+		if e.Partitioner == Forward && e.From.Parallelism != e.To.Parallelism {
+			return fmt.Errorf("edge %s → %s: forward needs equal parallelism (%d vs %d); use Rebalance or Shuffle",
+				e.From.Name, e.To.Name, e.From.Parallelism, e.To.Parallelism)
+		}
+		if e.Partitioner == KeyGroupHash && e.KeyHash == nil {
+			return fmt.Errorf("edge %s → %s: hash partitioning without a key function", e.From.Name, e.To.Name)
+		}
+	}
+	return nil
+}
+
+// Fingerprint identifies the plan's shape (operators, kinds, edges); a checkpoint
+// can only be restored into a plan with the same fingerprint.
+func (j *Job) Fingerprint() string {
+	h := uint64(14695981039346656037)
+	mix := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= 1099511628211
+		}
+		h ^= 0xff
+		h *= 1099511628211
+	}
+	mix(j.Name)
+	mix(fmt.Sprint(j.MaxParallelism))
+	for _, op := range j.Operators {
+		mix(fmt.Sprintf("op:%s:%d:%t", op.Name, op.Kind, op.Keyed))
+	}
+	for _, e := range j.Edges {
+		mix(fmt.Sprintf("edge:%s:%s:%s", e.From.Name, e.To.Name, e.Partitioner))
+	}
+	return fmt.Sprintf("%016x", h)
+}

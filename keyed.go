@@ -1,0 +1,153 @@
+package weir
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/state"
+)
+
+// KeyedStream is a stream partitioned by key: every record of one key goes to the
+// instance that owns the key's key group.
+type KeyedStream[T any, K keygroups.Key] struct {
+	s     Stream[T]
+	keyFn func(T) K
+}
+
+// KeyBy partitions a stream by the key that keyFn extracts.
+func KeyBy[T any, K keygroups.Key](s Stream[T], keyFn func(T) K) KeyedStream[T, K] {
+	return KeyedStream[T, K]{s: s, keyFn: keyFn}
+}
+
+// keyScope is what keyed state accessors need: the current key of a keyed task.
+type keyScope interface{ scope() *keyedCore }
+
+// keyedCore is the current key and the task's state tables.
+type keyedCore struct {
+	tables []state.Table
+	key    string // canonical key bytes
+	group  int
+}
+
+// KeyedContext is handed to a keyed process function with each record.
+type KeyedContext[K keygroups.Key] struct {
+	core     keyedCore
+	k        K
+	info     plan.TaskInfo
+	backend  *state.Backend
+	instance int
+}
+
+func (c *KeyedContext[K]) scope() *keyedCore { return &c.core }
+
+// Key is the current record's key.
+func (c *KeyedContext[K]) Key() K { return c.k }
+
+// KeyGroup is the current key's key group.
+func (c *KeyedContext[K]) KeyGroup() int { return c.core.group }
+
+// Task says which operator instance is running.
+func (c *KeyedContext[K]) Task() plan.TaskInfo { return c.info }
+
+// ProcessFunc is a keyed process function: it sees one record with its key's
+// state and emits any number of records.
+type ProcessFunc[T any, K keygroups.Key, Out any] func(ctx *KeyedContext[K], rec T, out *Emitter[Out]) error
+
+// Process adds a keyed operator that runs fn for every record with the record's
+// key in scope. Declare its state with WithState.
+func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string, fn ProcessFunc[T, K, Out], opts ...OpOption) Stream[Out] {
+	s, keyFn := ks.s, ks.keyFn
+	up := s.up
+	up.partitioner, up.explicit = plan.KeyGroupHash, true
+	up.keyHash = func(rec any) uint32 { return keygroups.HashKey(keyFn(rec.(T))) }
+	op, cfg := s.g.addOperator(name, plan.KindTransform, opts, up)
+	op.Keyed = true
+	seen := map[string]bool{}
+	for i, d := range cfg.states {
+		if seen[d.stateName()] {
+			s.g.errs = append(s.g.errs, fmt.Errorf("operator %q: state %q declared twice", name, d.stateName()))
+		}
+		seen[d.stateName()] = true
+		if err := d.bind(name, i); err != nil {
+			s.g.errs = append(s.g.errs, err)
+		}
+	}
+	states := cfg.states
+	op.New = func(instance int) (plan.Instance, error) {
+		return &keyedInstance[T, K, Out]{name: name, fn: fn, keyFn: keyFn, states: states}, nil
+	}
+	return newStream[Out](s.g, op)
+}
+
+// keyedInstance runs a keyed process function over its key groups' state.
+type keyedInstance[T any, K keygroups.Key, Out any] struct {
+	name    string
+	fn      ProcessFunc[T, K, Out]
+	keyFn   func(T) K
+	states  []stateDescriptor
+	backend *state.Backend
+	owners  []int32
+	ctx     KeyedContext[K]
+	em      Emitter[Out]
+	keyBuf  []byte
+}
+
+// Open creates the state backend for the key groups this instance owns.
+func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
+	t.backend = state.NewBackend(info.MaxParallelism)
+	for _, d := range t.states {
+		if _, err := t.backend.Register(d.newTable(info.MaxParallelism)); err != nil {
+			return fmt.Errorf("operator %q: %w", t.name, err)
+		}
+	}
+	table, err := keygroups.Contiguous(info.MaxParallelism, info.Parallelism)
+	if err != nil {
+		return fmt.Errorf("operator %q: %w", t.name, err)
+	}
+	t.owners = table.Owners
+	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
+	for i := 0; i < t.backend.NumTables(); i++ {
+		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))
+	}
+	return nil
+}
+
+func (t *keyedInstance[T, K, Out]) Close() error                 { return nil }
+func (t *keyedInstance[T, K, Out]) Finish(plan.Collector) error { return nil }
+
+// Process runs fn on every record with its key in scope.
+func (t *keyedInstance[T, K, Out]) Process(_ int, recs []any, out plan.Collector) error {
+	t.em.c = out
+	max := uint32(len(t.owners))
+	cur := -1
+	return guard(t.name, recs, &cur, func() error {
+		for i, r := range recs {
+			cur = i
+			rec := r.(T)
+			k := t.keyFn(rec)
+			t.keyBuf = keygroups.AppendKeyBytes(t.keyBuf[:0], k)
+			g := int(keygroups.HashBytes(t.keyBuf) % max)
+			if int(t.owners[g]) != t.ctx.instance {
+				return fmt.Errorf("operator %q instance %d got key group %d owned by instance %d: routing table mismatch",
+					t.name, t.ctx.instance, g, t.owners[g])
+			}
+			t.ctx.k = k
+			t.ctx.core.group = g
+			t.ctx.core.key = keyString(k, t.keyBuf)
+			if err := t.fn(&t.ctx, rec, &t.em); err != nil {
+				return &RecordError{Operator: t.name, Record: showRecord(r), Err: err}
+			}
+		}
+		return nil
+	})
+}
+
+// keyString is the canonical key as a string: string keys as they are, other
+// keys as a copy of their canonical bytes (the buffer is reused).
+func keyString[K keygroups.Key](k K, canon []byte) string {
+	if s, ok := any(k).(string); ok {
+		return s
+	}
+	return string(canon)
+}

@@ -1,0 +1,144 @@
+package weir
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/state"
+)
+
+// stateDescriptor is a keyed state declared with NewValueState, NewMapState or
+// NewListState and handed to WithState.
+type stateDescriptor interface {
+	stateName() string
+	newTable(maxParallelism int) state.Table
+	bind(op string, index int) error
+}
+
+// stateBinding ties a descriptor to the one operator that uses it.
+type stateBinding struct {
+	name  string
+	op    string
+	index int
+}
+
+func (b *stateBinding) stateName() string { return b.name }
+
+func (b *stateBinding) bind(op string, index int) error {
+	if b.op != "" && b.op != op {
+		return fmt.Errorf("state %q is used by operator %q and %q: declare one per operator", b.name, b.op, op)
+	}
+	b.op, b.index = op, index
+	return nil
+}
+
+// table finds this state's table in the current task.
+func (b *stateBinding) table(ks keyScope) state.Table {
+	return ks.scope().tables[b.index]
+}
+
+// ValueState holds one value of type T per key.
+type ValueState[T any] struct{ stateBinding }
+
+// NewValueState declares a value state; pass it to the operator with WithState.
+func NewValueState[T any](name string) *ValueState[T] {
+	return &ValueState[T]{stateBinding{name: name}}
+}
+
+func (s *ValueState[T]) newTable(max int) state.Table { return state.NewValueTable[T](s.name, max) }
+
+// Get returns the current key's value, or the zero value if there is none.
+func (s *ValueState[T]) Get(ctx keyScope) T {
+	v, _ := s.Value(ctx)
+	return v
+}
+
+// Value returns the current key's value and whether it exists.
+func (s *ValueState[T]) Value(ctx keyScope) (T, bool) {
+	c := ctx.scope()
+	return c.tables[s.index].(*state.ValueTable[T]).Get(c.group, c.key)
+}
+
+// Set stores the current key's value.
+func (s *ValueState[T]) Set(ctx keyScope, v T) {
+	c := ctx.scope()
+	c.tables[s.index].(*state.ValueTable[T]).Put(c.group, c.key, v)
+}
+
+// Clear removes the current key's value.
+func (s *ValueState[T]) Clear(ctx keyScope) {
+	c := ctx.scope()
+	c.tables[s.index].(*state.ValueTable[T]).Delete(c.group, c.key)
+}
+
+// MapState holds a map from UK to UV per key.
+type MapState[UK comparable, UV any] struct{ stateBinding }
+
+// NewMapState declares a map state; pass it to the operator with WithState.
+func NewMapState[UK comparable, UV any](name string) *MapState[UK, UV] {
+	return &MapState[UK, UV]{stateBinding{name: name}}
+}
+
+func (s *MapState[UK, UV]) newTable(max int) state.Table {
+	return state.NewMapTable[UK, UV](s.name, max)
+}
+
+func (s *MapState[UK, UV]) t(ctx keyScope) (*state.MapTable[UK, UV], *keyedCore) {
+	c := ctx.scope()
+	return c.tables[s.index].(*state.MapTable[UK, UV]), c
+}
+
+// Get returns the entry uk of the current key's map.
+func (s *MapState[UK, UV]) Get(ctx keyScope, uk UK) (UV, bool) {
+	t, c := s.t(ctx)
+	return t.Get(c.group, c.key, uk)
+}
+
+// Put sets the entry uk of the current key's map.
+func (s *MapState[UK, UV]) Put(ctx keyScope, uk UK, uv UV) {
+	t, c := s.t(ctx)
+	t.Put(c.group, c.key, uk, uv)
+}
+
+// Delete removes the entry uk of the current key's map.
+func (s *MapState[UK, UV]) Delete(ctx keyScope, uk UK) {
+	t, c := s.t(ctx)
+	t.Delete(c.group, c.key, uk)
+}
+
+// Range calls fn for every entry of the current key's map until fn returns false.
+func (s *MapState[UK, UV]) Range(ctx keyScope, fn func(UK, UV) bool) {
+	t, c := s.t(ctx)
+	for k, v := range t.Entries(c.group, c.key) {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+
+// ListState holds a list of T per key.
+type ListState[T any] struct{ stateBinding }
+
+// NewListState declares a list state; pass it to the operator with WithState.
+func NewListState[T any](name string) *ListState[T] {
+	return &ListState[T]{stateBinding{name: name}}
+}
+
+func (s *ListState[T]) newTable(max int) state.Table { return state.NewListTable[T](s.name, max) }
+
+// Get returns the current key's list (do not modify it).
+func (s *ListState[T]) Get(ctx keyScope) []T {
+	c := ctx.scope()
+	return c.tables[s.index].(*state.ListTable[T]).Get(c.group, c.key)
+}
+
+// Add appends v to the current key's list.
+func (s *ListState[T]) Add(ctx keyScope, v T) {
+	c := ctx.scope()
+	c.tables[s.index].(*state.ListTable[T]).Add(c.group, c.key, v)
+}
+
+// Clear empties the current key's list.
+func (s *ListState[T]) Clear(ctx keyScope) {
+	c := ctx.scope()
+	c.tables[s.index].(*state.ListTable[T]).Clear(c.group, c.key)
+}

@@ -1,0 +1,75 @@
+package weir
+
+import (
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// Map applies fn to every record.
+func Map[In, Out any](s Stream[In], name string, fn func(In) Out, opts ...OpOption) Stream[Out] {
+	return transform[In, Out](s, name, opts, func(in In, out *Emitter[Out]) error {
+		out.Emit(fn(in))
+		return nil
+	})
+}
+
+// MapErr applies fn to every record; an error fails the task.
+func MapErr[In, Out any](s Stream[In], name string, fn func(In) (Out, error), opts ...OpOption) Stream[Out] {
+	return transform[In, Out](s, name, opts, func(in In, out *Emitter[Out]) error {
+		v, err := fn(in)
+		if err != nil {
+			return err
+		}
+		out.Emit(v)
+		return nil
+	})
+}
+
+// FlatMap lets fn emit any number of records for each input record.
+func FlatMap[In, Out any](s Stream[In], name string, fn func(In, *Emitter[Out]) error, opts ...OpOption) Stream[Out] {
+	return transform[In, Out](s, name, opts, fn)
+}
+
+// Filter keeps the records for which keep returns true.
+func Filter[T any](s Stream[T], name string, keep func(T) bool, opts ...OpOption) Stream[T] {
+	return transform[T, T](s, name, opts, func(in T, out *Emitter[T]) error {
+		if keep(in) {
+			out.Emit(in)
+		}
+		return nil
+	})
+}
+
+// transform adds a stateless record-at-a-time operator.
+func transform[In, Out any](s Stream[In], name string, opts []OpOption, fn func(In, *Emitter[Out]) error) Stream[Out] {
+	op, _ := s.g.addOperator(name, plan.KindTransform, opts, s.up)
+	op.New = func(int) (plan.Instance, error) { return &statelessInstance[In, Out]{name: name, fn: fn}, nil }
+	return newStream[Out](s.g, op)
+}
+
+// statelessInstance runs a per-record function.
+type statelessInstance[In, Out any] struct {
+	name string
+	fn   func(In, *Emitter[Out]) error
+	em   Emitter[Out]
+}
+
+func (t *statelessInstance[In, Out]) Open(plan.TaskInfo) error { return nil }
+func (t *statelessInstance[In, Out]) Close() error             { return nil }
+func (t *statelessInstance[In, Out]) Finish(plan.Collector) error {
+	return nil
+}
+
+// Process runs fn on every record of the batch.
+func (t *statelessInstance[In, Out]) Process(_ int, recs []any, out plan.Collector) error {
+	t.em.c = out
+	cur := -1
+	return guard(t.name, recs, &cur, func() error {
+		for i, r := range recs {
+			cur = i
+			if err := t.fn(r.(In), &t.em); err != nil {
+				return &RecordError{Operator: t.name, Record: showRecord(r), Err: err}
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,131 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/actors"
+)
+
+// RuntimeOptions tune batching and flow control; zero fields take defaults.
+type RuntimeOptions = actors.Options
+
+// RunConfig is how Run runs a job.
+type RunConfig struct {
+	Runtime RuntimeOptions
+	// Logger receives the job's and the actor system's logs.
+	Logger zerolog.Logger
+	// Progress, when > 0, logs progress at this interval.
+	Progress time.Duration
+	// Duration, when > 0, ends the sources after this long (for unbounded jobs).
+	Duration time.Duration
+}
+
+// RunOption configures Run.
+type RunOption func(*RunConfig)
+
+// WithRuntime sets batching and flow-control options.
+func WithRuntime(o RuntimeOptions) RunOption { return func(c *RunConfig) { c.Runtime = o } }
+
+// WithLogger sends logs to l.
+func WithLogger(l zerolog.Logger) RunOption { return func(c *RunConfig) { c.Logger = l } }
+
+// WithProgress logs progress every d.
+func WithProgress(d time.Duration) RunOption { return func(c *RunConfig) { c.Progress = d } }
+
+// WithDuration ends the sources after d and lets the job drain.
+func WithDuration(d time.Duration) RunOption { return func(c *RunConfig) { c.Duration = d } }
+
+// Result summarises a finished run.
+type Result struct {
+	Job        string
+	RecordsIn  int64
+	RecordsOut int64
+	Duration   time.Duration
+	// LatencyP50 and LatencyP99 are set when the graph recorded latencies.
+	LatencyP50, LatencyP99 time.Duration
+	LatencyCount           int64
+	// MaxChannelOccupancy is the most buffers any channel held (≤ capacity).
+	MaxChannelOccupancy int64
+}
+
+// RecordsPerSecond is input records per second of wall time.
+func (r *Result) RecordsPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.RecordsIn) / r.Duration.Seconds()
+}
+
+// Run runs the graph in this process until its sources end (or ctx ends, or the
+// configured duration passes, which end the sources and drain the job).
+func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
+	cfg := RunConfig{Logger: zerolog.New(io.Discard)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	p, err := g.Plan()
+	if err != nil {
+		return nil, err
+	}
+	node := actors.NewNode(cfg.Logger)
+	defer node.Shutdown()
+	start := time.Now()
+	job, err := node.Submit(p, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	var deadline <-chan time.Time
+	if cfg.Duration > 0 {
+		t := time.NewTimer(cfg.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var progress <-chan time.Time
+	if cfg.Progress > 0 {
+		t := time.NewTicker(cfg.Progress)
+		defer t.Stop()
+		progress = t.C
+	}
+	stopped := false
+	lastIn, lastAt := int64(0), start
+wait:
+	for {
+		select {
+		case <-job.Done():
+			break wait
+		case <-deadline:
+			job.Stop(fmt.Sprintf("duration %v elapsed", cfg.Duration))
+			deadline = nil
+		case <-ctx.Done():
+			if !stopped {
+				stopped = true
+				job.Stop("interrupted")
+			}
+		case now := <-progress:
+			in := job.Metrics.RecordsIn.Load()
+			rate := float64(in-lastIn) / now.Sub(lastAt).Seconds()
+			cfg.Logger.Info().Str("job", p.Name).Int64("records_in", in).
+				Int64("records_out", job.Metrics.RecordsOut.Load()).
+				Float64("records_per_s", rate).Dur("elapsed", now.Sub(start)).Msg("progress")
+			lastIn, lastAt = in, now
+		}
+	}
+	res := &Result{
+		Job:                 p.Name,
+		RecordsIn:           job.Metrics.RecordsIn.Load(),
+		RecordsOut:          job.Metrics.RecordsOut.Load(),
+		Duration:            time.Since(start),
+		MaxChannelOccupancy: job.Metrics.MaxChannelOccupancy.Load(),
+	}
+	if n := g.Latency.Count(); n > 0 {
+		res.LatencyCount = n
+		res.LatencyP50 = g.Latency.Quantile(0.5)
+		res.LatencyP99 = g.Latency.Quantile(0.99)
+	}
+	return res, job.Err()
+}

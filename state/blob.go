@@ -1,0 +1,159 @@
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// formatVersion is the first byte of every Backend blob.
+const formatVersion byte = 1
+
+// crcLen is the size of the CRC-32C trailer of a Backend blob.
+const crcLen = 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// blobEntry is one table's part of a Backend blob.
+type blobEntry struct {
+	name string
+	kind Kind
+	data []byte
+}
+
+// blobHeader is what a Backend blob says about where it belongs.
+type blobHeader struct {
+	group, maxParallelism int
+}
+
+// encodeBlob writes version, msgpack [group, maxParallelism, {name: [kind,
+// data]}] and the CRC. entries must be sorted by name.
+func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
+	e := eb.reset()
+	eb.buf.WriteByte(formatVersion)
+	if err := e.EncodeArrayLen(3); err != nil {
+		return nil, err
+	}
+	if err := e.EncodeInt(int64(h.group)); err != nil {
+		return nil, err
+	}
+	if err := e.EncodeInt(int64(h.maxParallelism)); err != nil {
+		return nil, err
+	}
+	if err := e.EncodeMapLen(len(entries)); err != nil {
+		return nil, err
+	}
+	for _, en := range entries {
+		if err := e.EncodeString(en.name); err != nil {
+			return nil, err
+		}
+		if err := e.EncodeArrayLen(2); err != nil {
+			return nil, err
+		}
+		if err := e.EncodeUint(uint64(en.kind)); err != nil {
+			return nil, err
+		}
+		if err := e.EncodeBytes(en.data); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]byte, eb.buf.Len(), eb.buf.Len()+crcLen)
+	copy(out, eb.buf.Bytes())
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
+}
+
+// decodeBlob checks version and CRC and parses a Backend blob. Table data in
+// the entries aliases blob. Errors wrap ErrVersion or ErrCorrupt and do not
+// name the group (the caller adds it).
+func decodeBlob(blob []byte) (blobHeader, []blobEntry, error) {
+	var h blobHeader
+	if len(blob) == 0 {
+		return h, nil, fmt.Errorf("%w: empty blob", ErrCorrupt)
+	}
+	if blob[0] != formatVersion {
+		return h, nil, fmt.Errorf("%w: version %d, want %d", ErrVersion, blob[0], formatVersion)
+	}
+	if len(blob) < 1+crcLen {
+		return h, nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(blob))
+	}
+	payload, trailer := blob[:len(blob)-crcLen], blob[len(blob)-crcLen:]
+	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(trailer); got != want {
+		return h, nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, want)
+	}
+	body := payload[1:]
+	r := bytes.NewReader(body)
+	d := &decoder{Decoder: newDecoder(r), r: r}
+	bad := func(what string, err error) (blobHeader, []blobEntry, error) {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return h, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+	}
+	if n, err := d.DecodeArrayLen(); err != nil || n != 3 {
+		return bad("header", errOr(err, "array of %d, want 3", n))
+	}
+	var err error
+	if h.group, err = d.DecodeInt(); err != nil {
+		return bad("group", err)
+	}
+	if h.maxParallelism, err = d.DecodeInt(); err != nil {
+		return bad("maxParallelism", err)
+	}
+	n, err := d.DecodeMapLen()
+	if err == nil {
+		err = d.checkLen(n)
+	}
+	if err != nil {
+		return bad("table map", err)
+	}
+	entries := make([]blobEntry, 0, max(n, 0))
+	seen := make(map[string]bool, max(n, 0))
+	for range n {
+		var en blobEntry
+		if en.name, err = d.DecodeString(); err != nil {
+			return bad("table name", err)
+		}
+		if seen[en.name] {
+			return bad(fmt.Sprintf("table %q", en.name), errors.New("listed twice"))
+		}
+		seen[en.name] = true
+		if k, err := d.DecodeArrayLen(); err != nil || k != 2 {
+			return bad(fmt.Sprintf("table %q", en.name), errOr(err, "array of %d, want 2", k))
+		}
+		kind, err := d.DecodeUint8()
+		if err != nil {
+			return bad(fmt.Sprintf("table %q kind", en.name), err)
+		}
+		en.kind = Kind(kind)
+		size, err := d.DecodeBytesLen()
+		if err == nil {
+			err = d.checkLen(size)
+		}
+		if err != nil {
+			return bad(fmt.Sprintf("table %q data", en.name), err)
+		}
+		if size > 0 {
+			off := len(body) - r.Len()
+			en.data = body[off : off+size]
+			if _, err := r.Seek(int64(size), io.SeekCurrent); err != nil {
+				return bad(fmt.Sprintf("table %q data", en.name), err)
+			}
+		}
+		entries = append(entries, en)
+	}
+	if r.Len() != 0 {
+		return bad("end", fmt.Errorf("%d trailing bytes", r.Len()))
+	}
+	return h, entries, nil
+}
+
+// errOr returns err, or a new error from format when err is nil.
+func errOr(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf(format, args...)
+}

@@ -1,0 +1,100 @@
+package state
+
+import (
+	"bytes"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// encodeFunc writes one value of type T.
+type encodeFunc[T any] func(*msgpack.Encoder, T) error
+
+// decodeFunc reads one value of type T.
+type decodeFunc[T any] func(*msgpack.Decoder) (T, error)
+
+// encoderFor returns a boxing-free encoder for common scalar types and a
+// reflection-based msgpack encoder for everything else.
+func encoderFor[T any]() encodeFunc[T] {
+	var f any
+	switch any(*new(T)).(type) {
+	case int:
+		f = encodeFunc[int](func(e *msgpack.Encoder, v int) error { return e.EncodeInt(int64(v)) })
+	case int64:
+		f = encodeFunc[int64](func(e *msgpack.Encoder, v int64) error { return e.EncodeInt(v) })
+	case int32:
+		f = encodeFunc[int32](func(e *msgpack.Encoder, v int32) error { return e.EncodeInt(int64(v)) })
+	case uint64:
+		f = encodeFunc[uint64](func(e *msgpack.Encoder, v uint64) error { return e.EncodeUint(v) })
+	case float64:
+		f = encodeFunc[float64](func(e *msgpack.Encoder, v float64) error { return e.EncodeFloat64(v) })
+	case string:
+		f = encodeFunc[string](func(e *msgpack.Encoder, v string) error { return e.EncodeString(v) })
+	case bool:
+		f = encodeFunc[bool](func(e *msgpack.Encoder, v bool) error { return e.EncodeBool(v) })
+	case []byte:
+		f = encodeFunc[[]byte](func(e *msgpack.Encoder, v []byte) error { return e.EncodeBytes(v) })
+	}
+	if f != nil {
+		return f.(encodeFunc[T])
+	}
+	return func(e *msgpack.Encoder, v T) error { return e.Encode(v) }
+}
+
+// decoderFor is the counterpart of encoderFor.
+func decoderFor[T any]() decodeFunc[T] {
+	var f any
+	switch any(*new(T)).(type) {
+	case int:
+		f = decodeFunc[int](func(d *msgpack.Decoder) (int, error) { return d.DecodeInt() })
+	case int64:
+		f = decodeFunc[int64](func(d *msgpack.Decoder) (int64, error) { return d.DecodeInt64() })
+	case int32:
+		f = decodeFunc[int32](func(d *msgpack.Decoder) (int32, error) { return d.DecodeInt32() })
+	case uint64:
+		f = decodeFunc[uint64](func(d *msgpack.Decoder) (uint64, error) { return d.DecodeUint64() })
+	case float64:
+		f = decodeFunc[float64](func(d *msgpack.Decoder) (float64, error) { return d.DecodeFloat64() })
+	case string:
+		f = decodeFunc[string](func(d *msgpack.Decoder) (string, error) { return d.DecodeString() })
+	case bool:
+		f = decodeFunc[bool](func(d *msgpack.Decoder) (bool, error) { return d.DecodeBool() })
+	case []byte:
+		f = decodeFunc[[]byte](func(d *msgpack.Decoder) ([]byte, error) { return d.DecodeBytes() })
+	}
+	if f != nil {
+		return f.(decodeFunc[T])
+	}
+	return func(d *msgpack.Decoder) (T, error) {
+		var v T
+		err := d.Decode(&v)
+		return v, err
+	}
+}
+
+// encBuf is a reusable buffer with a deterministic msgpack encoder on it.
+type encBuf struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+// reset empties the buffer and returns the encoder, creating it on first use.
+func (b *encBuf) reset() *msgpack.Encoder {
+	b.buf.Reset()
+	if b.enc == nil {
+		b.enc = msgpack.NewEncoder(&b.buf)
+		b.enc.SetSortMapKeys(true)
+		b.enc.UseCompactInts(true)
+	}
+	return b.enc
+}
+
+// bytes returns a copy of the encoded bytes that the caller may keep.
+func (b *encBuf) bytes() []byte {
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// newDecoder returns a decoder reading straight from r (no extra buffering,
+// so r.Len() tells how much input is left).
+func newDecoder(r *bytes.Reader) *msgpack.Decoder {
+	return msgpack.NewDecoder(r)
+}

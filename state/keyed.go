@@ -1,0 +1,187 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// keyed is the part every table shares: one lazily allocated map per key
+// group, and the per-group snapshot encoding
+//
+//	msgpack map: key (string, sorted) -> encoded V
+//
+// Typed tables supply how one V is written and read.
+type keyed[V any] struct {
+	name   string
+	kind   Kind
+	groups []map[string]V
+	keys   []string // scratch for sorting keys while encoding
+	eb     encBuf
+}
+
+// decoder is a msgpack decoder together with the reader it consumes, so
+// lengths read from the input can be checked against the bytes left.
+type decoder struct {
+	*msgpack.Decoder
+	r *bytes.Reader
+}
+
+// checkLen rejects a length that cannot fit in the remaining input (every
+// element takes at least one byte), so garbage cannot make us allocate.
+func (d *decoder) checkLen(n int) error {
+	if n > d.r.Len() {
+		return fmt.Errorf("length %d exceeds the %d bytes left", n, d.r.Len())
+	}
+	return nil
+}
+
+// newKeyed returns an empty core; it panics when maxParallelism < 1, which is
+// a programming error.
+func newKeyed[V any](name string, kind Kind, maxParallelism int) keyed[V] {
+	if maxParallelism < 1 {
+		panic(fmt.Sprintf("state: table %q: maxParallelism %d < 1", name, maxParallelism))
+	}
+	return keyed[V]{name: name, kind: kind, groups: make([]map[string]V, maxParallelism)}
+}
+
+// group returns the map of group g, allocating it on first use.
+func (k *keyed[V]) group(g int) map[string]V {
+	m := k.groups[g]
+	if m == nil {
+		m = make(map[string]V)
+		k.groups[g] = m
+	}
+	return m
+}
+
+// checkGroup returns ErrGroupRange for a group outside [0, maxParallelism).
+func (k *keyed[V]) checkGroup(op string, g int) error {
+	if g < 0 || g >= len(k.groups) {
+		return fmt.Errorf("state: %s table %q key group %d (maxParallelism %d): %w",
+			op, k.name, g, len(k.groups), ErrGroupRange)
+	}
+	return nil
+}
+
+// corrupt wraps a decoding failure of group g with ErrCorrupt.
+func (k *keyed[V]) corrupt(g int, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("state: restore table %q key group %d: %w: %w", k.name, g, ErrCorrupt, err)
+}
+
+// snapshot encodes group g with sorted keys; nil when the group is empty.
+func (k *keyed[V]) snapshot(g int, encV func(*msgpack.Encoder, V) error) ([]byte, error) {
+	if err := k.checkGroup("snapshot", g); err != nil {
+		return nil, err
+	}
+	m := k.groups[g]
+	if len(m) == 0 {
+		return nil, nil
+	}
+	keys := k.keys[:0]
+	for key := range m {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	defer func() {
+		clear(keys) // do not keep deleted keys alive
+		k.keys = keys[:0]
+	}()
+	e := k.eb.reset()
+	if err := e.EncodeMapLen(len(keys)); err != nil {
+		return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
+	}
+	for _, key := range keys {
+		if err := e.EncodeString(key); err != nil {
+			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
+		}
+		if err := encV(e, m[key]); err != nil {
+			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
+		}
+	}
+	return k.eb.bytes(), nil
+}
+
+// decode parses a snapshot of group g into a fresh map without touching the
+// table. decV returns keep=false for values that stand for "no state" (an
+// empty inner map or list), which are skipped.
+func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, error)) (map[string]V, error) {
+	if err := k.checkGroup("restore", g); err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	r := bytes.NewReader(data)
+	d := &decoder{Decoder: newDecoder(r), r: r}
+	n, err := d.DecodeMapLen()
+	if err != nil {
+		return nil, k.corrupt(g, err)
+	}
+	if err := d.checkLen(n); err != nil {
+		return nil, k.corrupt(g, err)
+	}
+	m := make(map[string]V, max(n, 0))
+	for range n {
+		key, err := d.DecodeString()
+		if err != nil {
+			return nil, k.corrupt(g, err)
+		}
+		v, keep, err := decV(d)
+		if err != nil {
+			return nil, k.corrupt(g, fmt.Errorf("key %q: %w", key, err))
+		}
+		if _, dup := m[key]; dup {
+			return nil, k.corrupt(g, fmt.Errorf("duplicate key %q", key))
+		}
+		if keep {
+			m[key] = v
+		}
+	}
+	if r.Len() != 0 {
+		return nil, k.corrupt(g, fmt.Errorf("%d trailing bytes", r.Len()))
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// stage decodes data for group g and returns a function that installs it.
+func (k *keyed[V]) stage(g int, data []byte, decV func(*decoder) (V, bool, error)) (func(), error) {
+	m, err := k.decode(g, data, decV)
+	if err != nil {
+		return nil, err
+	}
+	return func() { k.groups[g] = m }, nil
+}
+
+// restore replaces group g with the entries encoded in data.
+func (k *keyed[V]) restore(g int, data []byte, decV func(*decoder) (V, bool, error)) error {
+	commit, err := k.stage(g, data, decV)
+	if err != nil {
+		return err
+	}
+	commit()
+	return nil
+}
+
+// keysOf iterates over the keys of group g in no particular order.
+func (k *keyed[V]) keysOf(g int) iter.Seq[string] {
+	m := k.groups[g]
+	return func(yield func(string) bool) {
+		for key := range m {
+			if !yield(key) {
+				return
+			}
+		}
+	}
+}

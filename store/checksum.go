@@ -1,0 +1,33 @@
+package store
+
+import (
+	"fmt"
+	"hash/crc32"
+)
+
+// castagnoli is the CRC32C table used for blobs and manifests.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum returns the CRC32C (Castagnoli) of data, as stored in BlobRef.
+func Checksum(data []byte) uint32 {
+	return crc32.Checksum(data, castagnoli)
+}
+
+// newBlobRef describes data stored under name.
+func newBlobRef(name string, data []byte) BlobRef {
+	return BlobRef{Name: name, Size: int64(len(data)), CRC32C: Checksum(data)}
+}
+
+// verifyBlob checks data read for ref and returns an error wrapping
+// ErrCorrupt that names job, checkpoint and blob when it does not match.
+func verifyBlob(job string, ckpt uint64, ref BlobRef, data []byte) error {
+	if int64(len(data)) != ref.Size {
+		return fmt.Errorf("job %q checkpoint %d blob %q: size %d bytes, expected %d: %w",
+			job, ckpt, ref.Name, len(data), ref.Size, ErrCorrupt)
+	}
+	if got := Checksum(data); got != ref.CRC32C {
+		return fmt.Errorf("job %q checkpoint %d blob %q: crc32c %08x, expected %08x: %w",
+			job, ckpt, ref.Name, got, ref.CRC32C, ErrCorrupt)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package store
+
+import "context"
+
+// BlobRef names a stored blob and how to verify it.
+type BlobRef struct {
+	Name   string `msgpack:"name"` // e.g. "op-count/3/kg-17" (store-relative, per checkpoint)
+	Size   int64  `msgpack:"size"`
+	CRC32C uint32 `msgpack:"crc"` // Castagnoli
+}
+
+// ChannelBlob is the captured in-flight data of one input channel of a task.
+type ChannelBlob struct {
+	Input   int     `msgpack:"input"` // input channel index at the consumer task
+	Blob    BlobRef `msgpack:"blob"`
+	Buffers int     `msgpack:"buffers"`
+	Records int     `msgpack:"records"`
+}
+
+// TaskSnapshot is one task instance's part of a checkpoint.
+type TaskSnapshot struct {
+	Operator      string          `msgpack:"operator"`
+	Instance      int             `msgpack:"instance"`
+	KeyGroups     map[int]BlobRef `msgpack:"key_groups,omitempty"`
+	OperatorState *BlobRef        `msgpack:"operator_state,omitempty"` // non-keyed state (source offset, sink staging)
+	Channels      []ChannelBlob   `msgpack:"channels,omitempty"`
+	SourceOffset  int64           `msgpack:"source_offset"` // -1 when not a source
+}
+
+// Manifest describes one completed checkpoint.
+type Manifest struct {
+	Job               string             `msgpack:"job"`
+	CheckpointID      uint64             `msgpack:"checkpoint"`
+	Fingerprint       string             `msgpack:"fingerprint"` // graph fingerprint
+	MaxParallelism    int                `msgpack:"max_parallelism"`
+	Parallelism       map[string]int     `msgpack:"parallelism"` // operator → p
+	KeyGroups         map[string][]int32 `msgpack:"key_groups"`  // keyed operator → owner table (group → instance)
+	Tasks             []TaskSnapshot     `msgpack:"tasks"`
+	Mode              string             `msgpack:"mode"`
+	TriggeredUnixNano int64              `msgpack:"triggered"`
+	CompletedUnixNano int64              `msgpack:"completed"`
+}
+
+// Store keeps checkpoints durably. Implementations are safe for concurrent
+// use by many tasks of many jobs.
+//
+// Error conventions shared by all implementations:
+//   - a missing job, checkpoint, manifest or blob wraps ErrNotFound;
+//   - a blob or manifest that fails verification wraps ErrCorrupt and names
+//     job, checkpoint and blob;
+//   - an invalid job or blob name wraps ErrInvalidName;
+//   - committing a different manifest over a committed one wraps ErrExists;
+//   - any call after Close wraps ErrClosed.
+type Store interface {
+	// PutBlob durably stores data as blob name of checkpoint ckpt of job and
+	// returns the reference to record in the manifest. Rewriting a blob
+	// replaces it atomically.
+	PutBlob(ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error)
+	// GetBlob reads a blob and verifies its size and CRC32C against ref.
+	GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobRef) ([]byte, error)
+	// CommitManifest atomically writes the manifest of m.Job/m.CheckpointID;
+	// after it returns nil the checkpoint exists. Committing the identical
+	// manifest again is a no-op; committing a different one fails with ErrExists.
+	CommitManifest(ctx context.Context, m *Manifest) error
+	// Manifest reads and verifies the manifest of one checkpoint.
+	Manifest(ctx context.Context, job string, ckpt uint64) (*Manifest, error)
+	// Latest returns the newest committed manifest that verifies. If newer
+	// manifests were skipped because they are corrupt, it returns the
+	// fallback manifest together with a *CorruptManifestsError (errors.Is
+	// ErrCorrupt): the manifest is usable, the error deserves a warning. With
+	// no valid manifest at all the result is nil and the error wraps
+	// ErrNotFound (and ErrCorrupt when corrupt manifests were skipped).
+	Latest(ctx context.Context, job string) (*Manifest, error)
+	// List returns the committed checkpoints whose manifest verifies,
+	// ascending. Corrupt manifests are left out and reported the same way as
+	// in Latest: the list is returned together with a *CorruptManifestsError.
+	// An unknown job has no checkpoints (empty list, nil error).
+	List(ctx context.Context, job string) ([]uint64, error)
+	// Delete removes a checkpoint, manifest first, then its blobs, so an
+	// interrupted Delete never leaves a manifest that points at missing
+	// blobs. It also removes uncommitted checkpoints (blobs without a
+	// manifest). Deleting a checkpoint of which nothing is stored wraps
+	// ErrNotFound.
+	Delete(ctx context.Context, job string, ckpt uint64) error
+	// Close releases the store; it is idempotent.
+	Close() error
+}

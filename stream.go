@@ -1,0 +1,35 @@
+package weir
+
+import "github.com/weirstream/weir/internal/plan"
+
+// Stream is the typed output of an operator; pass it to the next operator.
+type Stream[T any] struct {
+	g  *Graph
+	up upstream
+}
+
+func newStream[T any](g *Graph, op *plan.Operator) Stream[T] {
+	return Stream[T]{g: g, up: upstream{from: op, codec: msgpackCodec[T]{}}}
+}
+
+func (s Stream[T]) with(p plan.Partitioner) Stream[T] {
+	s.up.partitioner, s.up.explicit = p, true
+	return s
+}
+
+// Forward sends instance i's records to instance i of the next operator (the
+// default when both have the same parallelism).
+func (s Stream[T]) Forward() Stream[T] { return s.with(plan.Forward) }
+
+// Rebalance spreads records round robin over the next operator's instances (the
+// default when parallelism differs).
+func (s Stream[T]) Rebalance() Stream[T] { return s.with(plan.Rebalance) }
+
+// Shuffle sends each record to a random instance of the next operator.
+func (s Stream[T]) Shuffle() Stream[T] { return s.with(plan.Shuffle) }
+
+// Broadcast sends every record to every instance of the next operator.
+func (s Stream[T]) Broadcast() Stream[T] { return s.with(plan.Broadcast) }
+
+// Graph is the graph the stream belongs to.
+func (s Stream[T]) Graph() *Graph { return s.g }
