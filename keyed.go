@@ -113,7 +113,7 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	return nil
 }
 
-func (t *keyedInstance[T, K, Out]) Close() error                 { return nil }
+func (t *keyedInstance[T, K, Out]) Close() error                { return nil }
 func (t *keyedInstance[T, K, Out]) Finish(plan.Collector) error { return nil }
 
 // Process runs fn on every record with its key in scope.
@@ -150,4 +150,30 @@ func keyString[K keygroups.Key](k K, canon []byte) string {
 		return s
 	}
 	return string(canon)
+}
+
+// SnapshotState encodes every key group this instance owns that holds state.
+func (t *keyedInstance[T, K, Out]) SnapshotState(id uint64) (plan.Snapshot, error) {
+	snap := plan.Snapshot{CheckpointID: id, KeyGroups: map[int][]byte{}}
+	for _, g := range t.backend.NonEmptyGroups() {
+		blob, err := t.backend.SnapshotGroup(g)
+		if err != nil {
+			return snap, fmt.Errorf("operator %q: snapshot key group %d: %w", t.name, g, err)
+		}
+		snap.KeyGroups[g] = blob
+	}
+	return snap, nil
+}
+
+// RestoreState loads the given key groups' state.
+func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
+	for g, blob := range snap.KeyGroups {
+		if int(t.owners[g]) != t.ctx.instance {
+			return fmt.Errorf("operator %q instance %d: asked to restore key group %d owned by instance %d", t.name, t.ctx.instance, g, t.owners[g])
+		}
+		if err := t.backend.RestoreGroup(g, blob); err != nil {
+			return fmt.Errorf("operator %q: restore key group %d: %w", t.name, g, err)
+		}
+	}
+	return nil
 }

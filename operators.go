@@ -51,10 +51,14 @@ type statelessInstance[In, Out any] struct {
 	name string
 	fn   func(In, *Emitter[Out]) error
 	em   Emitter[Out]
+	ctx  OpContext
 }
 
-func (t *statelessInstance[In, Out]) Open(plan.TaskInfo) error { return nil }
-func (t *statelessInstance[In, Out]) Close() error             { return nil }
+func (t *statelessInstance[In, Out]) Open(info plan.TaskInfo) error {
+	t.ctx.info = info
+	return nil
+}
+func (t *statelessInstance[In, Out]) Close() error { return nil }
 func (t *statelessInstance[In, Out]) Finish(plan.Collector) error {
 	return nil
 }
@@ -72,4 +76,30 @@ func (t *statelessInstance[In, Out]) Process(_ int, recs []any, out plan.Collect
 		}
 		return nil
 	})
+}
+
+// OpContext tells a function which operator instance runs it, so per-instance
+// resources (a Sleeper, a buffer) need no locking.
+type OpContext struct {
+	info plan.TaskInfo
+}
+
+// Instance is the index of the running instance.
+func (c *OpContext) Instance() int { return c.info.Instance }
+
+// Parallelism is the operator's number of instances.
+func (c *OpContext) Parallelism() int { return c.info.Parallelism }
+
+// MapWithContext is Map with the running instance's context.
+func MapWithContext[In, Out any](s Stream[In], name string, fn func(ctx *OpContext, in In) Out, opts ...OpOption) Stream[Out] {
+	op, _ := s.g.addOperator(name, plan.KindTransform, opts, s.up)
+	op.New = func(int) (plan.Instance, error) {
+		inst := &statelessInstance[In, Out]{name: name}
+		inst.fn = func(in In, out *Emitter[Out]) error {
+			out.Emit(fn(&inst.ctx, in))
+			return nil
+		}
+		return inst, nil
+	}
+	return newStream[Out](s.g, op)
 }

@@ -23,6 +23,10 @@ type RunConfig struct {
 	Progress time.Duration
 	// Duration, when > 0, ends the sources after this long (for unbounded jobs).
 	Duration time.Duration
+	// Checkpoint configures checkpoints; the zero value takes none.
+	Checkpoint CheckpointConfig
+	// Restore resumes from a checkpoint in Checkpoint.StateDir: "latest" or an id.
+	Restore string
 }
 
 // RunOption configures Run.
@@ -40,6 +44,12 @@ func WithProgress(d time.Duration) RunOption { return func(c *RunConfig) { c.Pro
 // WithDuration ends the sources after d and lets the job drain.
 func WithDuration(d time.Duration) RunOption { return func(c *RunConfig) { c.Duration = d } }
 
+// WithCheckpoints turns checkpoints on as configured.
+func WithCheckpoints(c CheckpointConfig) RunOption { return func(r *RunConfig) { r.Checkpoint = c } }
+
+// WithRestore resumes the job from checkpoint "latest" or an id.
+func WithRestore(id string) RunOption { return func(r *RunConfig) { r.Restore = id } }
+
 // Result summarises a finished run.
 type Result struct {
 	Job        string
@@ -51,6 +61,10 @@ type Result struct {
 	LatencyCount           int64
 	// MaxChannelOccupancy is the most buffers any channel held (≤ capacity).
 	MaxChannelOccupancy int64
+	// Checkpoints lists the checkpoints completed during the run.
+	Checkpoints []CheckpointStat
+	// RestoredFrom is the checkpoint the run resumed from (0 for a fresh start).
+	RestoredFrom uint64
 }
 
 // RecordsPerSecond is input records per second of wall time.
@@ -72,10 +86,20 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	co, closeStore, err := checkpointOptions(ctx, p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore()
+	rt := cfg.Runtime
+	rt.Checkpoint = co
+	if co.Restore != nil {
+		cfg.Logger.Info().Str("job", p.Name).Uint64("checkpoint", co.Restore.CheckpointID).Msg("restoring from checkpoint")
+	}
 	node := actors.NewNode(cfg.Logger)
 	defer node.Shutdown()
 	start := time.Now()
-	job, err := node.Submit(p, cfg.Runtime)
+	job, err := node.Submit(p, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +146,14 @@ wait:
 		Duration:            time.Since(start),
 		MaxChannelOccupancy: job.Metrics.MaxChannelOccupancy.Load(),
 	}
+	if co.Restore != nil {
+		res.RestoredFrom = co.Restore.CheckpointID
+	}
+	for _, c := range job.Checkpoints() {
+		res.Checkpoints = append(res.Checkpoints, CheckpointStat{ID: c.ID, Mode: c.Mode, Duration: c.Duration,
+			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes,
+			InflightBytes: c.InflightBytes, InflightBuffers: c.InflightBuffers, Final: c.Final})
+	}
 	if n := g.Latency.Count(); n > 0 {
 		res.LatencyCount = n
 		res.LatencyP50 = g.Latency.Quantile(0.5)
@@ -129,3 +161,6 @@ wait:
 	}
 	return res, job.Err()
 }
+
+// ms is d in fractional milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

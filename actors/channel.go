@@ -9,6 +9,11 @@ import (
 // channel is the actor between one producer instance and one consumer instance.
 // It holds at most capacity buffers (queued plus delivered-but-unprocessed); the
 // producer only sends with credit, and every processed buffer returns one credit.
+//
+// Barriers: an unaligned barrier is delivered at once, ahead of the queue, with
+// copies of every buffer before it the consumer may not have processed; an
+// aligned barrier is delivered in order, after which the channel holds further
+// data until the consumer unblocks it.
 type channel struct {
 	job      *Job
 	name     string
@@ -21,10 +26,15 @@ type channel struct {
 	queue   []*Buffer // received, not yet delivered
 	unacked []*Buffer // delivered, not yet processed by the consumer
 
-	lastReceived uint64
-	eosSeq       uint64
-	eosReceived  bool
-	eosSent      bool
+	lastReceived  uint64
+	lastDelivered uint64
+	eosSeq        uint64
+	eosReceived   bool
+	eosSent       bool
+
+	barriers   []*barrierMsg // aligned barriers waiting for their data to be delivered
+	blocked    bool          // an aligned barrier was delivered; wait for unblock
+	switchedTo uint64        // barriers up to this id go overtaking
 }
 
 func newChannel(job *Job, name string, consumer *actor.PID, input int) *channel {
@@ -44,6 +54,19 @@ func (c *channel) Receive(ctx actor.Context) {
 		c.deliver(ctx)
 	case *eosMsg:
 		c.eosReceived, c.eosSeq = true, m.lastSeq
+		c.deliver(ctx)
+	case *barrierMsg:
+		if m.unaligned || m.id <= c.switchedTo {
+			c.overtake(ctx, m)
+		} else {
+			c.barriers = append(c.barriers, m)
+		}
+		c.deliver(ctx)
+	case *switchUnalignedMsg:
+		c.onSwitch(ctx, m.id)
+		c.deliver(ctx)
+	case *unblockMsg:
+		c.blocked = false
 		c.deliver(ctx)
 	}
 }
@@ -76,16 +99,68 @@ func (c *channel) onAck(ctx actor.Context, seq uint64) {
 	}
 }
 
-// deliver hands queued buffers to the consumer while its window has room.
+// overtake delivers barrier m now, with copies of every buffer up to its
+// lastSeq that the consumer has not acknowledged: delivered ones, queued ones,
+// and the producer's pending ones not received yet.
+func (c *channel) overtake(ctx actor.Context, m *barrierMsg) {
+	var over []*Buffer
+	for _, b := range c.unacked {
+		if b.Seq <= m.lastSeq {
+			over = append(over, b)
+		}
+	}
+	for _, b := range c.queue {
+		if b.Seq <= m.lastSeq {
+			over = append(over, b)
+		}
+	}
+	for _, b := range m.pending {
+		if b.Seq > c.lastReceived && b.Seq <= m.lastSeq {
+			over = append(over, b)
+		}
+	}
+	ctx.Send(c.consumer, &barrierOvertakeMsg{input: c.input, id: m.id, lastSeq: m.lastSeq, overtaken: over})
+}
+
+// onSwitch turns barrier id unaligned: a queued one is delivered at once, a
+// later one will be.
+func (c *channel) onSwitch(ctx actor.Context, id uint64) {
+	if id > c.switchedTo {
+		c.switchedTo = id
+	}
+	kept := c.barriers[:0]
+	for _, b := range c.barriers {
+		if b.id <= id {
+			c.overtake(ctx, b)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	c.barriers = kept
+}
+
+// deliver hands queued buffers to the consumer while its window has room, and
+// aligned barriers once everything before them is delivered.
 func (c *channel) deliver(ctx actor.Context) {
-	for len(c.queue) > 0 && len(c.unacked) < c.job.opts.DeliveryWindow {
+	for !c.blocked {
+		if len(c.barriers) > 0 && c.lastDelivered >= c.barriers[0].lastSeq {
+			b := c.barriers[0]
+			c.barriers = c.barriers[1:]
+			c.blocked = true
+			ctx.Send(c.consumer, &barrierInOrderMsg{input: c.input, id: b.id, lastSeq: b.lastSeq})
+			return
+		}
+		if len(c.queue) == 0 || len(c.unacked) >= c.job.opts.DeliveryWindow {
+			break
+		}
 		b := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
 		c.unacked = append(c.unacked, b)
+		c.lastDelivered = b.Seq
 		ctx.Send(c.consumer, &deliverMsg{input: c.input, buf: b})
 	}
-	if c.eosReceived && !c.eosSent && len(c.queue) == 0 && c.lastReceived == c.eosSeq {
+	if c.eosReceived && !c.eosSent && len(c.queue) == 0 && len(c.barriers) == 0 && c.lastReceived == c.eosSeq {
 		c.eosSent = true
 		ctx.Send(c.consumer, &deliverEOSMsg{input: c.input})
 	}

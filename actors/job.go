@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -15,9 +16,12 @@ type Job struct {
 	Plan    *plan.Job
 	Metrics *Metrics
 
-	opts Options
-	log  zerolog.Logger
-	node *Node
+	opts    Options
+	log     zerolog.Logger
+	node    *Node
+	started time.Time // the job's logical clock starts here
+	uploads *uploader
+	ckptLog checkpointLog
 
 	mu     sync.Mutex
 	pid    *actor.PID

@@ -27,6 +27,8 @@ type jobActor struct {
 
 	stopTicker chan struct{}
 	tickerDone chan struct{}
+
+	ckpt *jobCheckpoints // nil without checkpoints
 }
 
 func newJobActor(j *Job) *jobActor {
@@ -35,6 +37,9 @@ func newJobActor(j *Job) *jobActor {
 
 // Receive handles the coordinator's messages.
 func (a *jobActor) Receive(ctx actor.Context) {
+	if a.onCheckpointMsg(ctx, ctx.Message()) {
+		return
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		a.deploy(ctx)
@@ -57,6 +62,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.stopSources(ctx, m.reason)
 	case *actor.Stopping:
 		a.stopFlushTicker()
+		a.stopIO()
 	}
 }
 
@@ -83,6 +89,10 @@ func (a *jobActor) deploy(ctx actor.Context) {
 			a.byPID[pid.Id] = [2]int{op.ID, i}
 			a.total++
 		}
+	}
+	if err := a.startCheckpoints(); err != nil {
+		a.end(ctx, err)
+		return
 	}
 	a.job.log.Info().Int("tasks", a.total).Msg("job deployed")
 }
@@ -141,6 +151,13 @@ func (a *jobActor) stopSources(ctx actor.Context, reason string) {
 	}
 }
 
+// stopIO stops the checkpoint uploader; idempotent.
+func (a *jobActor) stopIO() {
+	if a.job.uploads != nil {
+		a.job.uploads.stop()
+	}
+}
+
 // failure turns a supervisor report into an error naming the task.
 func (a *jobActor) failure(m *taskFailedMsg) error {
 	name := m.who.Id
@@ -167,6 +184,7 @@ func (a *jobActor) end(ctx actor.Context, err error) {
 		a.job.log.Error().Err(err).Msg("job failed")
 	}
 	a.stopFlushTicker()
+	a.stopIO()
 	a.job.finish(err)
 	ctx.Stop(ctx.Self())
 }
@@ -182,7 +200,7 @@ func (a *jobActor) startFlushTicker(ctx actor.Context) {
 	for _, row := range a.tasks {
 		pids = append(pids, row...)
 	}
-	root := ctx.ActorSystem().Root
+	root, self, coord := ctx.ActorSystem().Root, ctx.Self(), a.ckpt != nil
 	stop, done, every := a.stopTicker, a.tickerDone, a.job.opts.FlushInterval
 	go func() {
 		defer close(done)
@@ -195,6 +213,9 @@ func (a *jobActor) startFlushTicker(ctx actor.Context) {
 			case <-t.C:
 				for _, pid := range pids {
 					root.Send(pid, flushTick)
+				}
+				if coord {
+					root.Send(self, coordTick)
 				}
 			}
 		}
@@ -211,7 +232,10 @@ func (a *jobActor) stopFlushTicker() {
 	a.stopTicker = nil
 }
 
-var flushTick = &flushTickMsg{}
+var (
+	flushTick = &flushTickMsg{}
+	coordTick = &coordTickMsg{}
+)
 
 // TaskError is a task's failure, naming the task instance.
 type TaskError struct {

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 	"log/slog"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -47,7 +48,12 @@ func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %q: %w", p.Name, err)
 	}
-	j := &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}),
+	if o.Checkpoint.Restore != nil {
+		if err := CheckRestorable(p, o.Checkpoint.Restore); err != nil {
+			return nil, err
+		}
+	}
+	j := &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), started: time.Now(),
 		log: n.log.With().Str("job", p.Name).Logger()}
 	reply := make(chan error, 1)
 	n.system.Root.Send(n.pid, &spawnJobMsg{job: j, reply: reply})

@@ -17,6 +17,8 @@ type Options struct {
 	// DeliveryWindow is how many buffers a channel hands to its consumer ahead of
 	// processing (at most ChannelCapacity).
 	DeliveryWindow int
+	// Checkpoint turns checkpoints on (zero value: none).
+	Checkpoint CheckpointOptions
 }
 
 // DefaultOptions are the settings used when a field is zero.
@@ -48,6 +50,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("channel capacity %d must be at least 1", o.ChannelCapacity)
 	case o.DeliveryWindow < 1 || o.DeliveryWindow > o.ChannelCapacity:
 		return o, fmt.Errorf("delivery window %d must be in [1, channel capacity %d]", o.DeliveryWindow, o.ChannelCapacity)
+	}
+	if err := o.Checkpoint.validate(); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -2,11 +2,13 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/internal/plan"
 )
 
@@ -27,6 +29,11 @@ type task struct {
 
 	in  inputs
 	out outputs
+
+	aligner *barriers.Aligner
+	ckpt    *taskCheckpoint
+	timers  []*time.Timer
+	idle    bool // a source that read everything, waiting for the final checkpoint
 
 	wired        bool
 	started      bool
@@ -72,11 +79,31 @@ func (t *task) Receive(ctx actor.Context) {
 		t.pumpQueued = false
 		t.pump(ctx)
 	case *endInputMsg:
+		t.endInput(ctx)
+	case *finishSourceMsg:
 		if t.src != nil && !t.sourceDone {
 			t.sourceDone = true
 			t.pump(ctx)
 		}
+	case *triggerMsg:
+		t.onTrigger(ctx, m.id, m.final)
+	case *barrierOvertakeMsg:
+		t.onBarrier(ctx, m.input, m.id, m.lastSeq, true, m.overtaken)
+		t.pump(ctx)
+	case *barrierInOrderMsg:
+		t.in.chans[m.input].barrier = m
+		t.handleInOrderBarrier(ctx, m.input)
+		t.pump(ctx)
+	case *alignTimeoutMsg:
+		if t.aligner != nil {
+			t.carryOut(ctx, t.aligner.OnTimeout(m.id, t.now()), nil)
+		}
+	case *checkpointDoneMsg:
+		t.onCheckpointDone(m.id)
+	case *checkpointAbortMsg:
+		t.onCheckpointAbort(ctx, m.id)
 	case *actor.Stopped:
+		t.stopTimers()
 		t.closeInstance()
 	}
 }
@@ -99,12 +126,13 @@ func (t *task) onStarted(ctx actor.Context) {
 		t.fail(fmt.Errorf("operator instance %T is neither source, transform nor sink", inst))
 	}
 	info := plan.TaskInfo{Job: t.job.Plan.Name, Operator: t.op.Name, Instance: t.instance,
-		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism}
+		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism,
+		Checkpointing: t.job.opts.Checkpoint.Enabled(), Restoring: t.job.opts.Checkpoint.Restore != nil}
 	if err := inst.Open(info); err != nil {
 		t.fail(fmt.Errorf("open: %w", err))
 	}
 	var pids []*actor.PID
-	for _, edge := range t.op.Inputs {
+	for ei, edge := range t.op.Inputs {
 		for j := 0; j < edge.From.Parallelism; j++ {
 			input := len(pids)
 			name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
@@ -115,8 +143,14 @@ func (t *task) onStarted(ctx actor.Context) {
 				t.fail(fmt.Errorf("spawn input channel %s: %w", name, err))
 			}
 			pids = append(pids, pid)
-			t.in.add(pid, edge.ID)
+			t.in.add(pid, ei)
 		}
+	}
+	if err := t.newAligner(); err != nil {
+		t.fail(err)
+	}
+	if err := t.restore(); err != nil {
+		t.fail(err)
 	}
 	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, inputs: pids})
 }
@@ -151,6 +185,9 @@ func (t *task) pump(ctx actor.Context) {
 				t.finish(ctx)
 				return
 			}
+			if t.idle {
+				return
+			}
 			t.readSource(ctx)
 			continue
 		}
@@ -173,8 +210,25 @@ func (t *task) readSource(ctx actor.Context) {
 	}
 	t.job.Metrics.RecordsIn.Add(int64(n))
 	if done {
-		t.sourceDone = true
+		t.endInput(ctx)
 	}
+}
+
+// endInput stops a source from reading. With checkpoints it goes idle and waits
+// for the final checkpoint before ending its outputs; without, it ends them now.
+func (t *task) endInput(ctx actor.Context) {
+	if t.src == nil || t.sourceDone || t.idle {
+		return
+	}
+	if !t.job.opts.Checkpoint.Enabled() {
+		t.sourceDone = true
+		t.pump(ctx)
+		return
+	}
+	t.idle = true
+	t.out.ctx = ctx
+	t.out.flushAll(ctx)
+	ctx.Send(ctx.Parent(), &sourceIdleMsg{op: t.op.ID, instance: t.instance})
 }
 
 // finish runs once every input has ended: the operator finishes, outputs flush

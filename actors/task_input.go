@@ -8,11 +8,15 @@ import (
 
 // inChannel is a consumer's end of one channel.
 type inChannel struct {
-	pid     *actor.PID
-	edge    int       // the plan edge this input belongs to
-	pending []*Buffer // delivered, not yet processed
-	last    uint64    // seq of the last processed buffer
-	eos     bool      // the channel has ended (after pending)
+	pid       *actor.PID
+	edgeIndex int       // index of this input's edge in the operator's Inputs
+	replay    []*Buffer // restored channel state, processed before any new input
+	pending   []*Buffer // delivered, not yet processed
+	last      uint64    // seq of the last processed buffer
+	eos       bool      // the channel has ended (after pending)
+	// barrier is an aligned barrier delivered behind pending; it is handled
+	// once pending is processed.
+	barrier *barrierInOrderMsg
 }
 
 // inputs is a task's input side.
@@ -22,8 +26,8 @@ type inputs struct {
 	ended int
 }
 
-func (in *inputs) add(pid *actor.PID, edge int) {
-	in.chans = append(in.chans, &inChannel{pid: pid, edge: edge})
+func (in *inputs) add(pid *actor.PID, edgeIndex int) {
+	in.chans = append(in.chans, &inChannel{pid: pid, edgeIndex: edgeIndex})
 }
 
 // deliver queues a buffer handed over by a channel.
@@ -41,7 +45,7 @@ func (in *inputs) end(input int) {
 // allEnded reports whether every input has ended and been drained.
 func (in *inputs) allEnded() bool {
 	for _, c := range in.chans {
-		if !c.eos || len(c.pending) > 0 {
+		if !c.eos || len(c.pending) > 0 || len(c.replay) > 0 {
 			return false
 		}
 	}
@@ -55,6 +59,14 @@ func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 	for k := 0; k < n; k++ {
 		i := (in.next + k) % n
 		c := in.chans[i]
+		if len(c.replay) > 0 {
+			in.next = (i + 1) % n
+			b := c.replay[0]
+			c.replay[0] = nil
+			c.replay = c.replay[1:]
+			t.process(ctx, c, b)
+			return true
+		}
 		if len(c.pending) == 0 {
 			continue
 		}
@@ -62,9 +74,13 @@ func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 		b := c.pending[0]
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
+		t.captureIfNeeded(i, b)
 		t.process(ctx, c, b)
 		c.last = b.Seq
 		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
+		if len(c.pending) == 0 && c.barrier != nil {
+			t.handleInOrderBarrier(ctx, i)
+		}
 		return true
 	}
 	return false
@@ -75,7 +91,7 @@ func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
 	t.out.ctx = ctx
 	switch {
 	case t.tr != nil:
-		if err := t.tr.Process(c.edge, b.Records, &t.out); err != nil {
+		if err := t.tr.Process(c.edgeIndex, b.Records, &t.out); err != nil {
 			t.fail(fmt.Errorf("process: %w", err))
 		}
 	case t.sink != nil:
@@ -84,4 +100,16 @@ func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
 		}
 		t.job.Metrics.RecordsOut.Add(int64(len(b.Records)))
 	}
+}
+
+// handleInOrderBarrier hands an aligned barrier to the aligner once every
+// buffer before it on its input has been processed.
+func (t *task) handleInOrderBarrier(ctx actor.Context, input int) {
+	c := t.in.chans[input]
+	if c.barrier == nil || len(c.pending) > 0 || len(c.replay) > 0 {
+		return
+	}
+	m := c.barrier
+	c.barrier = nil
+	t.onBarrier(ctx, input, m.id, m.lastSeq, false, nil)
 }

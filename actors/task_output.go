@@ -190,3 +190,21 @@ func (o *outputs) allEnded() bool {
 	}
 	return true
 }
+
+// barrier seals the data before checkpoint id's barrier and sends the barrier
+// to every output channel at once (barriers need no credit). The sealed
+// buffers still waiting for credit travel along as copies, so an unaligned
+// channel can hand them over with the barrier.
+func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned bool) {
+	o.ctx = ctx
+	for _, oe := range o.edges {
+		for _, ch := range oe.channels {
+			o.seal(ch)
+			var pending []*Buffer
+			if len(ch.outbox) > 0 {
+				pending = append(pending, ch.outbox...)
+			}
+			ctx.Send(ch.pid, &barrierMsg{id: id, lastSeq: ch.seq, unaligned: unaligned, pending: pending})
+		}
+	}
+}

@@ -43,11 +43,27 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 			ph = aligning
 		}
 	}
+	// An overtaking barrier met while aligning means an upstream task switched
+	// this checkpoint to unaligned (its alignment timed out): switch here too.
+	switchNow := overtook && ph == aligning
+	if switchNow {
+		ph = capturing
+	}
 	if err := a.checkSeqs(input, id, lastSeq, overtook, ph); err != nil {
 		return nil, err
 	}
-
 	var acts []Action
+	if switchNow {
+		if !same {
+			if a.phase != idle {
+				acts = a.abortCurrent(acts) // superseded by id
+			}
+			a.start(id, now)
+			same = true
+		}
+		acts = append(acts, a.OnTimeout(id, now)...)
+	}
+
 	if !same {
 		if a.phase != idle {
 			acts = a.abortCurrent(acts) // superseded by id

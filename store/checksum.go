@@ -21,6 +21,17 @@ func newBlobRef(name string, data []byte) BlobRef {
 // verifyBlob checks data read for ref and returns an error wrapping
 // ErrCorrupt that names job, checkpoint and blob when it does not match.
 func verifyBlob(job string, ckpt uint64, ref BlobRef, data []byte) error {
+	if ref.Whole > 0 {
+		if int64(len(data)) != ref.Whole {
+			return fmt.Errorf("job %q checkpoint %d blob %q: size %d bytes, expected %d: %w",
+				job, ckpt, ref.Name, len(data), ref.Whole, ErrCorrupt)
+		}
+		if ref.Offset < 0 || ref.Size < 0 || ref.Offset+ref.Size > ref.Whole {
+			return fmt.Errorf("job %q checkpoint %d blob %q: section [%d, +%d) outside %d bytes: %w",
+				job, ckpt, ref.Name, ref.Offset, ref.Size, ref.Whole, ErrCorrupt)
+		}
+		data = data[ref.Offset : ref.Offset+ref.Size]
+	}
 	if int64(len(data)) != ref.Size {
 		return fmt.Errorf("job %q checkpoint %d blob %q: size %d bytes, expected %d: %w",
 			job, ckpt, ref.Name, len(data), ref.Size, ErrCorrupt)

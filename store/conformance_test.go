@@ -265,6 +265,45 @@ func runConformance(t *testing.T, h harness) {
 		}
 	})
 
+	t.Run("Sections", func(t *testing.T) {
+		s := newStore(t)
+		ctx := testCtx(t)
+		parts := [][]byte{[]byte("group-one"), []byte("g2"), []byte("third group bytes")}
+		var whole []byte
+		for _, p := range parts {
+			whole = append(whole, p...)
+		}
+		ref, err := s.PutBlob(ctx, "job1", 3, "count/0/state", whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := int64(0)
+		var secs []BlobRef
+		for _, p := range parts {
+			secs = append(secs, Section(ref, off, p))
+			off += int64(len(p))
+		}
+		for i, sec := range secs {
+			got, err := s.GetBlob(ctx, "job1", 3, sec)
+			if err != nil || string(got) != string(parts[i]) {
+				t.Fatalf("section %d = %q, %v; want %q", i, got, err, parts[i])
+			}
+		}
+		// A flipped byte in section 2 is reported for section 2 only.
+		raw := h.rawRead(t, s, "job1", 3, ref.Name)
+		raw[len(raw)-1] ^= 0x40
+		h.rawWrite(t, s, "job1", 3, ref.Name, raw)
+		if _, err := s.GetBlob(ctx, "job1", 3, secs[0]); err != nil {
+			t.Fatalf("intact section 0: %v", err)
+		}
+		_, err = s.GetBlob(ctx, "job1", 3, secs[2])
+		wantErrIs(t, "GetBlob of flipped section", err, ErrCorrupt)
+		// A truncated object fails every section.
+		h.rawWrite(t, s, "job1", 3, ref.Name, raw[:len(raw)-3])
+		_, err = s.GetBlob(ctx, "job1", 3, secs[0])
+		wantErrIs(t, "GetBlob of section of truncated blob", err, ErrCorrupt)
+	})
+
 	t.Run("TruncatedBlobIsCorrupt", func(t *testing.T) {
 		s := newStore(t)
 		ctx := testCtx(t)

@@ -219,6 +219,9 @@ func (s *JetStream) GetBlob(ctx context.Context, job string, ckpt uint64, ref Bl
 	if err := verifyBlob(job, ckpt, ref, data); err != nil {
 		return nil, err
 	}
+	if ref.Whole > 0 {
+		data = data[ref.Offset : ref.Offset+ref.Size]
+	}
 	return data, nil
 }
 

@@ -118,6 +118,9 @@ func (l *Local) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobRe
 	if err := verifyBlob(job, ckpt, ref, data); err != nil {
 		return nil, err
 	}
+	if ref.Whole > 0 {
+		data = data[ref.Offset : ref.Offset+ref.Size]
+	}
 	return data, nil
 }
 

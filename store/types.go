@@ -3,10 +3,22 @@ package store
 import "context"
 
 // BlobRef names a stored blob and how to verify it.
+//
+// A ref may name a section of a larger blob (Whole > 0): the bytes
+// [Offset, Offset+Size) of an object of Whole bytes. A task writes all its key
+// groups as sections of one blob, so a checkpoint costs one fsync per task while
+// any subset of key groups can still be loaded and verified on its own.
 type BlobRef struct {
 	Name   string `msgpack:"name"` // e.g. "op-count/3/kg-17" (store-relative, per checkpoint)
 	Size   int64  `msgpack:"size"`
-	CRC32C uint32 `msgpack:"crc"` // Castagnoli
+	CRC32C uint32 `msgpack:"crc"` // Castagnoli, of the Size bytes this ref names
+	Offset int64  `msgpack:"off,omitempty"`
+	Whole  int64  `msgpack:"whole,omitempty"` // size of the whole object when this is a section
+}
+
+// Section returns the ref of bytes [off, off+len(part)) of the blob whole.
+func Section(whole BlobRef, off int64, part []byte) BlobRef {
+	return BlobRef{Name: whole.Name, Size: int64(len(part)), CRC32C: Checksum(part), Offset: off, Whole: whole.Size}
 }
 
 // ChannelBlob is the captured in-flight data of one input channel of a task.

@@ -78,8 +78,11 @@ func isPriority(m any) bool {
 
 // PostUserMessage queues a user message in its lane and schedules the mailbox.
 // Like protoactor's default mailbox, the messages of an actor.MessageBatch
-// are posted one by one before the batch itself.
+// are posted one by one before the batch itself. A nil message is dropped.
 func (m *mailbox) PostUserMessage(msg any) {
+	if msg == nil {
+		return
+	}
 	if batch, ok := msg.(actor.MessageBatch); ok {
 		for _, b := range batch.GetMessages() {
 			m.PostUserMessage(b)
@@ -115,8 +118,12 @@ func (m *mailbox) PostUserMessage(msg any) {
 	m.schedule()
 }
 
-// PostSystemMessage queues a system message and schedules the mailbox.
+// PostSystemMessage queues a system message and schedules the mailbox. A nil
+// message is dropped.
 func (m *mailbox) PostSystemMessage(msg any) {
+	if msg == nil {
+		return
+	}
 	for _, mw := range m.middlewares {
 		mw.MessagePosted(msg)
 	}
@@ -156,6 +163,7 @@ func (m *mailbox) schedule() {
 func (m *mailbox) processMessages() {
 	for {
 		m.run()
+		m.batch.shrink() // still the only goroutine running the mailbox
 		m.status.Store(idle)
 		sys := m.sysMessages.Load()
 		user := m.userMessages.Load()
@@ -243,6 +251,7 @@ func (m *mailbox) popUser() any {
 			m.prioMessages.Add(-1)
 			m.userMessages.Add(-1)
 		}
+		m.priority.shrink()
 		m.mu.Unlock()
 		if msg != nil {
 			if m.stats != nil {

@@ -253,3 +253,44 @@ func TestSmallThroughputDeliversEverything(t *testing.T) {
 		}
 	}
 }
+
+// postingInvoker posts a barrier into the mailbox while handling data(0), when
+// the rest of the data has already been taken into the consumer's batch.
+type postingInvoker struct {
+	recorder
+	mb *mailbox
+}
+
+func (p *postingInvoker) InvokeUserMessage(m any) {
+	p.recorder.InvokeUserMessage(m)
+	if m == data(0) {
+		p.mb.PostUserMessage(barrier(1))
+		p.mb.PostUserMessage(data(100))
+	}
+}
+
+func TestPriorityOvertakesConsumerBatch(t *testing.T) {
+	mb := New()().(*mailbox)
+	inv := &postingInvoker{mb: mb}
+	d := &manual{throughput: 300}
+	mb.RegisterHandlers(inv, d)
+	for i := 0; i < 4; i++ {
+		mb.PostUserMessage(data(i))
+	}
+	d.runAll()
+	want := []any{data(0), barrier(1), data(1), data(2), data(3), data(100)}
+	if !slices.Equal(inv.log, want) {
+		t.Fatalf("delivered %v, want %v", inv.log, want)
+	}
+}
+
+func TestNilMessagesDropped(t *testing.T) {
+	mb, rec, d := newTestMailbox()
+	mb.PostUserMessage(nil)
+	mb.PostSystemMessage(nil)
+	mb.PostUserMessage(data(1))
+	d.runAll()
+	if !slices.Equal(rec.log, []any{data(1)}) || mb.UserMessageCount() != 0 {
+		t.Fatalf("delivered %v, %d still queued", rec.log, mb.UserMessageCount())
+	}
+}

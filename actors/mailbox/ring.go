@@ -38,11 +38,17 @@ func (r *ring) pop() any {
 	r.n--
 	if r.n == 0 {
 		r.head = 0
-		if false && len(r.buf) > 64*r.min {
-			r.buf = make([]any, r.min) // give a burst's memory back
-		}
 	}
 	return m
+}
+
+// shrink gives a burst's memory back: an empty ring much larger than its
+// initial capacity goes back to that capacity.
+func (r *ring) shrink() {
+	if r.n == 0 && len(r.buf) > 64*r.min {
+		r.buf = make([]any, r.min)
+		r.head = 0
+	}
 }
 
 func (r *ring) len() int { return r.n }

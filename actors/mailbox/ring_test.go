@@ -41,6 +41,9 @@ func TestRingMatchesSliceModel(t *testing.T) {
 				}
 				continue
 			}
+			if rng.IntN(50) == 0 {
+				r.shrink()
+			}
 			got := r.pop()
 			if len(model) == 0 {
 				if got != nil {
@@ -76,6 +79,7 @@ func TestRingShrinksAfterBurst(t *testing.T) {
 			t.Fatalf("pop = %v, want %d", got, i)
 		}
 	}
+	r.shrink()
 	if len(r.buf) != 4 {
 		t.Fatalf("capacity after burst = %d, want 4", len(r.buf))
 	}

@@ -14,6 +14,12 @@ type TaskInfo struct {
 	MaxParallelism int
 	// KeyGroups lists the key groups this instance owns (keyed operators only).
 	KeyGroups []int
+	// Checkpointing is true when the job takes checkpoints (sinks then stage
+	// output and make it visible only for completed checkpoints).
+	Checkpointing bool
+	// Restoring is true when the task resumes from a checkpoint (RestoreState
+	// follows Open).
+	Restoring bool
 }
 
 // Instance is the runtime side of one task of an operator. Concrete instances also
@@ -57,6 +63,8 @@ type Sink interface {
 
 // Snapshot is the state of one operator instance at a checkpoint.
 type Snapshot struct {
+	// CheckpointID is the checkpoint the state belongs to.
+	CheckpointID uint64
 	// KeyGroups maps key group → encoded state of that group (keyed operators).
 	KeyGroups map[int][]byte
 	// Operator is non-keyed operator state (may be nil).

@@ -1,0 +1,57 @@
+package actors
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/barriers"
+	"github.com/weirstream/weir/store"
+)
+
+// CheckpointOptions turn checkpoints on for a job. The zero value takes none.
+type CheckpointOptions struct {
+	// Mode is barriers.Aligned or barriers.Unaligned; 0 takes no checkpoints.
+	Mode barriers.Mode
+	// Interval is the time between the end of one checkpoint and the next trigger.
+	Interval time.Duration
+	// Timeout aborts a checkpoint that is not complete after this long.
+	Timeout time.Duration
+	// AlignedTimeout > 0 (aligned mode) switches a checkpoint to unaligned after it.
+	AlignedTimeout time.Duration
+	// Retain is how many completed checkpoints are kept.
+	Retain int
+	// Store keeps the checkpoints.
+	Store store.Store
+	// Restore is the checkpoint to resume from, nil for a fresh start.
+	Restore *store.Manifest
+	// FirstID is the smallest id new checkpoints may use (ids of an earlier run
+	// are never reused); ignored when restoring (ids continue after Restore's).
+	FirstID uint64
+}
+
+// Enabled reports whether checkpoints are taken.
+func (c CheckpointOptions) Enabled() bool { return c.Mode != 0 }
+
+func (c CheckpointOptions) validate() error {
+	if !c.Enabled() {
+		if c.Restore != nil {
+			return fmt.Errorf("restore needs checkpoints enabled")
+		}
+		return nil
+	}
+	switch {
+	case c.Store == nil:
+		return fmt.Errorf("checkpoints need a store")
+	case c.Interval <= 0:
+		return fmt.Errorf("checkpoint interval %v must be positive", c.Interval)
+	case c.Timeout <= 0:
+		return fmt.Errorf("checkpoint timeout %v must be positive", c.Timeout)
+	case c.Retain < 1:
+		return fmt.Errorf("retain %d must be at least 1", c.Retain)
+	case c.AlignedTimeout < 0:
+		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
+	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:
+		return fmt.Errorf("aligned timeout needs aligned mode")
+	}
+	return nil
+}

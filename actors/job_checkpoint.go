@@ -1,0 +1,282 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/barriers"
+	"github.com/weirstream/weir/checkpoints"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/store"
+)
+
+// CheckpointStat describes one completed checkpoint.
+type CheckpointStat struct {
+	ID              uint64
+	Mode            string // aligned or unaligned (a timed-out aligned one is unaligned)
+	Duration        time.Duration
+	Alignment       time.Duration // longest alignment of any task
+	StateBytes      int64
+	InflightBytes   int64
+	InflightBuffers int64
+	Final           bool
+}
+
+// checkpointLog collects a job's completed checkpoints; safe for any goroutine.
+type checkpointLog struct {
+	mu    sync.Mutex
+	stats []CheckpointStat
+}
+
+func (l *checkpointLog) add(s CheckpointStat) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stats = append(l.stats, s)
+}
+
+// Checkpoints lists the job's completed checkpoints so far.
+func (j *Job) Checkpoints() []CheckpointStat {
+	j.ckptLog.mu.Lock()
+	defer j.ckptLog.mu.Unlock()
+	return append([]CheckpointStat(nil), j.ckptLog.stats...)
+}
+
+// jobCheckpoints is the coordinator's checkpoint side: the pure bookkeeping
+// state machine plus what the actor needs to carry out its actions.
+type jobCheckpoints struct {
+	coord       *checkpoints.Coordinator
+	acks        map[checkpoints.TaskID]*taskAckMsg
+	triggeredAt map[uint64]time.Time
+	final       bool // the final checkpoint completed
+	idle        int  // sources waiting for the final checkpoint
+	finalAsked  bool
+}
+
+// taskID names a task for the bookkeeping.
+func taskID(op *plan.Operator, instance int) checkpoints.TaskID {
+	return checkpoints.TaskID{Operator: op.Name, Instance: instance}
+}
+
+// startCheckpoints creates the bookkeeping once tasks are deployed.
+func (a *jobActor) startCheckpoints() error {
+	co := a.job.opts.Checkpoint
+	if !co.Enabled() {
+		return nil
+	}
+	var tasks []checkpoints.TaskID
+	for _, op := range a.job.Plan.Operators {
+		for i := 0; i < op.Parallelism; i++ {
+			tasks = append(tasks, taskID(op, i))
+		}
+	}
+	last := uint64(0)
+	if co.Restore != nil {
+		last = co.Restore.CheckpointID
+	} else if co.FirstID > 0 {
+		last = co.FirstID - 1
+	}
+	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks}, last, a.job.now())
+	if err != nil {
+		return fmt.Errorf("checkpoint coordinator: %w", err)
+	}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
+	a.job.uploads = newUploader(2, 2*len(tasks)+16)
+	return nil
+}
+
+// now is the job's logical clock.
+func (j *Job) now() time.Duration { return time.Since(j.started) }
+
+// onCheckpointMsg handles checkpoint traffic; it reports whether m was one.
+func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
+	if a.ckpt == nil {
+		switch m.(type) {
+		case *coordTickMsg:
+			return true
+		}
+		return false
+	}
+	c, now := a.ckpt, a.job.now()
+	var acts []checkpoints.Action
+	switch m := m.(type) {
+	case *coordTickMsg:
+		if c.final {
+			return true
+		}
+		acts = c.coord.Tick(now)
+	case *taskAckMsg:
+		op := a.job.Plan.Operators[m.op]
+		id := taskID(op, m.instance)
+		if pending, ok := c.coord.Pending(); ok && pending == m.id {
+			c.acks[id] = m
+		}
+		acts = c.coord.OnAck(m.id, id, now)
+	case *taskDeclineMsg:
+		op := a.job.Plan.Operators[m.op]
+		a.job.log.Warn().Uint64("checkpoint", m.id).Str("task", taskName(op, m.instance)).Str("reason", m.reason).Msg("task declined checkpoint")
+		acts = c.coord.OnDecline(m.id, taskID(op, m.instance), m.reason, now)
+	case *manifestDoneMsg:
+		if m.err != nil {
+			acts = c.coord.OnManifestFailed(m.id, m.err, now)
+		} else {
+			acts = c.coord.OnManifestWritten(m.id, now)
+		}
+	case *sourceIdleMsg:
+		c.idle++
+		if c.idle == a.sources() && !c.finalAsked {
+			c.finalAsked = true
+			a.job.log.Info().Msg("sources done: taking the final checkpoint")
+			acts = c.coord.RequestFinal(now)
+		}
+	default:
+		return false
+	}
+	a.carryOutCheckpoint(ctx, acts)
+	return true
+}
+
+// sources counts source task instances.
+func (a *jobActor) sources() int {
+	n := 0
+	for _, op := range a.job.Plan.Operators {
+		if op.Kind == plan.KindSource {
+			n += op.Parallelism
+		}
+	}
+	return n
+}
+
+// carryOutCheckpoint performs the bookkeeping's actions.
+func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Action) {
+	c := a.ckpt
+	for _, act := range acts {
+		switch act := act.(type) {
+		case checkpoints.Trigger:
+			clear(c.acks)
+			c.triggeredAt[act.ID] = time.Now()
+			a.job.log.Debug().Uint64("checkpoint", act.ID).Bool("final", act.Final).Msg("checkpoint triggered")
+			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final})
+		case checkpoints.WriteManifest:
+			a.writeManifest(ctx, act.ID)
+		case checkpoints.Completed:
+			a.recordCompleted(act)
+			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
+		case checkpoints.Aborted:
+			delete(c.triggeredAt, act.ID)
+			a.job.log.Warn().Uint64("checkpoint", act.ID).Str("reason", act.Reason).Msg("checkpoint aborted")
+			a.toAll(ctx, &checkpointAbortMsg{id: act.ID})
+		case checkpoints.Delete:
+			a.deleteCheckpoints(act.IDs)
+		case checkpoints.FinalDone:
+			c.final = true
+			a.toSources(ctx, &finishSourceMsg{})
+		case checkpoints.Ignored:
+			a.job.log.Debug().Uint64("checkpoint", act.ID).Str("task", act.Task.String()).Str("reason", act.Reason).Msg("checkpoint message ignored")
+		}
+	}
+}
+
+// writeManifest assembles the manifest from the acknowledgements and writes it
+// off the actor's goroutine.
+func (a *jobActor) writeManifest(ctx actor.Context, id uint64) {
+	p := a.job.Plan
+	m := &store.Manifest{Job: p.Name, CheckpointID: id, Fingerprint: p.Fingerprint(), MaxParallelism: p.MaxParallelism,
+		Parallelism: map[string]int{}, KeyGroups: map[string][]int32{}, Mode: a.modeName(id),
+		TriggeredUnixNano: a.ckpt.triggeredAt[id].UnixNano(), CompletedUnixNano: time.Now().UnixNano()}
+	for _, op := range p.Operators {
+		m.Parallelism[op.Name] = op.Parallelism
+		if op.Keyed {
+			owners := make([]int32, p.MaxParallelism)
+			for g := range owners {
+				owners[g] = int32(keygroups.OwnerOf(g, p.MaxParallelism, op.Parallelism))
+			}
+			m.KeyGroups[op.Name] = owners
+		}
+		for i := 0; i < op.Parallelism; i++ {
+			ack := a.ckpt.acks[taskID(op, i)]
+			if ack == nil {
+				ctx.Send(ctx.Self(), &manifestDoneMsg{id: id, err: fmt.Errorf("no acknowledgement from %s", taskName(op, i))})
+				return
+			}
+			m.Tasks = append(m.Tasks, ack.snap)
+		}
+	}
+	st, self, root := a.job.opts.Checkpoint.Store, ctx.Self(), ctx.ActorSystem().Root
+	a.job.uploads.submit(func(c context.Context) {
+		err := st.CommitManifest(c, m)
+		root.Send(self, &manifestDoneMsg{id: id, err: err})
+	})
+}
+
+// modeName is the mode checkpoint id ran in (from the acks).
+func (a *jobActor) modeName(id uint64) string {
+	for _, ack := range a.ckpt.acks {
+		if ack.id == id && ack.unaligned {
+			return barriers.Unaligned.String()
+		}
+	}
+	return barriers.Aligned.String()
+}
+
+// recordCompleted logs a completed checkpoint and keeps its metrics.
+func (a *jobActor) recordCompleted(act checkpoints.Completed) {
+	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final}
+	if t, ok := a.ckpt.triggeredAt[act.ID]; ok {
+		s.Duration = time.Since(t)
+		delete(a.ckpt.triggeredAt, act.ID)
+	}
+	for _, ack := range a.ckpt.acks {
+		if ack.id != act.ID {
+			continue
+		}
+		s.Alignment = max(s.Alignment, ack.alignment)
+		s.StateBytes += ack.stateB
+		s.InflightBytes += ack.inflightB
+		s.InflightBuffers += ack.buffers
+	}
+	a.job.ckptLog.add(s)
+	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
+		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).
+		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")
+}
+
+// deleteCheckpoints removes checkpoints beyond the retained ones.
+func (a *jobActor) deleteCheckpoints(ids []uint64) {
+	st, job, log := a.job.opts.Checkpoint.Store, a.job.Plan.Name, a.job.log
+	ids = append([]uint64(nil), ids...)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	a.job.uploads.submit(func(c context.Context) {
+		for _, id := range ids {
+			if err := st.Delete(c, job, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+				log.Warn().Err(err).Uint64("checkpoint", id).Msg("delete old checkpoint")
+			}
+		}
+	})
+}
+
+// toSources sends m to every source task.
+func (a *jobActor) toSources(ctx actor.Context, m any) {
+	for _, op := range a.job.Plan.Operators {
+		if op.Kind == plan.KindSource {
+			for _, pid := range a.tasks[op.ID] {
+				ctx.Send(pid, m)
+			}
+		}
+	}
+}
+
+// toAll sends m to every task.
+func (a *jobActor) toAll(ctx actor.Context, m any) {
+	for _, row := range a.tasks {
+		for _, pid := range row {
+			ctx.Send(pid, m)
+		}
+	}
+}

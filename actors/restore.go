@@ -1,0 +1,144 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/inflight"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/store"
+)
+
+// restoreTimeout bounds reading one task's state from the store.
+const restoreTimeout = 2 * time.Minute
+
+// CheckRestorable reports whether manifest m can be restored into plan p, and
+// says exactly what differs when it cannot.
+func CheckRestorable(p *plan.Job, m *store.Manifest) error {
+	if m.Job != p.Name {
+		return fmt.Errorf("checkpoint %d belongs to job %q, not %q", m.CheckpointID, m.Job, p.Name)
+	}
+	if m.Fingerprint != p.Fingerprint() {
+		return fmt.Errorf("checkpoint %d was taken from a different graph (fingerprint %s, this graph %s)", m.CheckpointID, m.Fingerprint, p.Fingerprint())
+	}
+	if m.MaxParallelism != p.MaxParallelism {
+		return fmt.Errorf("checkpoint %d has maxParallelism %d, the job %d", m.CheckpointID, m.MaxParallelism, p.MaxParallelism)
+	}
+	for _, op := range p.Operators {
+		if got := m.Parallelism[op.Name]; got != op.Parallelism {
+			return fmt.Errorf("checkpoint %d ran operator %q at parallelism %d, now %d (restore at the same parallelism)", m.CheckpointID, op.Name, got, op.Parallelism)
+		}
+	}
+	return nil
+}
+
+// findTaskSnapshot returns the manifest's part for one task instance.
+func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSnapshot, bool) {
+	for i := range m.Tasks {
+		if m.Tasks[i].Operator == op && m.Tasks[i].Instance == instance {
+			return &m.Tasks[i], true
+		}
+	}
+	return nil, false
+}
+
+// restore loads the task's state from the checkpoint being restored: key
+// groups it owns, operator state, source offset and channel state to replay.
+func (t *task) restore() error {
+	m := t.job.opts.Checkpoint.Restore
+	if m == nil {
+		return nil
+	}
+	wrap := func(what string, err error) error {
+		return fmt.Errorf("restore checkpoint %d, task %s, %s: %w", m.CheckpointID, t.name, what, err)
+	}
+	ts, ok := findTaskSnapshot(m, t.op.Name, t.instance)
+	if !ok {
+		return wrap("manifest", fmt.Errorf("no entry for this task"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	st := t.job.opts.Checkpoint.Store
+	get := func(ref store.BlobRef) ([]byte, error) { return st.GetBlob(ctx, m.Job, m.CheckpointID, ref) }
+
+	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
+	if t.op.Keyed {
+		groups, err := t.ownedGroups()
+		if err != nil {
+			return wrap("key groups", err)
+		}
+		snap.KeyGroups = map[int][]byte{}
+		for _, g := range groups {
+			ref, ok := findGroup(m, t.op.Name, g)
+			if !ok {
+				continue // the group had no state
+			}
+			data, err := get(ref)
+			if err != nil {
+				return wrap(fmt.Sprintf("key group %d", g), err)
+			}
+			snap.KeyGroups[g] = data
+		}
+	}
+	if ts.OperatorState != nil {
+		data, err := get(*ts.OperatorState)
+		if err != nil {
+			return wrap("operator state", err)
+		}
+		snap.Operator = data
+	}
+	if s, ok := t.inst.(plan.Stateful); ok {
+		if err := s.RestoreState(snap); err != nil {
+			return wrap("operator", err)
+		}
+	}
+	if t.src != nil {
+		if err := t.src.SeekTo(ts.SourceOffset); err != nil {
+			return wrap(fmt.Sprintf("source offset %d", ts.SourceOffset), err)
+		}
+	}
+	for _, cb := range ts.Channels {
+		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
+			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
+		}
+		data, err := get(cb.Blob)
+		if err != nil {
+			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
+		}
+		c := t.in.chans[cb.Input]
+		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data)
+		if err != nil {
+			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
+		}
+		for _, b := range batches {
+			c.replay = append(c.replay, &Buffer{Seq: b.Seq, Records: b.Records})
+		}
+	}
+	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
+		Int("channels", len(ts.Channels)).Int64("offset", ts.SourceOffset).Msg("task restored")
+	return nil
+}
+
+// ownedGroups is the key groups this keyed task owns.
+func (t *task) ownedGroups() ([]int, error) {
+	table, err := keygroups.Contiguous(t.job.Plan.MaxParallelism, t.op.Parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return table.GroupsOf(t.instance), nil
+}
+
+// findGroup finds key group g of operator op in any task of the manifest.
+func findGroup(m *store.Manifest, op string, g int) (store.BlobRef, bool) {
+	for i := range m.Tasks {
+		if m.Tasks[i].Operator != op {
+			continue
+		}
+		if ref, ok := m.Tasks[i].KeyGroups[g]; ok {
+			return ref, true
+		}
+	}
+	return store.BlobRef{}, false
+}

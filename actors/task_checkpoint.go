@@ -1,0 +1,287 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/barriers"
+	"github.com/weirstream/weir/inflight"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
+)
+
+// taskCheckpoint is a task's part of the checkpoint in progress.
+type taskCheckpoint struct {
+	id       uint64
+	snap     plan.Snapshot
+	offset   int64
+	captured [][]*Buffer // per input: channel state, in order
+}
+
+// newAligner makes the barrier aligner of a task with inputs, or nil.
+func (t *task) newAligner() error {
+	co := t.job.opts.Checkpoint
+	if !co.Enabled() || len(t.in.chans) == 0 {
+		return nil
+	}
+	// The aligner always starts aligned: in unaligned mode barriers arrive
+	// overtaking and switch each checkpoint to unaligned at its first barrier,
+	// while the final checkpoint's in-order barriers still align.
+	a, err := barriers.NewAligner(barriers.Config{Inputs: len(t.in.chans), Mode: barriers.Aligned, AlignedTimeout: co.AlignedTimeout})
+	if err != nil {
+		return fmt.Errorf("barrier aligner: %w", err)
+	}
+	t.aligner = a
+	return nil
+}
+
+// now is the task's logical clock for the aligner.
+func (t *task) now() time.Duration { return time.Since(t.job.started) }
+
+// onTrigger starts checkpoint id at a source: snapshot, barrier, done.
+func (t *task) onTrigger(ctx actor.Context, id uint64, final bool) {
+	if t.finished {
+		return
+	}
+	unaligned := t.job.opts.Checkpoint.Mode == barriers.Unaligned && !final
+	t.takeSnapshot(id)
+	t.out.barrier(ctx, id, unaligned)
+	t.completeCheckpoint(ctx, id, 0, unaligned)
+}
+
+// onBarrier feeds a delivered barrier to the aligner and carries out its actions.
+func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overtook bool, overtaken []*Buffer) {
+	if t.aligner == nil {
+		t.fail(fmt.Errorf("barrier %d on input %d but checkpoints are off", id, input))
+	}
+	acts, err := t.aligner.OnBarrier(input, id, lastSeq, overtook, t.now())
+	if err != nil {
+		t.fail(fmt.Errorf("barrier %d on input %d: %w", id, input, err))
+	}
+	t.carryOut(ctx, acts, overtaken)
+}
+
+// carryOut performs the aligner's actions in order.
+func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*Buffer) {
+	for _, a := range acts {
+		switch a := a.(type) {
+		case barriers.Snapshot:
+			t.takeSnapshot(a.ID)
+		case barriers.ForwardBarrier:
+			t.out.barrier(ctx, a.ID, a.Unaligned)
+		case barriers.CaptureOvertaken:
+			if t.ckpt == nil || t.ckpt.id != a.ID {
+				t.fail(fmt.Errorf("capture for checkpoint %d without its snapshot", a.ID))
+			}
+			for _, b := range overtaken {
+				if b.Seq > a.AfterSeq {
+					t.ckpt.captured[a.Input] = append(t.ckpt.captured[a.Input], b)
+				}
+			}
+		case barriers.Unblock:
+			for _, i := range a.Inputs {
+				ctx.Send(t.in.chans[i].pid, &unblockMsg{id: a.ID})
+			}
+		case barriers.SwitchToUnaligned:
+			for _, i := range a.Inputs {
+				ctx.Send(t.in.chans[i].pid, &switchUnalignedMsg{id: a.ID})
+			}
+		case barriers.StartTimer:
+			t.startAlignTimer(ctx, a.ID, a.At)
+		case barriers.Complete:
+			t.completeCheckpoint(ctx, a.ID, a.AlignmentDuration, a.Unaligned)
+		case barriers.Aborted:
+			if t.ckpt != nil && t.ckpt.id == a.ID {
+				t.ckpt = nil
+			}
+		case barriers.Ignored:
+			t.log.Debug().Uint64("checkpoint", a.ID).Int("input", a.Input).Msg("stale barrier ignored")
+		}
+	}
+}
+
+// startAlignTimer fires alignTimeoutMsg for id at logical time at.
+func (t *task) startAlignTimer(ctx actor.Context, id uint64, at time.Duration) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	timer := time.AfterFunc(at-t.now(), func() { root.Send(self, &alignTimeoutMsg{id: id}) })
+	t.timers = append(t.timers, timer)
+}
+
+// stopTimers cancels pending aligner timers.
+func (t *task) stopTimers() {
+	for _, tm := range t.timers {
+		tm.Stop()
+	}
+	t.timers = nil
+}
+
+// takeSnapshot captures operator state and source offset for checkpoint id.
+// Restored channel state not yet replayed belongs to the new checkpoint first.
+func (t *task) takeSnapshot(id uint64) {
+	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
+	if st, ok := t.inst.(plan.Stateful); ok {
+		snap, err := st.SnapshotState(id)
+		if err != nil {
+			t.fail(fmt.Errorf("snapshot for checkpoint %d: %w", id, err))
+		}
+		ck.snap = snap
+	}
+	if t.src != nil {
+		ck.offset = t.src.Offset()
+	}
+	for i, c := range t.in.chans {
+		ck.captured[i] = append(ck.captured[i], c.replay...)
+	}
+	t.ckpt = ck
+}
+
+// captureIfNeeded records a buffer taken after the snapshot and before its
+// input's barrier.
+func (t *task) captureIfNeeded(input int, b *Buffer) {
+	if t.aligner == nil {
+		return
+	}
+	capture, err := t.aligner.OnBuffer(input, b.Seq)
+	if err != nil {
+		t.fail(fmt.Errorf("input %d: %w", input, err))
+	}
+	if capture && t.ckpt != nil {
+		t.ckpt.captured[input] = append(t.ckpt.captured[input], b)
+	}
+}
+
+// completeCheckpoint encodes the task's part of checkpoint id and hands it to
+// the job's uploader, which stores it and acknowledges to the coordinator.
+func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.Duration, unaligned bool) {
+	ck := t.ckpt
+	t.ckpt = nil
+	if ck == nil || ck.id != id {
+		t.fail(fmt.Errorf("checkpoint %d completed without its snapshot", id))
+	}
+	blob, snap, stats, err := t.encodeCheckpoint(ck)
+	ack := &taskAckMsg{id: id, op: t.op.ID, instance: t.instance, alignment: alignment, unaligned: unaligned,
+		stateB: stats.stateBytes, inflightB: stats.inflightBytes, buffers: stats.buffers}
+	job, root := t.job, ctx.ActorSystem().Root
+	jobPID := ctx.Parent()
+	if err != nil {
+		root.Send(jobPID, &taskDeclineMsg{id: id, op: t.op.ID, instance: t.instance, reason: err.Error()})
+		return
+	}
+	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
+	job.uploads.submit(func(c context.Context) {
+		ref, err := job.opts.Checkpoint.Store.PutBlob(c, job.Plan.Name, id, name, blob.bytes)
+		if err != nil {
+			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
+			return
+		}
+		ack.snap = blob.refs(ref, snap)
+		root.Send(jobPID, ack)
+	})
+}
+
+// checkpointStats are the sizes reported with an acknowledgement.
+type checkpointStats struct {
+	stateBytes, inflightBytes, buffers int64
+}
+
+// taskBlob is one task's checkpoint data as sections of one blob.
+type taskBlob struct {
+	bytes    []byte
+	groups   map[int][2]int64 // key group → [offset, size]
+	operator *[2]int64
+	channels []channelSection
+}
+
+type channelSection struct {
+	input, buffers, records int
+	off, size               int64
+}
+
+func (b *taskBlob) add(part []byte) [2]int64 {
+	off := int64(len(b.bytes))
+	b.bytes = append(b.bytes, part...)
+	return [2]int64{off, int64(len(part))}
+}
+
+// refs turns the sections into manifest references of the stored blob.
+func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.TaskSnapshot {
+	sec := func(s [2]int64) store.BlobRef {
+		return store.Section(whole, s[0], b.bytes[s[0]:s[0]+s[1]])
+	}
+	if len(b.groups) > 0 {
+		snap.KeyGroups = make(map[int]store.BlobRef, len(b.groups))
+		for g, s := range b.groups {
+			snap.KeyGroups[g] = sec(s)
+		}
+	}
+	if b.operator != nil {
+		ref := sec(*b.operator)
+		snap.OperatorState = &ref
+	}
+	for _, c := range b.channels {
+		snap.Channels = append(snap.Channels, store.ChannelBlob{Input: c.input, Blob: sec([2]int64{c.off, c.size}), Buffers: c.buffers, Records: c.records})
+	}
+	return snap
+}
+
+// encodeCheckpoint lays out key groups, operator state and channel state.
+func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapshot, checkpointStats, error) {
+	var st checkpointStats
+	b := &taskBlob{groups: map[int][2]int64{}}
+	snap := store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: ck.offset}
+	groups := make([]int, 0, len(ck.snap.KeyGroups))
+	for g := range ck.snap.KeyGroups {
+		groups = append(groups, g)
+	}
+	sort.Ints(groups)
+	for _, g := range groups {
+		b.groups[g] = b.add(ck.snap.KeyGroups[g])
+	}
+	if ck.snap.Operator != nil {
+		s := b.add(ck.snap.Operator)
+		b.operator = &s
+	}
+	st.stateBytes = int64(len(b.bytes))
+	for i, bufs := range ck.captured {
+		if len(bufs) == 0 {
+			continue
+		}
+		batches := make([]inflight.Batch, len(bufs))
+		for k, buf := range bufs {
+			batches[k] = inflight.Batch{Seq: buf.Seq, Records: buf.Records}
+		}
+		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
+		data, records, err := inflight.Encode(codec, batches)
+		if err != nil {
+			return nil, snap, st, fmt.Errorf("channel state of input %d: %w", i, err)
+		}
+		s := b.add(data)
+		b.channels = append(b.channels, channelSection{input: i, buffers: len(bufs), records: records, off: s[0], size: s[1]})
+		st.inflightBytes += s[1]
+		st.buffers += int64(len(bufs))
+	}
+	return b, snap, st, nil
+}
+
+// onCheckpointDone lets two-phase sinks commit what checkpoint id covers.
+func (t *task) onCheckpointDone(id uint64) {
+	if s, ok := t.inst.(plan.TwoPhaseSink); ok {
+		if err := s.CommitCheckpoint(id); err != nil {
+			t.fail(fmt.Errorf("commit checkpoint %d: %w", id, err))
+		}
+	}
+}
+
+// onCheckpointAbort drops the task's part of checkpoint id.
+func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
+	if t.aligner != nil {
+		t.carryOut(ctx, t.aligner.Abort(id), nil)
+	}
+	if t.ckpt != nil && t.ckpt.id <= id {
+		t.ckpt = nil
+	}
+}

@@ -1,0 +1,61 @@
+package weir
+
+import (
+	"fmt"
+	"time"
+)
+
+// CheckpointMode says how barriers travel.
+type CheckpointMode string
+
+const (
+	// CheckpointNone takes no checkpoints.
+	CheckpointNone CheckpointMode = "none"
+	// CheckpointAligned blocks each input at its barrier until all inputs have it.
+	CheckpointAligned CheckpointMode = "aligned"
+	// CheckpointUnaligned lets barriers overtake queued data, which is stored with
+	// the checkpoint.
+	CheckpointUnaligned CheckpointMode = "unaligned"
+)
+
+// ParseCheckpointMode parses none, aligned or unaligned.
+func ParseCheckpointMode(s string) (CheckpointMode, error) {
+	switch m := CheckpointMode(s); m {
+	case CheckpointNone, CheckpointAligned, CheckpointUnaligned:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown checkpoint mode %q (want none, aligned or unaligned)", s)
+}
+
+// CheckpointConfig configures checkpoints of a run.
+type CheckpointConfig struct {
+	Mode CheckpointMode
+	// Interval is the time between the end of one checkpoint and the next trigger.
+	Interval time.Duration
+	// Timeout aborts a checkpoint that is not complete after this long.
+	Timeout time.Duration
+	// AlignedTimeout > 0 (with Aligned) switches a checkpoint to unaligned after it.
+	AlignedTimeout time.Duration
+	// Retain is how many completed checkpoints are kept.
+	Retain int
+	// StateDir is the local directory of the snapshot store.
+	StateDir string
+}
+
+// DefaultCheckpointConfig is what `node run` uses unless told otherwise.
+func DefaultCheckpointConfig() CheckpointConfig {
+	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, StateDir: "./weir-state"}
+}
+
+// CheckpointStat describes one completed checkpoint of a run.
+type CheckpointStat struct {
+	ID              uint64        `json:"id"`
+	Mode            string        `json:"mode"`
+	Duration        time.Duration `json:"-"`
+	DurationMs      float64       `json:"duration_ms"`
+	AlignmentMs     float64       `json:"alignment_ms"`
+	StateBytes      int64         `json:"state_bytes"`
+	InflightBytes   int64         `json:"inflight_bytes"`
+	InflightBuffers int64         `json:"inflight_buffers"`
+	Final           bool          `json:"final,omitempty"`
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir"
+)
+
+// progressInterval is how often a running job logs its progress.
+const progressInterval = 2 * time.Second
+
+// run is `node run JOB [flags]`.
+func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newRunFlagSet(&f)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		r.writeRunUsage(stdout)
+		return nil
+	}
+	if err != nil {
+		return usagef("run: %s (run 'node run --help' for the flags)", doubleDash(err))
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	switch {
+	case len(pos) == 0:
+		return usagef("run: no job named (known: %s)", r.jobNames())
+	case len(pos) > 1:
+		return usagef("run: unexpected argument %q after job %q", pos[1], pos[0])
+	}
+	entry, ok := r.job(pos[0])
+	if !ok {
+		return usagef("unknown job %q (known: %s)", pos[0], r.jobNames())
+	}
+	if err := f.finish(); err != nil {
+		return usagef("run %s: %v", entry.name, err)
+	}
+	job, err := entry.build(f.params)
+	if err != nil {
+		return usagef("run %s: %v", entry.name, err)
+	}
+	if job == nil || job.Graph == nil {
+		return fmt.Errorf("run %s: the job's builder returned no graph", entry.name)
+	}
+	if f.params.Out != "" && f.restore == "" {
+		if err := truncate(f.params.Out); err != nil {
+			return fmt.Errorf("run %s: %w", entry.name, err)
+		}
+	}
+	level, _ := f.level() // checked by finish
+	log := newLogger(stderr, level, f.pretty).With().Str("job", entry.name).Logger()
+	opts := []weir.RunOption{
+		weir.WithLogger(log),
+		weir.WithProgress(progressInterval),
+		weir.WithRuntime(f.runtimeOptions()),
+		weir.WithCheckpoints(f.checkpointConfig()),
+	}
+	if f.duration > 0 {
+		opts = append(opts, weir.WithDuration(f.duration))
+	}
+	if f.restore != "" {
+		opts = append(opts, weir.WithRestore(f.restore))
+	}
+	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
+		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
+	res, err := weir.Run(ctx, job.Graph, opts...)
+	if err != nil {
+		log.Error().Err(err).Msg("job failed")
+		return fmt.Errorf("job %s failed: %w", entry.name, err)
+	}
+	sum := NewSummary(res, f.params.Parallelism)
+	log.Info().Int64("records_in", sum.RecordsIn).Int64("records_out", sum.RecordsOut).
+		Float64("duration_s", sum.DurationS).Float64("records_per_s", sum.RecordsPerS).
+		Int("checkpoints", len(sum.Checkpoints)).Msg("run summary")
+	if f.json {
+		if err := sum.WriteJSON(stdout); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		return nil
+	}
+	if err := sum.WriteText(stdout); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	if job.Report != nil {
+		if err := job.Report(stdout); err != nil {
+			return fmt.Errorf("job %s report: %w", entry.name, err)
+		}
+	}
+	return nil
+}
+
+// doubleDash spells the flag package's "-name" as "--name", as the help does.
+func doubleDash(err error) string {
+	r := strings.NewReplacer("defined: -", "defined: --", "flag -", "flag --", "argument: -", "argument: --")
+	return r.Replace(err.Error())
+}
+
+// truncate empties (or creates) the output file so a fresh run does not append
+// to an old one.
+func truncate(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("truncate output file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("truncate output file: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir"
+)
+
+// runFlags are the parsed flags of `node run`.
+type runFlags struct {
+	params   JobParams
+	duration time.Duration
+	json     bool
+	pretty   bool
+	logLevel string
+
+	batchSize       int
+	channelCapacity int
+	flushInterval   time.Duration
+
+	checkpointMode     string
+	checkpointInterval time.Duration
+	checkpointTimeout  time.Duration
+	alignedTimeout     time.Duration
+	retain             int
+	stateDir           string
+	restore            string
+
+	// set records which flags the command line gave explicitly.
+	set map[string]bool
+}
+
+// Defaults of `node run` that are not taken from the root package.
+const (
+	defaultParallelism = 2
+	defaultRecords     = 1_000_000
+	defaultKeys        = 1000
+	defaultSeed        = 1
+)
+
+// newRunFlagSet declares the flags of `node run` into f.
+func newRunFlagSet(f *runFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("node run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by the caller in one line
+	fs.Usage = func() {}
+	cp := weir.DefaultCheckpointConfig()
+
+	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
+	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate; -1 for unbounded (also the default with --duration)")
+	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
+	fs.StringVar(&f.params.Out, "out", "", "write output records as JSON lines to `FILE` (truncated first unless --restore)")
+	fs.Float64Var(&f.params.SleepMs, "sleep-ms", 0, "average sleep per record in the job's slow stage, in `ms` (e.g. 0.01)")
+	fs.Int64Var(&f.params.Seed, "seed", defaultSeed, "seed of generated data (wordcount)")
+	fs.DurationVar(&f.duration, "duration", 0, "end the sources after this long and drain the job (e.g. 30s); 0 for no limit")
+	fs.BoolVar(&f.json, "json", false, "print the final summary as one JSON object on stdout")
+	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+
+	fs.IntVar(&f.batchSize, "batch-size", 0, "most records in one buffer (0: runtime default)")
+	fs.IntVar(&f.channelCapacity, "channel-capacity", 0, "most buffers a channel holds (0: runtime default)")
+	fs.DurationVar(&f.flushInterval, "flush-interval", 0, "seal a partly filled buffer after this long (0: runtime default)")
+
+	fs.StringVar(&f.checkpointMode, "checkpoint-mode", string(cp.Mode), "checkpoint mode: none, aligned or unaligned")
+	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", cp.Interval, "time between the end of one checkpoint and the next")
+	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
+	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long (0: never)")
+	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
+	fs.StringVar(&f.stateDir, "state-dir", cp.StateDir, "directory of the checkpoint store")
+	fs.StringVar(&f.restore, "restore", "", "resume from checkpoint `latest` or an ID in --state-dir")
+	return fs
+}
+
+// finish checks the parsed flags against each other and fills implied values.
+func (f *runFlags) finish() error {
+	p := &f.params
+	switch {
+	case p.Parallelism < 1:
+		return fmt.Errorf("--parallelism %d must be at least 1", p.Parallelism)
+	case p.Records < weir.Unbounded:
+		return fmt.Errorf("--records %d must be ≥ 0, or -1 for unbounded", p.Records)
+	case p.Keys < 1:
+		return fmt.Errorf("--keys %d must be at least 1", p.Keys)
+	case p.SleepMs < 0:
+		return fmt.Errorf("--sleep-ms %v must not be negative", p.SleepMs)
+	case f.duration < 0:
+		return fmt.Errorf("--duration %v must not be negative", f.duration)
+	case f.batchSize < 0:
+		return fmt.Errorf("--batch-size %d must not be negative", f.batchSize)
+	case f.channelCapacity < 0:
+		return fmt.Errorf("--channel-capacity %d must not be negative", f.channelCapacity)
+	case f.flushInterval < 0:
+		return fmt.Errorf("--flush-interval %v must not be negative", f.flushInterval)
+	}
+	if f.duration > 0 && !f.set["records"] {
+		p.Records = weir.Unbounded
+	}
+	if _, err := f.level(); err != nil {
+		return err
+	}
+	mode, err := weir.ParseCheckpointMode(f.checkpointMode)
+	if err != nil {
+		return fmt.Errorf("--checkpoint-mode: %w", err)
+	}
+	switch {
+	case mode != weir.CheckpointNone && f.checkpointInterval <= 0:
+		return fmt.Errorf("--checkpoint-interval %v must be positive", f.checkpointInterval)
+	case mode != weir.CheckpointNone && f.checkpointTimeout <= 0:
+		return fmt.Errorf("--checkpoint-timeout %v must be positive", f.checkpointTimeout)
+	case f.alignedTimeout < 0:
+		return fmt.Errorf("--aligned-timeout %v must not be negative", f.alignedTimeout)
+	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
+		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
+	case f.retain < 1:
+		return fmt.Errorf("--retain %d must be at least 1", f.retain)
+	case f.stateDir == "":
+		return fmt.Errorf("--state-dir must not be empty")
+	case f.restore != "" && mode == weir.CheckpointNone:
+		return fmt.Errorf("--restore needs checkpoints: drop --checkpoint-mode none")
+	}
+	if f.restore != "" && f.restore != "latest" {
+		if id, err := strconv.ParseUint(f.restore, 10, 64); err != nil || id == 0 {
+			return fmt.Errorf("--restore %q: want latest or a checkpoint id (a positive number)", f.restore)
+		}
+	}
+	return nil
+}
+
+// level parses --log-level.
+func (f *runFlags) level() (zerolog.Level, error) {
+	switch f.logLevel {
+	case "debug":
+		return zerolog.DebugLevel, nil
+	case "info":
+		return zerolog.InfoLevel, nil
+	case "warn":
+		return zerolog.WarnLevel, nil
+	case "error":
+		return zerolog.ErrorLevel, nil
+	}
+	return zerolog.NoLevel, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+}
+
+// checkpointConfig is the checkpoint configuration the flags describe.
+func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
+	return weir.CheckpointConfig{
+		Mode:           weir.CheckpointMode(f.checkpointMode),
+		Interval:       f.checkpointInterval,
+		Timeout:        f.checkpointTimeout,
+		AlignedTimeout: f.alignedTimeout,
+		Retain:         f.retain,
+		StateDir:       f.stateDir,
+	}
+}
+
+// runtimeOptions are the batching and flow-control options the flags describe.
+func (f *runFlags) runtimeOptions() weir.RuntimeOptions {
+	return weir.RuntimeOptions{BatchSize: f.batchSize, ChannelCapacity: f.channelCapacity, FlushInterval: f.flushInterval}
+}
+
+// parseInterleaved parses flags that may come before and after positional
+// arguments (`node run --json keycount --records 5`) and returns the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// fs.Parse stops at the first non-flag or after "--"; a "--" just consumed
+		// makes everything after it positional.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

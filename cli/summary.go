@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/weirstream/weir"
+)
+
+// Summary is the final report of a run, as `node run --json` prints it.
+type Summary struct {
+	Job         string  `json:"job"`
+	Parallelism int     `json:"parallelism"`
+	RecordsIn   int64   `json:"records_in"`
+	RecordsOut  int64   `json:"records_out"`
+	DurationS   float64 `json:"duration_s"`
+	RecordsPerS float64 `json:"records_per_s"`
+	// LatencyP50Ms and LatencyP99Ms are set when the job measured latency.
+	LatencyP50Ms *float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99Ms *float64 `json:"latency_p99_ms,omitempty"`
+	// Checkpoints are the checkpoints completed during the run (never null).
+	Checkpoints []weir.CheckpointStat `json:"checkpoints"`
+	// CheckpointMsP50 and CheckpointMsP95 are set when there were checkpoints.
+	CheckpointMsP50 *float64 `json:"checkpoint_ms_p50,omitempty"`
+	CheckpointMsP95 *float64 `json:"checkpoint_ms_p95,omitempty"`
+	// RestoredFrom is the checkpoint the run resumed from, when it did.
+	RestoredFrom uint64 `json:"restored_from,omitempty"`
+}
+
+// NewSummary summarises a run's result.
+func NewSummary(res *weir.Result, parallelism int) Summary {
+	s := Summary{
+		Job:          res.Job,
+		Parallelism:  parallelism,
+		RecordsIn:    res.RecordsIn,
+		RecordsOut:   res.RecordsOut,
+		DurationS:    round(res.Duration.Seconds(), 3),
+		RecordsPerS:  round(res.RecordsPerSecond(), 0),
+		Checkpoints:  res.Checkpoints,
+		RestoredFrom: res.RestoredFrom,
+	}
+	if s.Checkpoints == nil {
+		s.Checkpoints = []weir.CheckpointStat{}
+	}
+	if res.LatencyCount > 0 {
+		s.LatencyP50Ms = ptr(ms(res.LatencyP50))
+		s.LatencyP99Ms = ptr(ms(res.LatencyP99))
+	}
+	if len(res.Checkpoints) > 0 {
+		d := make([]float64, len(res.Checkpoints))
+		for i, c := range res.Checkpoints {
+			d[i] = c.DurationMs
+			if d[i] == 0 && c.Duration > 0 {
+				d[i] = ms(c.Duration)
+			}
+		}
+		s.CheckpointMsP50 = ptr(round(Percentile(d, 50), 3))
+		s.CheckpointMsP95 = ptr(round(Percentile(d, 95), 3))
+	}
+	return s
+}
+
+// Percentile is the nearest-rank p-th percentile (0 < p ≤ 100) of values, or 0
+// for none. values is not modified.
+func Percentile(values []float64, p float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	v := slices.Clone(values)
+	slices.Sort(v)
+	rank := int(math.Ceil(p / 100 * float64(len(v))))
+	rank = min(max(rank, 1), len(v))
+	return v[rank-1]
+}
+
+// WriteJSON writes the summary as one JSON object on one line.
+func (s Summary) WriteJSON(w io.Writer) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteText writes the summary for people.
+func (s Summary) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%s: %d records in, %d out in %.3fs (%.0f records/s, parallelism %d)\n",
+		s.Job, s.RecordsIn, s.RecordsOut, s.DurationS, s.RecordsPerS, s.Parallelism)
+	if err == nil && s.RestoredFrom != 0 {
+		_, err = fmt.Fprintf(w, "restored from checkpoint %d\n", s.RestoredFrom)
+	}
+	if err == nil && s.LatencyP50Ms != nil {
+		_, err = fmt.Fprintf(w, "latency: p50 %.3f ms, p99 %.3f ms\n", *s.LatencyP50Ms, *s.LatencyP99Ms)
+	}
+	if err == nil && s.CheckpointMsP50 != nil {
+		_, err = fmt.Fprintf(w, "checkpoints: %d completed, duration p50 %.3f ms, p95 %.3f ms\n",
+			len(s.Checkpoints), *s.CheckpointMsP50, *s.CheckpointMsP95)
+	}
+	return err
+}
+
+// ms is d in milliseconds, rounded to the microsecond.
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+
+// round rounds x to digits decimals.
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/samples/backpressure"
+	"github.com/weirstream/weir/samples/keycount"
+	"github.com/weirstream/weir/samples/wordcount"
+)
+
+// topWords is how many words wordcount's report lists.
+const topWords = 10
+
+// registerSamples registers the sample jobs with the command line.
+func registerSamples() {
+	cli.Register("keycount",
+		"keyed running count: record i has key i mod --keys; --out writes {key,count} JSON lines",
+		buildKeycount)
+	cli.RegisterJob("wordcount",
+		"word count over generated text (--records lines, 500-word Zipf vocabulary, --seed); prints the top 10 words, or --out writes {word,count} JSON lines",
+		buildWordcount)
+	cli.Register("backpressure",
+		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency",
+		buildBackpressure)
+}
+
+func buildKeycount(p cli.JobParams) (*weir.Graph, error) {
+	return keycount.Build(keycount.Config{
+		Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
+	})
+}
+
+func buildWordcount(p cli.JobParams) (*cli.Job, error) {
+	if p.SleepMs != 0 {
+		return nil, errors.New("wordcount has no slow stage: drop --sleep-ms")
+	}
+	cfg := wordcount.Config{Records: p.Records, Parallelism: p.Parallelism, Seed: p.Seed, Out: p.Out}
+	if p.Out == "" {
+		cfg.Tally = wordcount.NewTally()
+	}
+	g, err := wordcount.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	job := &cli.Job{Graph: g}
+	if cfg.Tally != nil {
+		job.Report = func(w io.Writer) error {
+			if _, err := fmt.Fprintf(w, "top %d words:\n", topWords); err != nil {
+				return err
+			}
+			for i, wc := range cfg.Tally.Top(topWords) {
+				if _, err := fmt.Fprintf(w, "%3d. %-8s %d\n", i+1, wc.Word, wc.Count); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return job, nil
+}
+
+func buildBackpressure(p cli.JobParams) (*weir.Graph, error) {
+	if p.Out != "" {
+		return nil, errors.New("backpressure writes no output records: drop --out")
+	}
+	return backpressure.Build(backpressure.Config{Records: p.Records, Parallelism: p.Parallelism, SleepMs: p.SleepMs})
+}

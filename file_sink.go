@@ -1,0 +1,331 @@
+package weir
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FileSink appends every record as a JSON line to the file at path (created if
+// missing); a key's lines keep their order.
+//
+// Without checkpoints it writes directly. With checkpoints it is two-phase and
+// runs as one instance: lines are staged in path+".staging/" per checkpoint and
+// appended to path only when the checkpoint completes. Each commit is recorded
+// in a small journal first (checkpoint id and the file's size before the
+// append), so a process killed in the middle of a commit leaves neither a
+// partial nor a repeated commit: the next start truncates to the recorded size
+// and appends again.
+func FileSink[T any](path string) func(int) Sink[T] {
+	return func(int) Sink[T] { return &fileSink[T]{path: path} }
+}
+
+// StagingDir is where a checkpointed FileSink for path stages its output.
+func StagingDir(path string) string { return path + ".staging" }
+
+type fileSink[T any] struct {
+	path     string
+	twoPhase bool
+	dir      string
+	f        *os.File // path (direct) or the staging file "current" (two-phase)
+	lw       lineWriter
+}
+
+const (
+	currentName = "current"
+	journalName = "commit-journal"
+	pendingPref = "pending-"
+)
+
+func (s *fileSink[T]) Open(info TaskInfo) error {
+	if !info.Checkpointing {
+		f, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("file sink %s[%d]: %w", info.Operator, info.Instance, err)
+		}
+		s.f, s.lw = f, lineWriter{w: f}
+		return nil
+	}
+	if info.Parallelism != 1 {
+		return fmt.Errorf("file sink %s: with checkpoints it runs as one instance, not %d", s.path, info.Parallelism)
+	}
+	s.twoPhase, s.dir = true, StagingDir(s.path)
+	if !info.Restoring {
+		// A fresh start: nothing staged by an earlier run belongs to this one.
+		if err := os.RemoveAll(s.dir); err != nil {
+			return fmt.Errorf("file sink %s: clear staging: %w", s.path, err)
+		}
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("file sink %s: staging dir: %w", s.path, err)
+	}
+	if err := s.finishJournal(); err != nil {
+		return err
+	}
+	return s.openCurrent()
+}
+
+// openCurrent starts an empty staging file for the next checkpoint's lines.
+func (s *fileSink[T]) openCurrent() error {
+	f, err := os.OpenFile(filepath.Join(s.dir, currentName), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("file sink %s: open staging file: %w", s.path, err)
+	}
+	s.f, s.lw = f, lineWriter{w: f}
+	return nil
+}
+
+func (s *fileSink[T]) Write(b []T) error {
+	for i := range b {
+		if err := s.lw.add(b[i]); err != nil {
+			return fmt.Errorf("file sink %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+func (s *fileSink[T]) Finish() error {
+	if err := s.lw.flush(); err != nil {
+		return fmt.Errorf("file sink %s: write: %w", s.path, err)
+	}
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("file sink %s: sync: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *fileSink[T]) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.lw.flush()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	return err
+}
+
+// PrepareCommit seals the lines since the last checkpoint as pending-<id>.
+func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
+	if err := s.Finish(); err != nil {
+		return nil, err
+	}
+	if err := s.f.Close(); err != nil {
+		return nil, fmt.Errorf("file sink %s: close staging file: %w", s.path, err)
+	}
+	s.f = nil
+	if err := os.Rename(filepath.Join(s.dir, currentName), filepath.Join(s.dir, pendingName(id))); err != nil {
+		return nil, fmt.Errorf("file sink %s: seal checkpoint %d: %w", s.path, id, err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return nil, fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	return nil, s.openCurrent()
+}
+
+// Commit appends every pending file up to id to the output, oldest first.
+func (s *fileSink[T]) Commit(id uint64) error {
+	ids, err := s.pending()
+	if err != nil {
+		return err
+	}
+	for _, k := range ids {
+		if k > id {
+			break
+		}
+		if err := s.commitOne(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Recover finishes what checkpoint id covers and drops what came after it.
+func (s *fileSink[T]) Recover(id uint64, _ []byte) error {
+	if !s.twoPhase {
+		return nil
+	}
+	if err := s.Commit(id); err != nil {
+		return err
+	}
+	ids, err := s.pending()
+	if err != nil {
+		return err
+	}
+	for _, k := range ids {
+		if k > id {
+			if err := os.Remove(filepath.Join(s.dir, pendingName(k))); err != nil {
+				return fmt.Errorf("file sink %s: drop uncommitted checkpoint %d: %w", s.path, k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// commitOne appends pending-k to the output under the journal.
+func (s *fileSink[T]) commitOne(k uint64) error {
+	size, err := fileSize(s.path)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	if err := s.writeJournal(k, size); err != nil {
+		return err
+	}
+	if err := s.appendPending(k, size); err != nil {
+		return err
+	}
+	return s.clearJournal(k)
+}
+
+// appendPending truncates the output to size and appends pending-k, durably.
+func (s *fileSink[T]) appendPending(k uint64, size int64) error {
+	src, err := os.Open(filepath.Join(s.dir, pendingName(k)))
+	if err != nil {
+		return fmt.Errorf("file sink %s: open pending checkpoint %d: %w", s.path, k, err)
+	}
+	defer src.Close()
+	out, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	defer out.Close()
+	if err := out.Truncate(size); err != nil {
+		return fmt.Errorf("file sink %s: truncate to %d: %w", s.path, size, err)
+	}
+	if _, err := out.Seek(size, io.SeekStart); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		return fmt.Errorf("file sink %s: append checkpoint %d: %w", s.path, k, err)
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("file sink %s: sync: %w", s.path, err)
+	}
+	return nil
+}
+
+// writeJournal durably records that checkpoint k is being committed onto an
+// output of size bytes.
+func (s *fileSink[T]) writeJournal(k uint64, size int64) error {
+	var rec [16]byte
+	binary.BigEndian.PutUint64(rec[:8], k)
+	binary.BigEndian.PutUint64(rec[8:], uint64(size))
+	tmp := filepath.Join(s.dir, journalName+".tmp")
+	if err := writeFileSync(tmp, rec[:]); err != nil {
+		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.dir, journalName)); err != nil {
+		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
+	}
+	return nil
+}
+
+// clearJournal ends checkpoint k's commit: its pending file goes, then the journal.
+func (s *fileSink[T]) clearJournal(k uint64) error {
+	if err := os.Remove(filepath.Join(s.dir, pendingName(k))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("file sink %s: remove committed checkpoint %d: %w", s.path, k, err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	if err := os.Remove(filepath.Join(s.dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("file sink %s: clear journal: %w", s.path, err)
+	}
+	return syncDir(s.dir)
+}
+
+// finishJournal completes a commit that a crash interrupted: if its pending
+// file is still there the append is redone from the recorded size.
+func (s *fileSink[T]) finishJournal() error {
+	data, err := os.ReadFile(filepath.Join(s.dir, journalName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("file sink %s: read journal: %w", s.path, err)
+	}
+	if len(data) != 16 {
+		return fmt.Errorf("file sink %s: journal %s is %d bytes, want 16: corrupt", s.path, filepath.Join(s.dir, journalName), len(data))
+	}
+	k, size := binary.BigEndian.Uint64(data[:8]), int64(binary.BigEndian.Uint64(data[8:]))
+	if _, err := os.Stat(filepath.Join(s.dir, pendingName(k))); err == nil {
+		if err := s.appendPending(k, size); err != nil {
+			return err
+		}
+	}
+	return s.clearJournal(k)
+}
+
+// pending lists the sealed, uncommitted checkpoint ids, ascending.
+func (s *fileSink[T]) pending() ([]uint64, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("file sink %s: list staging: %w", s.path, err)
+	}
+	var ids []uint64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, pendingPref) {
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimPrefix(name, pendingPref), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("file sink %s: unexpected staging file %q", s.path, name)
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}
+
+func pendingName(id uint64) string { return fmt.Sprintf("%s%020d", pendingPref, id) }
+
+func fileSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+// Package inflight encodes, stores and replays in-flight data: the buffers a
+// checkpoint barrier overtook, plus what a task took from an input after its
+// snapshot and before that input's barrier (DESIGN.md invariant 3). On restore
+// they are replayed before any new input, in their original order per channel.
+package inflight
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir/internal/plan"
+)
+
+// ErrCorrupt marks channel state that cannot be decoded.
+var ErrCorrupt = errors.New("corrupt channel state")
+
+// formatVersion is the first byte of every encoded channel state.
+const formatVersion = 1
+
+// Batch is one captured buffer: its sequence number on the channel and records.
+type Batch struct {
+	Seq     uint64
+	Records []any
+}
+
+// wireBatch is a Batch with its records encoded by the edge's codec.
+type wireBatch struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Seq      uint64
+	Data     []byte
+}
+
+// Encode turns one channel's captured buffers into bytes, in order. It returns
+// the encoding and the number of records.
+func Encode(codec plan.BatchCodec, batches []Batch) ([]byte, int, error) {
+	wire := make([]wireBatch, len(batches))
+	records := 0
+	for i, b := range batches {
+		data, err := codec.EncodeBatch(b.Records)
+		if err != nil {
+			return nil, 0, fmt.Errorf("encode captured buffer seq %d: %w", b.Seq, err)
+		}
+		wire[i] = wireBatch{Seq: b.Seq, Data: data}
+		records += len(b.Records)
+	}
+	body, err := msgpack.Marshal(wire)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode channel state: %w", err)
+	}
+	return append([]byte{formatVersion}, body...), records, nil
+}
+
+// Decode turns bytes made by Encode back into buffers, in their original order.
+func Decode(codec plan.BatchCodec, data []byte) ([]Batch, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("empty channel state: %w", ErrCorrupt)
+	}
+	if data[0] != formatVersion {
+		return nil, fmt.Errorf("channel state format version %d, want %d: %w", data[0], formatVersion, ErrCorrupt)
+	}
+	var wire []wireBatch
+	if err := msgpack.Unmarshal(data[1:], &wire); err != nil {
+		return nil, fmt.Errorf("decode channel state: %v: %w", err, ErrCorrupt)
+	}
+	out := make([]Batch, len(wire))
+	var last uint64
+	for i, w := range wire {
+		if i > 0 && w.Seq <= last {
+			return nil, fmt.Errorf("channel state buffer %d has seq %d after %d: %w", i, w.Seq, last, ErrCorrupt)
+		}
+		last = w.Seq
+		recs, err := codec.DecodeBatch(w.Data)
+		if err != nil {
+			return nil, fmt.Errorf("channel state buffer seq %d: %v: %w", w.Seq, err, ErrCorrupt)
+		}
+		out[i] = Batch{Seq: w.Seq, Records: recs}
+	}
+	return out, nil
+}
