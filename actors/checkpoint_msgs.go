@@ -18,8 +18,11 @@ type triggerMsg struct {
 // barrierMsg carries barrier id from a producer to a channel. lastSeq is the
 // seq of the last buffer sent before it; pending are the sealed pre-barrier
 // buffers still waiting for credit at the producer (they follow later as data).
+//
+// It travels in the normal lane, behind the data sent before it, so the channel
+// has received every earlier buffer when it sees the barrier; the channel then
+// lets the barrier overtake its queue (unaligned) or not (aligned).
 type barrierMsg struct {
-	priority
 	id        uint64
 	lastSeq   uint64
 	unaligned bool

@@ -42,6 +42,10 @@ func (a *jobActor) Receive(ctx actor.Context) {
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		// Tasks may fail while deploying, before Submit has recorded the pid.
+		a.job.mu.Lock()
+		a.job.pid = ctx.Self()
+		a.job.mu.Unlock()
 		a.deploy(ctx)
 	case *taskReadyMsg:
 		a.inputs[m.op][m.instance] = m.inputs

@@ -1,9 +1,7 @@
 package keycount
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +10,7 @@ import (
 	"github.com/weirstream/weir"
 )
 
-// verifyCounts checks that every key's counts are exactly 1..n/k in order, each
-// once, with n lines in all.
+// verifyCounts checks the output file with Verify.
 func verifyCounts(t *testing.T, path string, n int64, k int) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -21,33 +18,8 @@ func verifyCounts(t *testing.T, path string, n int64, k int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	next := map[string]int64{}
-	lines := int64(0)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var c Count
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("line %d: %v: %q", lines+1, err, sc.Text())
-		}
-		lines++
-		if want := next[c.Key] + 1; c.Count != want {
-			t.Fatalf("line %d: key %s count %d, want %d", lines, c.Key, c.Count, want)
-		}
-		next[c.Key] = c.Count
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if lines != n {
-		t.Fatalf("%d lines, want %d", lines, n)
-	}
-	if len(next) != k {
-		t.Fatalf("%d keys, want %d", len(next), k)
-	}
-	for key, c := range next {
-		if c != n/int64(k) {
-			t.Fatalf("key %s ends at %d, want %d", key, c, n/int64(k))
-		}
+	if err := Verify(f, n, k); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// buildNode compiles this binary into dir.
+func buildNode(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "node")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// committedCheckpoints counts checkpoints with a manifest in the state dir.
+func committedCheckpoints(stateDir, job string) int {
+	m, _ := filepath.Glob(filepath.Join(stateDir, job, "chk-*", "_manifest"))
+	return len(m)
+}
+
+// TestKillAndRestoreExactlyOnce SIGKILLs `node run keycount` under backpressure
+// with checkpoints every 50 ms, restores it with --restore latest, and checks
+// that the committed output of both runs together is exactly one run's.
+func TestKillAndRestoreExactlyOnce(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	const n, k = 200000, 100
+	for _, mode := range []string{"unaligned", "aligned"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+			args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
+				"--parallelism", "2", "--out", out, "--state-dir", stateDir, "--sleep-ms", "0.03",
+				"--checkpoint-mode", mode, "--checkpoint-interval", "50ms", "--log-level", "warn"}
+			first := exec.Command(bin, args...)
+			var stderr bytes.Buffer
+			first.Stderr = &stderr
+			if err := first.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- first.Wait() }()
+			deadline := time.After(60 * time.Second)
+			poll := time.NewTicker(10 * time.Millisecond)
+			defer poll.Stop()
+			for committedCheckpoints(stateDir, "keycount") < 3 {
+				select {
+				case err := <-exited:
+					t.Fatalf("first run ended before it could be killed (%v); stderr:\n%s", err, stderr.String())
+				case <-deadline:
+					first.Process.Kill()
+					t.Fatalf("no checkpoints after 60s; stderr:\n%s", stderr.String())
+				case <-poll.C:
+				}
+			}
+			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			err := <-exited
+			if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+				t.Fatalf("first run was not killed by the signal: %v", err)
+			}
+			before, _ := os.ReadFile(out)
+			t.Logf("killed after %d checkpoints with %d committed lines", committedCheckpoints(stateDir, "keycount"), bytes.Count(before, []byte("\n")))
+
+			second := exec.Command(bin, append(args, "--restore", "latest")...)
+			var stderr2 bytes.Buffer
+			second.Stderr = &stderr2
+			if err := second.Run(); err != nil {
+				t.Fatalf("restored run: %v\n%s", err, stderr2.String())
+			}
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := keycount.Verify(f, n, k); err != nil {
+				t.Fatalf("output after kill and restore: %v", err)
+			}
+			if strings.Contains(stderr2.String(), `"level":"error"`) {
+				t.Fatalf("restored run logged errors:\n%s", stderr2.String())
+			}
+		})
+	}
+}
