@@ -44,6 +44,11 @@ func init() {
 		weir.ToSink(m, "sink", weir.DiscardSink[int64](nil))
 		return g, nil
 	})
+	RegisterCommand("echo-args", "[ARGS]", "test command that records its arguments", func(_ context.Context, args []string, stdout, _ io.Writer) int {
+		echoArgs = args
+		fmt.Fprintln(stdout, "echoed")
+		return 3
+	})
 	RegisterJob("report", "a job with a report", func(p JobParams) (*Job, error) {
 		g := weir.NewGraph("report")
 		s := weir.Generate(g, "source", p.Records, func(i int64) int64 { return i })
@@ -54,6 +59,9 @@ func init() {
 		}}, nil
 	})
 }
+
+// echoArgs are the arguments the echo-args test command last got.
+var echoArgs []string
 
 // knownJobs is the job list the error messages name.
 const knownJobs = "backpressure, fail-build, fail-run, keycount, report"
@@ -486,13 +494,9 @@ func TestRegisterPanicsOnDuplicates(t *testing.T) {
 }
 
 func TestRegisteredCommand(t *testing.T) {
-	var got []string
-	RegisterCommand("echo-args", "[ARGS]", "test command that records its arguments", func(_ context.Context, args []string, stdout, _ io.Writer) int {
-		got = args
-		fmt.Fprintln(stdout, "echoed")
-		return 3
-	})
+	echoArgs = nil
 	r := runMain(t, "echo-args", "a", "--b")
+	got := echoArgs
 	if r.code != 3 || r.stdout != "echoed\n" || fmt.Sprint(got) != "[a --b]" {
 		t.Fatalf("exit %d, stdout %q, args %v", r.code, r.stdout, got)
 	}
