@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/weirstream/weir"
@@ -67,14 +66,7 @@ func NewSummary(res *weir.Result, parallelism int) Summary {
 // Percentile is the nearest-rank p-th percentile (0 < p ≤ 100) of values, or 0
 // for none. values is not modified.
 func Percentile(values []float64, p float64) float64 {
-	if len(values) == 0 {
-		return 0
-	}
-	v := slices.Clone(values)
-	slices.Sort(v)
-	rank := int(math.Ceil(p / 100 * float64(len(v))))
-	rank = min(max(rank, 1), len(v))
-	return v[rank-1]
+	return weir.Quantile(values, p/100)
 }
 
 // WriteJSON writes the summary as one JSON object on one line.

@@ -10,5 +10,6 @@ import (
 
 func main() {
 	registerSamples()
+	registerBench()
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -35,7 +34,7 @@ type BenchConfig struct {
 func DefaultBenchConfig() BenchConfig {
 	return BenchConfig{Parallelism: 2, SleepsMs: []float64{0, 0.01, 0.1},
 		Modes:       []weir.CheckpointMode{weir.CheckpointNone, weir.CheckpointAligned, weir.CheckpointUnaligned},
-		Repetitions: 3, Cell: 8 * time.Second, Interval: time.Second}
+		Repetitions: 3, Cell: 7 * time.Second, Interval: time.Second}
 }
 
 // BenchRun is one run of one cell.
@@ -120,8 +119,8 @@ func benchRun(ctx context.Context, cfg BenchConfig, sleep float64, mode weir.Che
 		inflight = append(inflight, float64(c.InflightBytes))
 	}
 	r.Checkpoints = len(durs)
-	r.CheckpointP50, r.CheckpointP95 = quantile(durs, 0.5), quantile(durs, 0.95)
-	r.InflightP50 = quantile(inflight, 0.5)
+	r.CheckpointP50, r.CheckpointP95 = weir.Quantile(durs, 0.5), weir.Quantile(durs, 0.95)
+	r.InflightP50 = weir.Quantile(inflight, 0.5)
 	return r, nil
 }
 
@@ -132,7 +131,7 @@ func medianRow(sleep float64, mode weir.CheckpointMode, runs []BenchRun) BenchRo
 		for i, r := range runs {
 			v[i] = f(r)
 		}
-		return quantile(v, 0.5)
+		return weir.Quantile(v, 0.5)
 	}
 	return BenchRow{SleepMs: sleep, Mode: string(mode),
 		RecordsPerS:      pick(func(r BenchRun) float64 { return r.RecordsPerS }),
@@ -141,15 +140,4 @@ func medianRow(sleep float64, mode weir.CheckpointMode, runs []BenchRun) BenchRo
 		InflightBytesP50: pick(func(r BenchRun) float64 { return r.InflightP50 }),
 		Checkpoints:      int(pick(func(r BenchRun) float64 { return float64(r.Checkpoints) })),
 	}
-}
-
-// quantile is the nearest-rank q-quantile of v (0 when empty).
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
