@@ -1,7 +1,7 @@
 # weir: the only tool needed is Go.
 GO ?= go
 
-.PHONY: run test build bench
+.PHONY: run test build bench bench-backpressure
 
 # Build and run the keycount sample end to end, then show what it wrote.
 run:
@@ -22,3 +22,7 @@ build:
 # Throughput benchmarks of the samples (records/s per parallelism).
 bench:
 	$(GO) test -run '^$$' -bench . -count=1 ./samples/keycount ./samples/backpressure
+
+# The FLIP-76 experiment: throughput and checkpoint durations per sleep and mode.
+bench-backpressure:
+	$(GO) run ./cmd/node bench backpressure

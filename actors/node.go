@@ -2,8 +2,8 @@ package actors
 
 import (
 	"fmt"
-	"time"
 	"log/slog"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
