@@ -27,6 +27,9 @@ type RunConfig struct {
 	Checkpoint CheckpointConfig
 	// Restore resumes from a checkpoint in Checkpoint.StateDir: "latest" or an id.
 	Restore string
+	// Supervision says how failed regions restart (with checkpoints); the zero
+	// value takes DefaultSupervision.
+	Supervision *SupervisionConfig
 }
 
 // RunOption configures Run.
@@ -50,6 +53,9 @@ func WithCheckpoints(c CheckpointConfig) RunOption { return func(r *RunConfig) {
 // WithRestore resumes the job from checkpoint "latest" or an id.
 func WithRestore(id string) RunOption { return func(r *RunConfig) { r.Restore = id } }
 
+// WithSupervision sets restart intensity and chaos.
+func WithSupervision(s SupervisionConfig) RunOption { return func(r *RunConfig) { r.Supervision = &s } }
+
 // Result summarises a finished run.
 type Result struct {
 	Job        string
@@ -65,6 +71,11 @@ type Result struct {
 	Checkpoints []CheckpointStat
 	// RestoredFrom is the checkpoint the run resumed from (0 for a fresh start).
 	RestoredFrom uint64
+	// Kills, Failures and Restarts count chaos kills, task failures and region
+	// restarts; Recovery holds each restart's time from failure to the first
+	// record processed after the restore.
+	Kills, Failures, Restarts int
+	Recovery                  []time.Duration
 }
 
 // RecordsPerSecond is input records per second of wall time.
@@ -93,6 +104,11 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	defer closeStore()
 	rt := cfg.Runtime
 	rt.Checkpoint = co
+	sup := DefaultSupervision()
+	if cfg.Supervision != nil {
+		sup = *cfg.Supervision
+	}
+	rt.Supervision = sup.runtime()
 	if co.Restore != nil {
 		cfg.Logger.Info().Str("job", p.Name).Uint64("checkpoint", co.Restore.CheckpointID).Msg("restoring from checkpoint")
 	}
@@ -149,6 +165,8 @@ wait:
 	if co.Restore != nil {
 		res.RestoredFrom = co.Restore.CheckpointID
 	}
+	sv := job.Supervision()
+	res.Kills, res.Failures, res.Restarts, res.Recovery = sv.Kills, sv.Failures, sv.Restarts, sv.Recovery
 	for _, c := range job.Checkpoints() {
 		res.Checkpoints = append(res.Checkpoints, CheckpointStat{ID: c.ID, Mode: c.Mode, Duration: c.Duration,
 			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes,

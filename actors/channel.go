@@ -68,6 +68,8 @@ func (c *channel) Receive(ctx actor.Context) {
 	case *unblockMsg:
 		c.blocked = false
 		c.deliver(ctx)
+	case *chaosPanicMsg:
+		panic(fmt.Sprintf("chaos: injected panic in channel %s", c.name))
 	}
 }
 

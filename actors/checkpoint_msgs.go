@@ -111,6 +111,7 @@ type manifestDoneMsg struct {
 type sourceIdleMsg struct {
 	priority
 	op, instance int
+	gen          int
 }
 
 // finishSourceMsg lets an idle source end its outputs after the final checkpoint.

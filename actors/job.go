@@ -22,6 +22,7 @@ type Job struct {
 	started time.Time // the job's logical clock starts here
 	uploads *uploader
 	ckptLog checkpointLog
+	supLog  supervisionLog
 
 	mu     sync.Mutex
 	pid    *actor.PID

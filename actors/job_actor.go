@@ -3,12 +3,14 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
 )
 
 // jobActor is a job's coordinator and the supervisor of its tasks. It deploys
@@ -23,49 +25,86 @@ type jobActor struct {
 	finished int
 	total    int
 	started  time.Time
-	ending   bool
+	draining bool // sources were told to end (stop or duration)
+	ended    bool
 
 	stopTicker chan struct{}
 	tickerDone chan struct{}
 
 	ckpt *jobCheckpoints // nil without checkpoints
+	sv   *jobSupervision // nil without checkpoints (no restarts)
+
+	ctx           actor.Context  // the actor's own context (for HandleFailure)
+	gens          map[[2]int]int // current incarnation of each task
+	wired         bool
+	finishedTasks map[[2]int]bool
 }
 
 func newJobActor(j *Job) *jobActor {
-	return &jobActor{job: j, byPID: map[string][2]int{}}
+	return &jobActor{job: j, byPID: map[string][2]int{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{}}
 }
 
 // Receive handles the coordinator's messages.
 func (a *jobActor) Receive(ctx actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.job.log.Error().Interface("panic", r).Str("stack", string(debug.Stack())).Msg("coordinator panicked")
+			panic(r)
+		}
+	}()
 	if a.onCheckpointMsg(ctx, ctx.Message()) {
 		return
 	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		// Tasks may fail while deploying, before Submit has recorded the pid.
+		a.ctx = ctx
 		a.job.mu.Lock()
 		a.job.pid = ctx.Self()
 		a.job.mu.Unlock()
 		a.deploy(ctx)
 	case *taskReadyMsg:
+		if a.stale(m.op, m.instance, m.gen) {
+			return
+		}
 		a.inputs[m.op][m.instance] = m.inputs
 		a.ready++
-		if a.ready == a.total {
-			a.wire(ctx)
+		if !a.regionReady(ctx, m.op, m.instance) && a.ready == a.total && !a.wired {
+			a.wired = true
+			a.wireTasks(ctx, nil)
+			a.startFlushTicker(ctx)
+			if a.sv != nil {
+				a.startChaos(ctx)
+			}
 		}
 	case *taskFinishedMsg:
+		if a.stale(m.op, m.instance, m.gen) || a.finishedTasks[[2]int{m.op, m.instance}] {
+			return
+		}
 		a.finished++
+		a.finishedTasks[[2]int{m.op, m.instance}] = true
 		a.job.log.Debug().Str("task", taskName(a.job.Plan.Operators[m.op], m.instance)).Msg("task finished")
 		if a.finished == a.total {
 			a.job.log.Info().Dur("took", time.Since(a.started)).Msg("job finished")
 			a.end(ctx, nil)
 		}
 	case *taskFailedMsg:
-		a.end(ctx, a.failure(m))
+		a.onFailure(ctx, m.who, m.reason)
+	case *actor.Terminated:
+		a.onTerminated(ctx, m.Who)
+	case *chaosTickMsg:
+		if a.sv != nil {
+			a.chaosKill(ctx)
+		}
+	case *taskResumedMsg:
+		if !a.stale(m.op, m.instance, m.gen) {
+			a.onResumed(m.op, m.instance)
+		}
 	case *stopJobMsg:
 		a.stopSources(ctx, m.reason)
 	case *actor.Stopping:
 		a.stopFlushTicker()
+		a.stopChaos()
 		a.stopIO()
 	}
 }
@@ -79,18 +118,13 @@ func (a *jobActor) deploy(ctx actor.Context) {
 	for _, op := range p.Operators {
 		a.tasks[op.ID] = make([]*actor.PID, op.Parallelism)
 		a.inputs[op.ID] = make([][]*actor.PID, op.Parallelism)
+	}
+	for _, op := range p.Operators {
 		for i := 0; i < op.Parallelism; i++ {
-			op, i := op, i
-			props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i) },
-				actor.WithMailbox(mailbox.New()),
-				actor.WithSupervisor(escalateStrategy{}))
-			pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i))
-			if err != nil {
-				a.end(ctx, fmt.Errorf("deploy task %s: %w", taskName(op, i), err))
+			if err := a.spawnTask(ctx, op, i, a.job.opts.Checkpoint.Restore); err != nil {
+				a.end(ctx, err)
 				return
 			}
-			a.tasks[op.ID][i] = pid
-			a.byPID[pid.Id] = [2]int{op.ID, i}
 			a.total++
 		}
 	}
@@ -98,33 +132,73 @@ func (a *jobActor) deploy(ctx actor.Context) {
 		a.end(ctx, err)
 		return
 	}
+	if a.ckpt != nil {
+		if err := a.startSupervision(ctx); err != nil {
+			a.end(ctx, err)
+			return
+		}
+	}
 	a.job.log.Info().Int("tasks", a.total).Msg("job deployed")
 }
 
-// wire connects every producer to its channels and starts the sources.
-func (a *jobActor) wire(ctx actor.Context) {
+// spawnTask starts one task instance as a child, restoring from m (nil: fresh).
+func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *store.Manifest) error {
+	key := [2]int{op.ID, i}
+	if _, seen := a.gens[key]; seen {
+		a.gens[key]++
+	} else {
+		a.gens[key] = 0
+	}
+	gen := a.gens[key]
+	props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i, gen, m) },
+		actor.WithMailbox(mailbox.New()),
+		actor.WithSupervisor(escalateStrategy{}))
+	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i))
+	if err != nil {
+		return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)
+	}
+	a.tasks[op.ID][i] = pid
+	a.byPID[pid.Id] = [2]int{op.ID, i}
+	return nil
+}
+
+// wireTasks connects the given tasks (nil: all) to their output channels and
+// starts them. A region is closed under channels, so its producers' consumers
+// are in it too.
+func (a *jobActor) wireTasks(ctx actor.Context, only [][2]int) {
 	p := a.job.Plan
-	for _, op := range p.Operators {
-		for i := 0; i < op.Parallelism; i++ {
-			outs := make([][]*actor.PID, len(op.Outputs))
-			for e, edge := range op.Outputs {
-				base := inputBase(edge)
-				outs[e] = make([]*actor.PID, edge.To.Parallelism)
-				for j := 0; j < edge.To.Parallelism; j++ {
-					ch := a.inputs[edge.To.ID][j][base+i]
-					outs[e][j] = ch
-					ctx.Send(ch, &channelWireMsg{producer: a.tasks[op.ID][i], output: e, channel: j})
-				}
+	var list [][2]int
+	if only == nil {
+		for _, op := range p.Operators {
+			for i := 0; i < op.Parallelism; i++ {
+				list = append(list, [2]int{op.ID, i})
 			}
-			ctx.Send(a.tasks[op.ID][i], &wireMsg{outputs: outs})
 		}
+	} else {
+		list = only
 	}
-	for _, row := range a.tasks {
-		for _, pid := range row {
-			ctx.Send(pid, &startMsg{})
+	for _, t := range list {
+		op, i := p.Operators[t[0]], t[1]
+		outs := make([][]*actor.PID, len(op.Outputs))
+		for e, edge := range op.Outputs {
+			base := inputBase(edge)
+			outs[e] = make([]*actor.PID, edge.To.Parallelism)
+			for j := 0; j < edge.To.Parallelism; j++ {
+				ch := a.inputs[edge.To.ID][j][base+i]
+				outs[e][j] = ch
+				ctx.Send(ch, &channelWireMsg{producer: a.tasks[op.ID][i], output: e, channel: j})
+			}
 		}
+		ctx.Send(a.tasks[op.ID][i], &wireMsg{outputs: outs})
 	}
-	a.startFlushTicker(ctx)
+	for _, t := range list {
+		ctx.Send(a.tasks[t[0]][t[1]], &startMsg{})
+	}
+}
+
+// stale reports whether a message comes from an earlier incarnation of a task.
+func (a *jobActor) stale(op, instance, gen int) bool {
+	return a.gens[[2]int{op, instance}] != gen
 }
 
 // inputBase is the index of edge's first channel among its consumer's inputs.
@@ -141,10 +215,10 @@ func inputBase(edge *plan.Edge) int {
 
 // stopSources ends every source's input so the job drains and finishes.
 func (a *jobActor) stopSources(ctx actor.Context, reason string) {
-	if a.ending {
+	if a.draining {
 		return
 	}
-	a.ending = true
+	a.draining = true
 	a.job.log.Info().Str("reason", reason).Msg("stopping job: ending sources")
 	for _, op := range a.job.Plan.Operators {
 		if op.Kind == plan.KindSource {
@@ -184,10 +258,15 @@ func (a *jobActor) failure(m *taskFailedMsg) error {
 
 // end finishes the job with err and stops the whole subtree.
 func (a *jobActor) end(ctx actor.Context, err error) {
+	if a.ended {
+		return
+	}
+	a.ended = true
 	if err != nil {
 		a.job.log.Error().Err(err).Msg("job failed")
 	}
 	a.stopFlushTicker()
+	a.stopChaos()
 	a.stopIO()
 	a.job.finish(err)
 	ctx.Stop(ctx.Self())

@@ -54,8 +54,8 @@ type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
 	acks        map[checkpoints.TaskID]*taskAckMsg
 	triggeredAt map[uint64]time.Time
-	final       bool // the final checkpoint completed
-	idle        int  // sources waiting for the final checkpoint
+	final       bool            // the final checkpoint completed
+	idle        map[[2]int]bool // sources waiting for the final checkpoint
 	finalAsked  bool
 }
 
@@ -86,7 +86,7 @@ func (a *jobActor) startCheckpoints() error {
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
-	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[[2]int]bool{}}
 	a.job.uploads = newUploader(2, 2*len(tasks)+16)
 	return nil
 }
@@ -107,8 +107,11 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 	var acts []checkpoints.Action
 	switch m := m.(type) {
 	case *coordTickMsg:
-		if c.final {
-			return true
+		if a.sv != nil {
+			a.carryOutSupervision(ctx, a.sv.sup.Tick(now))
+		}
+		if c.final || a.restarting() {
+			return true // no checkpoint while a region is being restored
 		}
 		acts = c.coord.Tick(now)
 	case *taskAckMsg:
@@ -128,9 +131,13 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		} else {
 			acts = c.coord.OnManifestWritten(m.id, now)
 		}
+		defer a.restartWaiting(ctx)
 	case *sourceIdleMsg:
-		c.idle++
-		if c.idle == a.sources() && !c.finalAsked {
+		if a.stale(m.op, m.instance, m.gen) {
+			return true
+		}
+		c.idle[[2]int{m.op, m.instance}] = true
+		if len(c.idle) == a.sources() && !c.finalAsked {
 			c.finalAsked = true
 			a.job.log.Info().Msg("sources done: taking the final checkpoint")
 			acts = c.coord.RequestFinal(now)
@@ -266,7 +273,9 @@ func (a *jobActor) toSources(ctx actor.Context, m any) {
 	for _, op := range a.job.Plan.Operators {
 		if op.Kind == plan.KindSource {
 			for _, pid := range a.tasks[op.ID] {
-				ctx.Send(pid, m)
+				if pid != nil {
+					ctx.Send(pid, m)
+				}
 			}
 		}
 	}
@@ -276,7 +285,19 @@ func (a *jobActor) toSources(ctx actor.Context, m any) {
 func (a *jobActor) toAll(ctx actor.Context, m any) {
 	for _, row := range a.tasks {
 		for _, pid := range row {
-			ctx.Send(pid, m)
+			if pid != nil {
+				ctx.Send(pid, m)
+			}
 		}
+	}
+}
+
+// restartWaiting restarts regions that waited for a manifest write to end.
+func (a *jobActor) restartWaiting(ctx actor.Context) {
+	if a.sv == nil {
+		return
+	}
+	for r := range a.sv.runs {
+		a.tryRestart(ctx, r)
 	}
 }

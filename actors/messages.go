@@ -66,6 +66,7 @@ type channelWireMsg struct {
 type taskReadyMsg struct {
 	priority
 	op, instance int
+	gen          int // the task's incarnation; stale ones are ignored
 	inputs       []*actor.PID
 }
 
@@ -82,6 +83,7 @@ type startMsg struct{ priority }
 type taskFinishedMsg struct {
 	priority
 	op, instance int
+	gen          int
 }
 
 // taskFailedMsg reports a failure seen by the job's supervisor strategy.

@@ -100,8 +100,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 	case *spawnJobMsg:
 		j := m.job
 		props := actor.PropsFromProducer(func() actor.Actor { return newJobActor(j) },
-			actor.WithMailbox(mailbox.New()),
-			actor.WithSupervisor(&taskFailureStrategy{job: j}))
+			actor.WithMailbox(mailbox.New()))
 		pid, err := ctx.SpawnNamed(props, "job-"+j.Plan.Name)
 		if err != nil {
 			m.reply <- fmt.Errorf("start job %q: %w", j.Plan.Name, err)

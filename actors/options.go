@@ -19,6 +19,8 @@ type Options struct {
 	DeliveryWindow int
 	// Checkpoint turns checkpoints on (zero value: none).
 	Checkpoint CheckpointOptions
+	// Supervision says how failed regions restart (zero value: no restarts).
+	Supervision SupervisionOptions
 }
 
 // DefaultOptions are the settings used when a field is zero.
@@ -52,6 +54,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("delivery window %d must be in [1, channel capacity %d]", o.DeliveryWindow, o.ChannelCapacity)
 	}
 	if err := o.Checkpoint.validate(); err != nil {
+		return o, err
+	}
+	if err := o.Supervision.validate(); err != nil {
 		return o, err
 	}
 	return o, nil

@@ -47,7 +47,7 @@ func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSn
 // restore loads the task's state from the checkpoint being restored: key
 // groups it owns, operator state, source offset and channel state to replay.
 func (t *task) restore() error {
-	m := t.job.opts.Checkpoint.Restore
+	m := t.restoreFrom
 	if m == nil {
 		return nil
 	}

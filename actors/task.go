@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
 )
 
 // task is one parallel instance of an operator. It never blocks in Receive: when
@@ -19,6 +20,7 @@ type task struct {
 	job      *Job
 	op       *plan.Operator
 	instance int
+	gen      int // incarnation: 0 at deploy, +1 per restart
 	name     string
 	log      zerolog.Logger
 
@@ -35,6 +37,10 @@ type task struct {
 	timers  []*time.Timer
 	idle    bool // a source that read everything, waiting for the final checkpoint
 
+	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
+	resumed     bool            // reported its first input after a restore
+	stopping    bool
+
 	wired        bool
 	started      bool
 	sourceDone   bool
@@ -45,9 +51,9 @@ type task struct {
 	recordsTaken int64
 }
 
-func newTask(j *Job, op *plan.Operator, instance int) *task {
+func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *task {
 	name := taskName(op, instance)
-	return &task{job: j, op: op, instance: instance, name: name,
+	return &task{job: j, op: op, instance: instance, gen: gen, name: name, restoreFrom: restore,
 		log: j.log.With().Str("task", name).Logger()}
 }
 
@@ -102,6 +108,14 @@ func (t *task) Receive(ctx actor.Context) {
 		t.onCheckpointDone(m.id)
 	case *checkpointAbortMsg:
 		t.onCheckpointAbort(ctx, m.id)
+	case *chaosPanicMsg:
+		panic(fmt.Sprintf("chaos: injected panic in task %s", t.name))
+	case *actor.Stopping:
+		t.stopping = true
+	case *actor.Terminated:
+		if !t.stopping {
+			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
+		}
 	case *actor.Stopped:
 		t.stopTimers()
 		t.closeInstance()
@@ -127,7 +141,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	}
 	info := plan.TaskInfo{Job: t.job.Plan.Name, Operator: t.op.Name, Instance: t.instance,
 		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism,
-		Checkpointing: t.job.opts.Checkpoint.Enabled(), Restoring: t.job.opts.Checkpoint.Restore != nil}
+		Checkpointing: t.job.opts.Checkpoint.Enabled(), Restoring: t.restoreFrom != nil}
 	if err := inst.Open(info); err != nil {
 		t.fail(fmt.Errorf("open: %w", err))
 	}
@@ -152,7 +166,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	if err := t.restore(); err != nil {
 		t.fail(err)
 	}
-	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, inputs: pids})
+	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, gen: t.gen, inputs: pids})
 }
 
 // fail turns an error into a task failure handled by the supervisor.
@@ -209,6 +223,9 @@ func (t *task) readSource(ctx actor.Context) {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}
 	t.job.Metrics.RecordsIn.Add(int64(n))
+	if n > 0 {
+		t.noteResumed(ctx)
+	}
 	if done {
 		t.endInput(ctx)
 	}
@@ -228,7 +245,7 @@ func (t *task) endInput(ctx actor.Context) {
 	t.idle = true
 	t.out.ctx = ctx
 	t.out.flushAll(ctx)
-	ctx.Send(ctx.Parent(), &sourceIdleMsg{op: t.op.ID, instance: t.instance})
+	ctx.Send(ctx.Parent(), &sourceIdleMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
 }
 
 // finish runs once every input has ended: the operator finishes, outputs flush
@@ -252,7 +269,7 @@ func (t *task) finish(ctx actor.Context) {
 	if !t.finished && t.out.allEnded() {
 		t.finished = true
 		t.closeInstance()
-		ctx.Send(ctx.Parent(), &taskFinishedMsg{op: t.op.ID, instance: t.instance})
+		ctx.Send(ctx.Parent(), &taskFinishedMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
 	}
 }
 
@@ -264,5 +281,14 @@ func (t *task) closeInstance() {
 	t.closedInst = true
 	if err := t.inst.Close(); err != nil {
 		t.log.Error().Err(err).Msg("close operator instance")
+	}
+}
+
+// noteResumed tells the job, once, that this task processes input again after
+// a restart (the end of its region's recovery time).
+func (t *task) noteResumed(ctx actor.Context) {
+	if !t.resumed {
+		t.resumed = true
+		ctx.Send(ctx.Parent(), &taskResumedMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
 	}
 }

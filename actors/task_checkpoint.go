@@ -252,7 +252,9 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		}
 		batches := make([]inflight.Batch, len(bufs))
 		for k, buf := range bufs {
-			batches[k] = inflight.Batch{Seq: buf.Seq, Records: buf.Records}
+			// Renumbered in capture order: restored buffers not yet replayed come
+			// first and carry seqs of an earlier channel incarnation.
+			batches[k] = inflight.Batch{Seq: uint64(k + 1), Records: buf.Records}
 		}
 		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
 		data, records, err := inflight.Encode(codec, batches)

@@ -89,6 +89,7 @@ func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 // process hands one buffer to the operator.
 func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
 	t.out.ctx = ctx
+	t.noteResumed(ctx)
 	switch {
 	case t.tr != nil:
 		if err := t.tr.Process(c.edgeIndex, b.Records, &t.out); err != nil {

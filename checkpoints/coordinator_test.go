@@ -66,3 +66,46 @@ func BenchmarkCheckpointCycle(b *testing.B) {
 		})
 	}
 }
+
+func TestCancelFinal(t *testing.T) {
+	tasks := []TaskID{{"src", 0}, {"sink", 0}}
+	c, err := New(Config{Interval: time.Second, Timeout: time.Minute, Retain: 2, Tasks: tasks}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := c.RequestFinal(0)
+	if len(acts) != 1 || !acts[0].(Trigger).Final {
+		t.Fatalf("RequestFinal = %v, want a final trigger", acts)
+	}
+	// A source restarts: the final request is withdrawn and the checkpoint in
+	// flight is aborted by the failed task; nothing is retried as final.
+	c.CancelFinal()
+	acts = c.OnDecline(1, tasks[0], "task failed", time.Millisecond)
+	for _, a := range acts {
+		if tr, ok := a.(Trigger); ok {
+			t.Fatalf("after CancelFinal an abort triggered %v", tr)
+		}
+	}
+	if _, ok := c.Pending(); ok {
+		t.Fatal("a checkpoint is still pending after the abort")
+	}
+	// Sources are done again: the final checkpoint is requested anew and completes.
+	acts = c.RequestFinal(2 * time.Millisecond)
+	if len(acts) != 1 || !acts[0].(Trigger).Final {
+		t.Fatalf("second RequestFinal = %v", acts)
+	}
+	id := acts[0].(Trigger).ID
+	c.OnAck(id, tasks[0], 3*time.Millisecond)
+	acts = c.OnAck(id, tasks[1], 3*time.Millisecond)
+	if w, ok := c.Writing(); !ok || w != id {
+		t.Fatalf("Writing = %d, %v after all acks (%v)", w, ok, acts)
+	}
+	acts = c.OnManifestWritten(id, 4*time.Millisecond)
+	if !c.FinalDone() {
+		t.Fatalf("final not done after %v", acts)
+	}
+	c.CancelFinal() // too late: no effect
+	if !c.FinalDone() {
+		t.Fatal("CancelFinal undid a completed final checkpoint")
+	}
+}

@@ -107,3 +107,27 @@ func (c *Coordinator) RequestFinal(now time.Duration) []Action {
 	}
 	return []Action{c.trigger(now)}
 }
+
+// CancelFinal withdraws a request for the final checkpoint: sources that were
+// restarted after a failure have input to read again. A final checkpoint in
+// flight becomes an ordinary one. After the final checkpoint completed it does
+// nothing.
+func (c *Coordinator) CancelFinal() {
+	if c.finalDone {
+		return
+	}
+	c.finalRequested = false
+	c.final = false
+}
+
+// FinalDone reports whether the final checkpoint completed.
+func (c *Coordinator) FinalDone() bool { return c.finalDone }
+
+// Writing reports the checkpoint whose manifest is being written, if any: its
+// outcome is decided by the write, not by failures or timeouts.
+func (c *Coordinator) Writing() (uint64, bool) {
+	if c.inFlight && c.writing {
+		return c.id, true
+	}
+	return 0, false
+}

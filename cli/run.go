@@ -62,6 +62,7 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 		weir.WithProgress(progressInterval),
 		weir.WithRuntime(f.runtimeOptions()),
 		weir.WithCheckpoints(f.checkpointConfig()),
+		weir.WithSupervision(f.supervisionConfig()),
 	}
 	if f.duration > 0 {
 		opts = append(opts, weir.WithDuration(f.duration))

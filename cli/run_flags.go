@@ -29,6 +29,10 @@ type runFlags struct {
 	checkpointTimeout  time.Duration
 	alignedTimeout     time.Duration
 	retain             int
+	maxRestarts        int
+	restartWindow      time.Duration
+	chaosEvery         time.Duration
+	chaosSeed          int64
 	stateDir           string
 	restore            string
 
@@ -71,6 +75,11 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long (0: never)")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
+	sv := weir.DefaultSupervision()
+	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
+	fs.DurationVar(&f.restartWindow, "restart-window", sv.RestartWindow, "the window of --max-restarts")
+	fs.DurationVar(&f.chaosEvery, "chaos-kill-every", 0, "kill a random task or channel actor (stop, poison or panic) this often (0: never)")
+	fs.Int64Var(&f.chaosSeed, "chaos-seed", 1, "seed of --chaos-kill-every's choices, to replay a chaos run")
 	fs.StringVar(&f.stateDir, "state-dir", cp.StateDir, "directory of the checkpoint store")
 	fs.StringVar(&f.restore, "restore", "", "resume from checkpoint `latest` or an ID in --state-dir")
 	return fs
@@ -120,6 +129,14 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--retain %d must be at least 1", f.retain)
 	case f.stateDir == "":
 		return fmt.Errorf("--state-dir must not be empty")
+	case f.maxRestarts < 0:
+		return fmt.Errorf("--max-restarts %d must not be negative", f.maxRestarts)
+	case f.maxRestarts > 0 && f.restartWindow <= 0:
+		return fmt.Errorf("--restart-window %v must be positive", f.restartWindow)
+	case f.chaosEvery < 0:
+		return fmt.Errorf("--chaos-kill-every %v must not be negative", f.chaosEvery)
+	case f.chaosEvery > 0 && mode == weir.CheckpointNone:
+		return fmt.Errorf("--chaos-kill-every needs checkpoints to recover from: drop --checkpoint-mode none")
 	case f.restore != "" && mode == weir.CheckpointNone:
 		return fmt.Errorf("--restore needs checkpoints: drop --checkpoint-mode none")
 	}
@@ -156,6 +173,14 @@ func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 		Retain:         f.retain,
 		StateDir:       f.stateDir,
 	}
+}
+
+// supervisionConfig is the restart and chaos configuration the flags describe.
+func (f *runFlags) supervisionConfig() weir.SupervisionConfig {
+	s := weir.DefaultSupervision()
+	s.MaxRestarts, s.RestartWindow = f.maxRestarts, f.restartWindow
+	s.ChaosKillEvery, s.ChaosSeed = f.chaosEvery, f.chaosSeed
+	return s
 }
 
 // runtimeOptions are the batching and flow-control options the flags describe.

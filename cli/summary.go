@@ -28,6 +28,15 @@ type Summary struct {
 	CheckpointMsP95 *float64 `json:"checkpoint_ms_p95,omitempty"`
 	// RestoredFrom is the checkpoint the run resumed from, when it did.
 	RestoredFrom uint64 `json:"restored_from,omitempty"`
+	// Kills, Failures and Restarts count chaos kills, task failures and region
+	// restarts; Recovery* are the times from a failure to the first record
+	// processed after its restore (set when there were restarts).
+	Kills         int      `json:"kills"`
+	Failures      int      `json:"failures"`
+	Restarts      int      `json:"restarts"`
+	RecoveryMsP50 *float64 `json:"recovery_ms_p50,omitempty"`
+	RecoveryMsP95 *float64 `json:"recovery_ms_p95,omitempty"`
+	RecoveryMsMax *float64 `json:"recovery_ms_max,omitempty"`
 }
 
 // NewSummary summarises a run's result.
@@ -41,6 +50,18 @@ func NewSummary(res *weir.Result, parallelism int) Summary {
 		RecordsPerS:  round(res.RecordsPerSecond(), 0),
 		Checkpoints:  res.Checkpoints,
 		RestoredFrom: res.RestoredFrom,
+		Kills:        res.Kills,
+		Failures:     res.Failures,
+		Restarts:     res.Restarts,
+	}
+	if len(res.Recovery) > 0 {
+		r := make([]float64, len(res.Recovery))
+		for i, d := range res.Recovery {
+			r[i] = ms(d)
+		}
+		s.RecoveryMsP50 = ptr(round(Percentile(r, 50), 3))
+		s.RecoveryMsP95 = ptr(round(Percentile(r, 95), 3))
+		s.RecoveryMsMax = ptr(round(Percentile(r, 100), 3))
 	}
 	if s.Checkpoints == nil {
 		s.Checkpoints = []weir.CheckpointStat{}
@@ -92,6 +113,12 @@ func (s Summary) WriteText(w io.Writer) error {
 	if err == nil && s.CheckpointMsP50 != nil {
 		_, err = fmt.Fprintf(w, "checkpoints: %d completed, duration p50 %.3f ms, p95 %.3f ms\n",
 			len(s.Checkpoints), *s.CheckpointMsP50, *s.CheckpointMsP95)
+	}
+	if err == nil && (s.Failures > 0 || s.Kills > 0) {
+		_, err = fmt.Fprintf(w, "failures: %d (%d chaos kills), %d region restarts\n", s.Failures, s.Kills, s.Restarts)
+	}
+	if err == nil && s.RecoveryMsP50 != nil {
+		_, err = fmt.Fprintf(w, "recovery: p50 %.3f ms, p95 %.3f ms, max %.3f ms\n", *s.RecoveryMsP50, *s.RecoveryMsP95, *s.RecoveryMsMax)
 	}
 	return err
 }

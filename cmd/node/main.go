@@ -11,5 +11,6 @@ import (
 func main() {
 	registerSamples()
 	registerBench()
+	registerChaos()
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,0 +1,285 @@
+package supervision
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt scripts")
+
+// A script in testdata/*.txt is a list of blocks separated by blank lines:
+//
+//	# comments
+//	command key=value ...
+//	----
+//	expected output, one line per action
+//
+// Intensity keys (for tracker and new): max=N window=D initial=D cap=D mult=F;
+// new also takes job-max, job-window, job-initial, job-cap, job-mult (any of
+// them gives the job its own intensity, unset ones default to zero).
+//
+// Commands:
+//
+//	tracker <intensity>                 a Tracker alone
+//	failure now=D                       Tracker.OnFailure
+//	stable now=D                        Tracker.OnStable
+//	new regions=op/i,op/i;op/i <intensity>
+//	fail task=op/i cause=WORD now=D
+//	restarted region=N now=D
+//	restore-failed region=N cause=WORD now=D
+//	tick now=D
+//	states                              every region's state, the next restart
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
+	}
+}
+
+type scriptBlock struct {
+	pre  []string // comment and blank lines before the command
+	line int
+	cmd  string
+	want []string
+}
+
+func parseScript(t *testing.T, file string) (blocks []scriptBlock, tail []string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	var pre []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			pre = append(pre, l)
+			continue
+		}
+		b := scriptBlock{pre: pre, line: i + 1, cmd: l}
+		pre = nil
+		i++
+		if i >= len(lines) || lines[i] != "----" {
+			t.Fatalf("%s:%d: want ---- after %q", file, b.line, l)
+		}
+		for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			b.want = append(b.want, lines[i])
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, pre
+}
+
+func runScript(t *testing.T, file string) {
+	blocks, tail := parseScript(t, file)
+	var sc scriptState
+	var out strings.Builder
+	for _, b := range blocks {
+		got := sc.run(t, fmt.Sprintf("%s:%d", file, b.line), b.cmd)
+		for _, l := range b.pre {
+			out.WriteString(l + "\n")
+		}
+		out.WriteString(b.cmd + "\n----\n")
+		for _, l := range got {
+			out.WriteString(l + "\n")
+		}
+		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
+			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, b.line, b.cmd,
+				strings.Join(got, "\n"), strings.Join(b.want, "\n"))
+		}
+	}
+	for _, l := range tail {
+		out.WriteString(l + "\n")
+	}
+	if *rewrite {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type scriptState struct {
+	tr *Tracker
+	s  *Supervisor
+}
+
+type scriptArgs struct {
+	t     *testing.T
+	where string
+	kv    map[string]string
+}
+
+func (a scriptArgs) int(k string) int {
+	if a.kv[k] == "" {
+		return 0
+	}
+	v, err := strconv.Atoi(a.kv[k])
+	if err != nil {
+		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
+	}
+	return v
+}
+
+func (a scriptArgs) float(k string) float64 {
+	if a.kv[k] == "" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(a.kv[k], 64)
+	if err != nil {
+		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
+	}
+	return v
+}
+
+func (a scriptArgs) dur(k string) time.Duration {
+	if a.kv[k] == "" {
+		return 0
+	}
+	v, err := time.ParseDuration(a.kv[k])
+	if err != nil {
+		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
+	}
+	return v
+}
+
+func (a scriptArgs) task(word string) TaskRef {
+	op, inst, ok := strings.Cut(word, "/")
+	n, err := strconv.Atoi(inst)
+	if !ok || err != nil {
+		a.t.Fatalf("%s: task %q, want op/instance", a.where, word)
+	}
+	return TaskRef{Operator: op, Instance: n}
+}
+
+func (a scriptArgs) intensity(prefix string) Intensity {
+	return Intensity{
+		MaxRestarts: a.int(prefix + "max"),
+		Window:      a.dur(prefix + "window"),
+		Backoff: Backoff{
+			Initial:    a.dur(prefix + "initial"),
+			Max:        a.dur(prefix + "cap"),
+			Multiplier: a.float(prefix + "mult"),
+		},
+	}
+}
+
+// regions parses op/i,op/i;op/i into regions with ids 0, 1, ...; operator
+// ids follow the order in which operator names first appear.
+func (a scriptArgs) regions(spec string) []Region {
+	opIDs := map[string]int{}
+	var regions []Region
+	for i, part := range strings.Split(spec, ";") {
+		r := Region{ID: i}
+		for _, w := range strings.Split(part, ",") {
+			if w == "" {
+				continue
+			}
+			task := a.task(w)
+			if _, ok := opIDs[task.Operator]; !ok {
+				opIDs[task.Operator] = len(opIDs)
+			}
+			task.OperatorID = opIDs[task.Operator]
+			r.Tasks = append(r.Tasks, task)
+		}
+		regions = append(regions, r)
+	}
+	return regions
+}
+
+func configError(err error) []string {
+	if errors.Is(err, ErrInvalidConfig) {
+		return []string{"config error: " + err.Error()}
+	}
+	return []string{"error: " + err.Error()}
+}
+
+func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
+	words := strings.Fields(cmd)
+	a := scriptArgs{t: t, where: where, kv: map[string]string{}}
+	for _, w := range words[1:] {
+		k, v, _ := strings.Cut(w, "=")
+		a.kv[k] = v
+	}
+	switch words[0] {
+	case "tracker":
+		tr, err := NewTracker(a.intensity(""))
+		if err != nil {
+			return configError(err)
+		}
+		sc.tr = tr
+		return []string{"ok"}
+	case "failure", "stable":
+		if sc.tr == nil {
+			t.Fatalf("%s: %s before tracker", where, words[0])
+		}
+		if words[0] == "stable" {
+			sc.tr.OnStable(a.dur("now"))
+			return []string{"ok"}
+		}
+		return []string{sc.tr.OnFailure(a.dur("now")).String()}
+	case "new":
+		cfg := Config{Regions: a.regions(a.kv["regions"]), Intensity: a.intensity("")}
+		for k := range a.kv {
+			if strings.HasPrefix(k, "job-") {
+				ji := a.intensity("job-")
+				cfg.JobIntensity = &ji
+				break
+			}
+		}
+		s, err := New(cfg)
+		if err != nil {
+			return configError(err)
+		}
+		sc.s = s
+		return []string{"ok"}
+	}
+	if sc.s == nil {
+		t.Fatalf("%s: %s before new", where, words[0])
+	}
+	s := sc.s
+	switch words[0] {
+	case "fail":
+		return actionLines(s.OnTaskFailed(a.task(a.kv["task"]), a.kv["cause"], a.dur("now")))
+	case "restarted":
+		return actionLines(s.OnRegionRestarted(a.int("region"), a.dur("now")))
+	case "restore-failed":
+		return actionLines(s.OnRestoreFailed(a.int("region"), a.kv["cause"], a.dur("now")))
+	case "tick":
+		return actionLines(s.Tick(a.dur("now")))
+	case "states":
+		var parts []string
+		for _, r := range s.cfg.Regions {
+			st, _ := s.State(r.ID)
+			parts = append(parts, fmt.Sprintf("%d:%v", r.ID, st))
+		}
+		next := "next=none"
+		if at, ok := s.NextRestart(); ok {
+			next = fmt.Sprintf("next=%v", at)
+		}
+		return []string{strings.Join(parts, " ") + " " + next + fmt.Sprintf(" failed=%v", s.Failed())}
+	}
+	t.Fatalf("%s: unknown command %q", where, words[0])
+	return nil
+}
+
+func actionLines(acts []Action) []string {
+	if len(acts) == 0 {
+		return []string{"(none)"}
+	}
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.String()
+	}
+	return out
+}
