@@ -24,7 +24,8 @@ type SupervisionConfig struct {
 	ChaosSeed      int64
 }
 
-// DefaultSupervision allows 10 restarts a minute, 10 ms apart at first.
+// DefaultSupervision allows 10 restarts a minute, 5 ms apart at first and at
+// most 50 ms apart.
 func DefaultSupervision() SupervisionConfig {
 	d := actors.DefaultSupervisionOptions()
 	return SupervisionConfig{MaxRestarts: d.MaxRestarts, RestartWindow: d.Window,

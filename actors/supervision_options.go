@@ -22,10 +22,11 @@ type SupervisionOptions struct {
 	ChaosSeed int64
 }
 
-// DefaultSupervisionOptions allow 10 restarts a minute, 10 ms apart at first.
+// DefaultSupervisionOptions allow 10 restarts a minute, 5 ms apart at first and
+// at most 50 ms apart.
 func DefaultSupervisionOptions() SupervisionOptions {
 	return SupervisionOptions{MaxRestarts: 10, Window: time.Minute,
-		Backoff: supervision.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 2}}
+		Backoff: supervision.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Multiplier: 2}}
 }
 
 func (s SupervisionOptions) validate() error {

@@ -33,10 +33,20 @@ const (
 const modulePath = "github.com/weirstream/weir"
 
 // Main runs the command line (os.Args without the program name) and returns the
-// exit code. SIGINT and SIGTERM stop a running job, which then drains and reports.
+// exit code. SIGINT and SIGTERM stop a running job, which then drains and
+// reports; a second signal ends the process at once.
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop() // the next signal takes its default action
+		case <-done:
+		}
+	}()
 	return MainContext(ctx, args, stdout, stderr)
 }
 
