@@ -1,7 +1,7 @@
 # weir: the only tool needed is Go.
 GO ?= go
 
-.PHONY: run test build bench bench-backpressure
+.PHONY: run test build bench bench-backpressure chaos
 
 # Build and run the keycount sample end to end, then show what it wrote.
 run:
@@ -26,3 +26,8 @@ bench:
 # The FLIP-76 experiment: throughput and checkpoint durations per sleep and mode.
 bench-backpressure:
 	$(GO) run ./cmd/node bench backpressure
+
+# Keycount under random actor kills, 10 seeds in aligned and unaligned mode,
+# each run verified exactly once; a failure prints the seed that replays it.
+chaos:
+	$(GO) run ./cmd/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms
