@@ -162,17 +162,19 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	if ck == nil || ck.id != id {
 		t.fail(fmt.Errorf("checkpoint %d completed without its snapshot", id))
 	}
-	blob, snap, stats, err := t.encodeCheckpoint(ck)
-	ack := &taskAckMsg{id: id, op: t.op.ID, instance: t.instance, alignment: alignment, unaligned: unaligned,
-		stateB: stats.stateBytes, inflightB: stats.inflightBytes, buffers: stats.buffers}
+	ack := &taskAckMsg{id: id, op: t.op.ID, instance: t.instance, alignment: alignment, unaligned: unaligned}
 	job, root := t.job, ctx.ActorSystem().Root
 	jobPID := ctx.Parent()
-	if err != nil {
-		root.Send(jobPID, &taskDeclineMsg{id: id, op: t.op.ID, instance: t.instance, reason: err.Error()})
-		return
-	}
 	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
+	// Encoding and storing run off the task's goroutine: the snapshot bytes and
+	// captured buffers are immutable, so the task goes on processing at once.
 	job.uploads.submit(func(c context.Context) {
+		blob, snap, stats, err := t.encodeCheckpoint(ck)
+		if err != nil {
+			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
+			return
+		}
+		ack.stateB, ack.inflightB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.buffers
 		ref, err := job.opts.Checkpoint.Store.PutBlob(c, job.Plan.Name, id, name, blob.bytes)
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})

@@ -530,12 +530,9 @@ func countJSONLines(t *testing.T, path string) int {
 
 // TestNodeBinary builds cmd/node and runs keycount end to end as a user would.
 func TestNodeBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the node binary")
-	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go tool on PATH")
+		t.Fatalf("the go tool is needed to build the node binary: %v", err)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "node")
