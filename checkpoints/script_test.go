@@ -2,17 +2,13 @@ package checkpoints
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/weirstream/weir/internal/scripttest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt scripts")
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
 //
@@ -33,76 +29,10 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testda
 //	final now=D
 //	pending | completed
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
-	}
-}
-
-type scriptBlock struct {
-	pre  []string // comment and blank lines before the command
-	line int
-	cmd  string
-	want []string
-}
-
-func parseScript(t *testing.T, file string) (blocks []scriptBlock, tail []string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	var pre []string
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			pre = append(pre, l)
-			continue
-		}
-		b := scriptBlock{pre: pre, line: i + 1, cmd: l}
-		pre = nil
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s:%d: want ---- after %q", file, b.line, l)
-		}
-		for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
-			i++
-			b.want = append(b.want, lines[i])
-		}
-		blocks = append(blocks, b)
-	}
-	return blocks, pre
-}
-
-func runScript(t *testing.T, file string) {
-	blocks, tail := parseScript(t, file)
-	var sc scriptState
-	var out strings.Builder
-	for _, b := range blocks {
-		got := sc.run(t, fmt.Sprintf("%s:%d", file, b.line), b.cmd)
-		for _, l := range b.pre {
-			out.WriteString(l + "\n")
-		}
-		out.WriteString(b.cmd + "\n----\n")
-		for _, l := range got {
-			out.WriteString(l + "\n")
-		}
-		if !*rewrite && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
-			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, b.line, b.cmd,
-				strings.Join(got, "\n"), strings.Join(b.want, "\n"))
-		}
-	}
-	for _, l := range tail {
-		out.WriteString(l + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
+		var sc scriptState
+		return sc.run
+	})
 }
 
 type scriptState struct {
