@@ -1,38 +1,19 @@
 package barriers
 
 import (
-	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testseed"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
-
-var seedFlag = flag.Uint64("seed", 0, "replay one randomised schedule with this seed (or set WEIR_SEED)")
-
-// replaySeed returns the seed asked for by -seed or WEIR_SEED, if any.
-func replaySeed(t *testing.T) (uint64, bool) {
-	if *seedFlag != 0 {
-		return *seedFlag, true
-	}
-	if v := os.Getenv("WEIR_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("WEIR_SEED=%q: %v", v, err)
-		}
-		return seed, true
-	}
-	return 0, false
-}
 
 // TestRandomSchedules runs many random interleavings of data, barriers,
 // timeouts, coordinator aborts, late barriers and superseding checkpoints,
 // checking the capture invariant at every completed checkpoint and that the
 // task always ends idle and can still complete a checkpoint.
 func TestRandomSchedules(t *testing.T) {
-	if seed, ok := replaySeed(t); ok {
+	if seed, ok := testseed.Replay(t); ok {
 		t.Logf("replaying seed %d", seed)
 		runRandom(t, seed)
 		return

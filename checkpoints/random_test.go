@@ -2,38 +2,20 @@ package checkpoints
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testseed"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-var seedFlag = flag.Uint64("seed", 0, "replay one randomised run with this seed (or set WEIR_SEED)")
-
-func replaySeed(t *testing.T) (uint64, bool) {
-	if *seedFlag != 0 {
-		return *seedFlag, true
-	}
-	if v := os.Getenv("WEIR_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("WEIR_SEED=%q: %v", v, err)
-		}
-		return seed, true
-	}
-	return 0, false
-}
-
 // TestRandomRuns drives a Coordinator with random acks, declines, duplicate
 // and stale events, manifest results, ticks and a final request, and checks
 // its rules after every step against an independent model.
 func TestRandomRuns(t *testing.T) {
-	if seed, ok := replaySeed(t); ok {
+	if seed, ok := testseed.Replay(t); ok {
 		t.Logf("replaying seed %d", seed)
 		runRandom(t, seed)
 		return

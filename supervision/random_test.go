@@ -1,37 +1,19 @@
 package supervision
 
 import (
-	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testseed"
 	"math/rand/v2"
-	"os"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 )
-
-var seedFlag = flag.Uint64("seed", 0, "replay one randomised run with this seed (or set WEIR_SEED)")
-
-func replaySeed(t *testing.T) (uint64, bool) {
-	if *seedFlag != 0 {
-		return *seedFlag, true
-	}
-	if v := os.Getenv("WEIR_SEED"); v != "" {
-		seed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("WEIR_SEED=%q: %v", v, err)
-		}
-		return seed, true
-	}
-	return 0, false
-}
 
 // TestRandomRuns drives a Supervisor with random task failures (of known,
 // unknown and already stopped tasks), restore results, restart reports and
 // ticks, and checks every answer against an independent model of the rules.
 func TestRandomRuns(t *testing.T) {
-	if seed, ok := replaySeed(t); ok {
+	if seed, ok := testseed.Replay(t); ok {
 		t.Logf("replaying seed %d", seed)
 		runRandom(t, seed)
 		return
