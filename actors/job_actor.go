@@ -28,8 +28,7 @@ type jobActor struct {
 	draining bool // sources were told to end (stop or duration)
 	ended    bool
 
-	stopTicker chan struct{}
-	tickerDone chan struct{}
+	flushTicker *ticker
 
 	ckpt *jobCheckpoints // nil without checkpoints
 	sv   *jobSupervision // nil without checkpoints (no restarts)
@@ -273,47 +272,29 @@ func (a *jobActor) end(ctx actor.Context, err error) {
 }
 
 // startFlushTicker starts the one goroutine that reminds tasks to seal partial
-// buffers. It is owned by the job actor and stopped when it stops.
+// buffers and drives the checkpoint coordinator's clock. It is owned by the job
+// actor and stopped when it stops.
 func (a *jobActor) startFlushTicker(ctx actor.Context) {
 	if a.job.opts.FlushInterval <= 0 {
 		return
 	}
-	a.stopTicker, a.tickerDone = make(chan struct{}), make(chan struct{})
 	var pids []*actor.PID
 	for _, row := range a.tasks {
 		pids = append(pids, row...)
 	}
 	root, self, coord := ctx.ActorSystem().Root, ctx.Self(), a.ckpt != nil
-	stop, done, every := a.stopTicker, a.tickerDone, a.job.opts.FlushInterval
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				for _, pid := range pids {
-					root.Send(pid, flushTick)
-				}
-				if coord {
-					root.Send(self, coordTick)
-				}
-			}
+	a.flushTicker = startTicker(a.job.opts.FlushInterval, func() {
+		for _, pid := range pids {
+			root.Send(pid, flushTick)
 		}
-	}()
+		if coord {
+			root.Send(self, coordTick)
+		}
+	})
 }
 
 // stopFlushTicker stops the ticker goroutine and waits for it; idempotent.
-func (a *jobActor) stopFlushTicker() {
-	if a.stopTicker == nil {
-		return
-	}
-	close(a.stopTicker)
-	<-a.tickerDone
-	a.stopTicker = nil
-}
+func (a *jobActor) stopFlushTicker() { a.flushTicker = a.flushTicker.Stop() }
 
 var (
 	flushTick = &flushTickMsg{}

@@ -63,8 +63,7 @@ type jobSupervision struct {
 	runs     []regionRun
 	expected map[string]bool // task actors we stopped on purpose
 	rng      *rand.Rand
-	chaos    chan struct{}
-	chaosWG  sync.WaitGroup
+	chaos    *ticker
 }
 
 // startSupervision builds the regions and the restart state machine.
@@ -312,36 +311,17 @@ func (a *jobActor) onResumed(op, instance int) {
 
 // startChaos starts the goroutine that asks for a kill every so often.
 func (a *jobActor) startChaos(ctx actor.Context) {
-	every := a.job.opts.Supervision.ChaosKillEvery
-	if every <= 0 {
-		return
+	if every := a.job.opts.Supervision.ChaosKillEvery; every > 0 {
+		root, self := ctx.ActorSystem().Root, ctx.Self()
+		a.sv.chaos = startTicker(every, func() { root.Send(self, &chaosTickMsg{}) })
 	}
-	a.sv.chaos = make(chan struct{})
-	root, self, stop := ctx.ActorSystem().Root, ctx.Self(), a.sv.chaos
-	a.sv.chaosWG.Add(1)
-	go func() {
-		defer a.sv.chaosWG.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				root.Send(self, &chaosTickMsg{})
-			}
-		}
-	}()
 }
 
 // stopChaos stops the chaos goroutine; idempotent.
 func (a *jobActor) stopChaos() {
-	if a.sv == nil || a.sv.chaos == nil {
-		return
+	if a.sv != nil {
+		a.sv.chaos = a.sv.chaos.Stop()
 	}
-	close(a.sv.chaos)
-	a.sv.chaosWG.Wait()
-	a.sv.chaos = nil
 }
 
 // chaosKill kills one random running task or input channel by Stop, Poison or

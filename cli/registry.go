@@ -154,23 +154,23 @@ func (r *registry) command(name string) (commandEntry, bool) {
 func (r *registry) jobList() []jobEntry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]jobEntry, 0, len(r.jobs))
-	for _, j := range r.jobs {
-		out = append(out, j)
-	}
-	slices.SortFunc(out, func(a, b jobEntry) int { return strings.Compare(a.name, b.name) })
-	return out
+	return sortedByName(r.jobs, func(j jobEntry) string { return j.name })
 }
 
 // commandList returns the extra subcommands sorted by name.
 func (r *registry) commandList() []commandEntry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]commandEntry, 0, len(r.commands))
-	for _, c := range r.commands {
-		out = append(out, c)
+	return sortedByName(r.commands, func(c commandEntry) string { return c.name })
+}
+
+// sortedByName returns the values of m ordered by name.
+func sortedByName[T any](m map[string]T, name func(T) string) []T {
+	out := make([]T, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b commandEntry) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
 	return out
 }
 
