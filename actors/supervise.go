@@ -64,6 +64,10 @@ type jobSupervision struct {
 	expected map[string]bool // task actors we stopped on purpose
 	rng      *rand.Rand
 	chaos    *ticker
+	// killedAt is the newest checkpoint triggered when chaos last killed an
+	// actor; the next kill waits for a later checkpoint to complete.
+	killedAt uint64
+	killed   bool
 }
 
 // startSupervision builds the regions and the restart state machine.
@@ -325,10 +329,21 @@ func (a *jobActor) stopChaos() {
 }
 
 // chaosKill kills one random running task or input channel by Stop, Poison or
-// an injected panic.
+// an injected panic. With checkpoints on, a kill waits until a checkpoint
+// triggered after the previous kill has completed: every kill then costs at
+// most the work since a checkpoint the job could not have taken without
+// progress, so a run under chaos always finishes, however slow the machine.
 func (a *jobActor) chaosKill(ctx actor.Context) {
 	if a.ended || !a.wired || a.restarting() || (a.ckpt != nil && a.ckpt.coord.FinalDone()) {
 		return
+	}
+	if a.ckpt != nil {
+		done := a.ckpt.coord.Completed()
+		if a.sv.killed && (len(done) == 0 || done[len(done)-1] <= a.sv.killedAt) {
+			a.job.log.Debug().Uint64("checkpoint", a.sv.killedAt).Msg("chaos: waiting for a checkpoint after the last kill")
+			return
+		}
+		a.sv.killed, a.sv.killedAt = true, a.ckpt.coord.LastTriggered()
 	}
 	var victims []*actor.PID
 	for _, row := range a.tasks {

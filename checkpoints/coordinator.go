@@ -60,6 +60,10 @@ func (c *Coordinator) Pending() (id uint64, ok bool) {
 	return c.id, true
 }
 
+// LastTriggered returns the newest checkpoint id triggered so far (or the one
+// restored from, before the first trigger).
+func (c *Coordinator) LastTriggered() uint64 { return c.lastID }
+
 // Completed returns the retained completed checkpoint ids, oldest first.
 func (c *Coordinator) Completed() []uint64 { return slices.Clone(c.retained) }
 
