@@ -97,18 +97,16 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	co, closeStore, err := checkpointOptions(ctx, p, cfg)
+	st, closeStore, err := openStateDir(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStore()
-	rt := cfg.Runtime
-	rt.Checkpoint = co
-	sup := DefaultSupervision()
-	if cfg.Supervision != nil {
-		sup = *cfg.Supervision
+	rt, err := RuntimeFor(ctx, p, cfg, st)
+	if err != nil {
+		return nil, err
 	}
-	rt.Supervision = sup.runtime()
+	co := rt.Checkpoint
 	if co.Restore != nil {
 		cfg.Logger.Info().Str("job", p.Name).Uint64("checkpoint", co.Restore.CheckpointID).Msg("restoring from checkpoint")
 	}

@@ -35,6 +35,7 @@ type channel struct {
 	barriers   []*barrierMsg // aligned barriers waiting for their data to be delivered
 	blocked    bool          // an aligned barrier was delivered; wait for unblock
 	switchedTo uint64        // barriers up to this id go overtaking
+	owed       int           // credit to return once the producer is known
 }
 
 func newChannel(job *Job, name string, consumer *actor.PID, input int) *channel {
@@ -46,6 +47,12 @@ func (c *channel) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *channelWireMsg:
 		c.producer, c.output, c.outCh = m.producer, m.output, m.channel
+		if c.owed > 0 {
+			// Data from a producer on another node can arrive before the
+			// wiring does: return the credit its buffers took now.
+			ctx.Send(c.producer, &creditMsg{n: c.owed, output: c.output, channel: c.outCh})
+			c.owed = 0
+		}
 	case *dataMsg:
 		c.onData(m.buf)
 		c.deliver(ctx)
@@ -70,6 +77,8 @@ func (c *channel) Receive(ctx actor.Context) {
 		c.deliver(ctx)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in channel %s", c.name))
+	case *linkFailedMsg:
+		panic(fmt.Errorf("channel %s: %s", c.name, m.reason))
 	}
 }
 
@@ -96,8 +105,11 @@ func (c *channel) onAck(ctx actor.Context, seq uint64) {
 		c.unacked = c.unacked[1:]
 		n++
 	}
-	if n > 0 && c.producer != nil {
+	switch {
+	case n > 0 && c.producer != nil:
 		ctx.Send(c.producer, &creditMsg{n: n, output: c.output, channel: c.outCh})
+	case n > 0:
+		c.owed += n
 	}
 }
 

@@ -24,8 +24,9 @@ type Job struct {
 	ckptLog checkpointLog
 	supLog  supervisionLog
 
-	mu     sync.Mutex
-	pid    *actor.PID
+	mu        sync.Mutex
+	pid       *actor.PID
+	placement map[string]string // task name → node (cluster jobs)
 	err    error
 	done   chan struct{}
 	closed bool
@@ -42,12 +43,15 @@ func (j *Job) Err() error {
 }
 
 // Stop asks the job to end its sources and drain; the job then finishes normally.
-func (j *Job) Stop(reason string) {
+func (j *Job) Stop(reason string) { j.send(&stopJobMsg{reason: reason}) }
+
+// send delivers m to the job's actor, once it has one.
+func (j *Job) send(m any) {
 	j.mu.Lock()
 	pid := j.pid
 	j.mu.Unlock()
 	if pid != nil {
-		j.node.system.Root.Send(pid, &stopJobMsg{reason: reason})
+		j.node.system.Root.Send(pid, m)
 	}
 }
 

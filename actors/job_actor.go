@@ -32,6 +32,7 @@ type jobActor struct {
 
 	ckpt *jobCheckpoints // nil without checkpoints
 	sv   *jobSupervision // nil without checkpoints (no restarts)
+	cl   *jobCluster     // nil outside a cluster
 
 	ctx           actor.Context  // the actor's own context (for HandleFailure)
 	gens          map[[2]int]int // current incarnation of each task
@@ -61,6 +62,10 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.job.mu.Lock()
 		a.job.pid = ctx.Self()
 		a.job.mu.Unlock()
+		if err := a.startCluster(ctx); err != nil {
+			a.end(ctx, err)
+			return
+		}
 		a.deploy(ctx)
 	case *taskReadyMsg:
 		if a.stale(m.op, m.instance, m.gen) {
@@ -101,6 +106,19 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		}
 	case *stopJobMsg:
 		a.stopSources(ctx, m.reason)
+	case *remoteTerminatedMsg:
+		// A task's node reports it ended: tell its stand-in.
+		if m.op >= 0 && m.op < len(a.tasks) && m.instance >= 0 && m.instance < len(a.tasks[m.op]) {
+			if pid := a.tasks[m.op][m.instance]; pid != nil {
+				ctx.Send(pid, m)
+			}
+		}
+	case *abandonMsg:
+		a.abandon(ctx, m.reason)
+	case *nodeLostMsg:
+		a.onNodeLost(ctx, m.node)
+	case *linkFailedMsg:
+		a.onLinkFailed(ctx, m)
 	case *actor.Stopping:
 		a.stopFlushTicker()
 		a.stopChaos()
@@ -149,12 +167,22 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 		a.gens[key] = 0
 	}
 	gen := a.gens[key]
-	props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i, gen, m) },
-		actor.WithMailbox(mailbox.New()),
-		actor.WithSupervisor(escalateStrategy{}))
-	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i))
+	node, err := a.place(op, i)
 	if err != nil {
-		return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)
+		return err
+	}
+	var pid *actor.PID
+	if a.isRemote(op.ID, i) {
+		if pid, err = a.spawnRemote(ctx, op, i, gen, node, m); err != nil {
+			return err
+		}
+	} else {
+		props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i, gen, m) },
+			actor.WithMailbox(mailbox.New()),
+			actor.WithSupervisor(escalateStrategy{}))
+		if pid, err = ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i)); err != nil {
+			return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)
+		}
 	}
 	a.tasks[op.ID][i] = pid
 	a.byPID[pid.Id] = [2]int{op.ID, i}
@@ -267,6 +295,11 @@ func (a *jobActor) end(ctx actor.Context, err error) {
 	a.stopFlushTicker()
 	a.stopChaos()
 	a.stopIO()
+	reason := "finished"
+	if err != nil {
+		reason = err.Error()
+	}
+	a.stopCluster(ctx, reason)
 	a.job.finish(err)
 	ctx.Stop(ctx.Self())
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"sync/atomic"
 	"log/slog"
 	"time"
 
@@ -18,6 +19,25 @@ type Node struct {
 	system *actor.ActorSystem
 	pid    *actor.PID
 	log    zerolog.Logger
+	remote *Remote // nil outside a cluster
+	tasks  atomic.Int64
+}
+
+// Tasks is the number of task instances running on this node (its used slots).
+func (n *Node) Tasks() int { return int(n.tasks.Load()) }
+
+// AttachRemote puts the node in a cluster: jobs may then place tasks on other
+// nodes and this node may run parts of other nodes' jobs. Call it once,
+// before submitting jobs.
+func (n *Node) AttachRemote(r *Remote) {
+	r.attach(n.system)
+	n.remote = r
+}
+
+// newJob makes the Job record of plan p with options o on this node.
+func (n *Node) newJob(p *plan.Job, o Options) *Job {
+	return &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), started: time.Now(),
+		log: n.log.With().Str("job", p.Name).Logger()}
 }
 
 // NewNode starts an actor system whose own logging goes through log.
@@ -53,10 +73,13 @@ func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
 			return nil, err
 		}
 	}
-	j := &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), started: time.Now(),
-		log: n.log.With().Str("job", p.Name).Logger()}
+	if o.Cluster != nil && n.remote == nil {
+		return nil, fmt.Errorf("job %q: cluster placement needs a node in a cluster", p.Name)
+	}
+	j := n.newJob(p, o)
 	reply := make(chan error, 1)
-	n.system.Root.Send(n.pid, &spawnJobMsg{job: j, reply: reply})
+	props := actor.PropsFromProducer(func() actor.Actor { return newJobActor(j) }, actor.WithMailbox(mailbox.New()))
+	n.system.Root.Send(n.pid, &spawnJobMsg{job: j, props: props, reply: reply})
 	if err := <-reply; err != nil {
 		return nil, err
 	}
@@ -68,10 +91,12 @@ func (n *Node) Shutdown() {
 	n.system.Shutdown()
 }
 
-// spawnJobMsg asks the node actor to start a job actor.
+// spawnJobMsg asks the node actor to start a job's actor: its coordinator,
+// or its part on this node (a fragment).
 type spawnJobMsg struct {
 	priority
 	job   *Job
+	props *actor.Props
 	reply chan error
 }
 
@@ -99,9 +124,7 @@ func (a *nodeActor) Receive(ctx actor.Context) {
 		delete(a.jobs, m.Who.Id)
 	case *spawnJobMsg:
 		j := m.job
-		props := actor.PropsFromProducer(func() actor.Actor { return newJobActor(j) },
-			actor.WithMailbox(mailbox.New()))
-		pid, err := ctx.SpawnNamed(props, "job-"+j.Plan.Name)
+		pid, err := ctx.SpawnNamed(m.props, "job-"+j.Plan.Name)
 		if err != nil {
 			m.reply <- fmt.Errorf("start job %q: %w", j.Plan.Name, err)
 			return

@@ -21,6 +21,8 @@ type Options struct {
 	Checkpoint CheckpointOptions
 	// Supervision says how failed regions restart (zero value: no restarts).
 	Supervision SupervisionOptions
+	// Cluster places tasks on other nodes (nil: all tasks on this node).
+	Cluster *ClusterOptions
 }
 
 // DefaultOptions are the settings used when a field is zero.

@@ -162,7 +162,7 @@ func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision
 		}
 		a.sv.expected[pid.Id] = true
 		run.alive++
-		ctx.Stop(pid)
+		a.stopTask(ctx, t.OperatorID, t.Instance, pid)
 		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
 			hasSource = true
 			delete(a.ckpt.idle, [2]int{t.OperatorID, t.Instance})

@@ -38,6 +38,7 @@ type task struct {
 	idle    bool // a source that read everything, waiting for the final checkpoint
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
+	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore
 	stopping    bool
 
@@ -61,6 +62,7 @@ func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manife
 func (t *task) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		t.job.node.tasks.Add(1)
 		t.onStarted(ctx)
 	case *wireMsg:
 		t.out.wire(t, m.outputs)
@@ -110,13 +112,17 @@ func (t *task) Receive(ctx actor.Context) {
 		t.onCheckpointAbort(ctx, m.id)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in task %s", t.name))
+	case *linkFailedMsg:
+		t.fail(fmt.Errorf("%s", m.reason))
 	case *actor.Stopping:
 		t.stopping = true
+		t.unlisten(ctx)
 	case *actor.Terminated:
 		if !t.stopping {
 			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
 		}
 	case *actor.Stopped:
+		t.job.node.tasks.Add(-1)
 		t.stopTimers()
 		t.closeInstance()
 	}
@@ -158,7 +164,13 @@ func (t *task) onStarted(ctx actor.Context) {
 			}
 			pids = append(pids, pid)
 			t.in.add(pid, ei)
+			if err := t.listenChannel(pid, edge, j); err != nil {
+				t.fail(err)
+			}
 		}
+	}
+	if err := t.listenCredits(ctx); err != nil {
+		t.fail(err)
 	}
 	if err := t.newAligner(); err != nil {
 		t.fail(err)

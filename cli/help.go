@@ -11,6 +11,11 @@ import (
 // builtinCommands are the subcommands every node binary has, in help order.
 var builtinCommands = []struct{ name, usage, summary string }{
 	{"run", "JOB [flags]", "run a registered job in this process until its input ends"},
+	{"start", "--id ID --workdir DIR [--nats URL | --embed-nats HOST:PORT]", "run a long-lived cluster node"},
+	{"submit", "JOB [flags] [--detach]", "submit a job to the cluster and follow it to its end"},
+	{"status", "[--json]", "list the cluster's nodes, jobs, task placement and checkpoints"},
+	{"cancel", "JOB", "stop a job running on the cluster"},
+	{"inspect", "[SUBJECT]", "print the cluster's messages decoded to JSON lines"},
 	{"help", "[COMMAND]", "show this help (or a command's)"},
 	{"version", "", "print the module version"},
 }

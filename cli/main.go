@@ -94,6 +94,16 @@ func (r *registry) main(ctx context.Context, args []string, stdout, stderr io.Wr
 		return ExitOK
 	case "run":
 		return exitCode(stderr, r.run(ctx, rest, stdout, stderr))
+	case "start":
+		return exitCode(stderr, r.start(ctx, rest, stdout, stderr))
+	case "submit":
+		return exitCode(stderr, r.submit(ctx, rest, stdout, stderr))
+	case "status":
+		return exitCode(stderr, r.status(ctx, rest, stdout, stderr))
+	case "cancel":
+		return exitCode(stderr, r.cancel(ctx, rest, stdout, stderr))
+	case "inspect":
+		return exitCode(stderr, r.inspect(ctx, rest, stdout, stderr))
 	}
 	if c, ok := r.command(cmd); ok {
 		return c.run(ctx, rest, stdout, stderr)
@@ -112,6 +122,8 @@ func (r *registry) help(args []string, stdout, stderr io.Writer) int {
 	case args[0] == "run":
 		r.writeRunUsage(stdout)
 		return ExitOK
+	case args[0] == "start" || args[0] == "submit" || args[0] == "status" || args[0] == "cancel" || args[0] == "inspect":
+		return r.main(context.Background(), []string{args[0], "--help"}, stdout, stderr)
 	case builtinCommand(args[0]):
 		r.writeUsage(stdout)
 		return ExitOK

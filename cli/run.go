@@ -18,38 +18,15 @@ const progressInterval = 2 * time.Second
 
 // run is `node run JOB [flags]`.
 func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f runFlags
-	fs := newRunFlagSet(&f)
-	pos, err := parseInterleaved(fs, args)
+	spec, err := r.parseJob("run", args)
 	if errors.Is(err, flag.ErrHelp) {
 		r.writeRunUsage(stdout)
 		return nil
 	}
 	if err != nil {
-		return usagef("run: %s (run 'node run --help' for the flags)", doubleDash(err))
+		return err
 	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	switch {
-	case len(pos) == 0:
-		return usagef("run: no job named (known: %s)", r.jobNames())
-	case len(pos) > 1:
-		return usagef("run: unexpected argument %q after job %q", pos[1], pos[0])
-	}
-	entry, ok := r.job(pos[0])
-	if !ok {
-		return usagef("unknown job %q (known: %s)", pos[0], r.jobNames())
-	}
-	if err := f.finish(); err != nil {
-		return usagef("run %s: %v", entry.name, err)
-	}
-	job, err := entry.build(f.params)
-	if err != nil {
-		return usagef("run %s: %v", entry.name, err)
-	}
-	if job == nil || job.Graph == nil {
-		return fmt.Errorf("run %s: the job's builder returned no graph", entry.name)
-	}
+	f, entry, job := spec.flags, spec.entry, spec.job
 	if f.params.Out != "" && f.restore == "" {
 		if err := truncate(f.params.Out); err != nil {
 			return fmt.Errorf("run %s: %w", entry.name, err)

@@ -1,0 +1,208 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/transport"
+)
+
+// fragment is a job's part on a node that does not run its coordinator: the
+// parent of the job's tasks placed here. It starts and stops them when the
+// coordinator asks, reports their failures and ends, and forwards what they
+// tell their parent to the coordinator.
+type fragment struct {
+	job    *Job
+	r      *Remote
+	coord  *actor.PID // stand-in for the coordinator (from the latest spawn request)
+	tasks  map[[2]int]*fragTask
+	byID   map[string][2]int
+	queued map[[2]int]*spawnTaskMsg
+	unsub  func()
+	flush  *ticker
+	ctx    actor.Context
+	ended  bool
+	ready  chan error // gets the outcome of subscribing, once
+}
+
+// fragTask is a task instance running in a fragment.
+type fragTask struct {
+	pid   *actor.PID
+	token int
+}
+
+// StartFragment starts the part of job p that runs on this node, under its
+// node actor, listening for the coordinator's requests. The node must have a
+// Remote attached. opts are the job's options as the coordinator uses them.
+func (n *Node) StartFragment(p *plan.Job, opts Options) (*Job, error) {
+	if n.remote == nil {
+		return nil, fmt.Errorf("start part of job %q: the node is not in a cluster", p.Name)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid job: %w", err)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", p.Name, err)
+	}
+	j := n.newJob(p, o)
+	if o.Checkpoint.Enabled() {
+		j.uploads = newUploader(2, 64)
+	}
+	f := &fragment{job: j, r: n.remote, tasks: map[[2]int]*fragTask{}, byID: map[string][2]int{}, queued: map[[2]int]*spawnTaskMsg{},
+		ready: make(chan error, 1)}
+	reply := make(chan error, 1)
+	props := actor.PropsFromProducer(func() actor.Actor { return f }, actor.WithMailbox(mailbox.New()), actor.WithSupervisor(f))
+	n.system.Root.Send(n.pid, &spawnJobMsg{job: j, props: props, reply: reply})
+	if err := <-reply; err != nil {
+		return nil, err
+	}
+	// The coordinator sends its requests as soon as this returns: be
+	// subscribed by then.
+	if err := <-f.ready; err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// HandleFailure is the fragment's supervisor strategy: a failing task is
+// reported to the coordinator, which decides the restart.
+func (f *fragment) HandleFailure(_ *actor.ActorSystem, _ actor.Supervisor, child *actor.PID, _ *actor.RestartStatistics, reason any, _ any) {
+	f.ctx.Send(f.ctx.Self(), &taskFailedMsg{who: child, reason: reason})
+}
+
+// Receive handles the coordinator's requests and the tasks' reports.
+func (f *fragment) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		f.ctx = ctx
+		f.r.addJob(f.job)
+		f.r.register(ctx.Self(), WireRef{Kind: refJob})
+		unsub, err := f.r.listen(f.job.Plan.Name, transport.ControlSubject(f.job.Plan.Name, f.r.node))
+		if err == nil {
+			err = f.r.nc.Flush()
+		}
+		f.ready <- err
+		if err != nil {
+			f.end(ctx, err)
+			return
+		}
+		f.unsub = unsub
+		if d := f.job.opts.FlushInterval; d > 0 {
+			root, self := ctx.ActorSystem().Root, ctx.Self()
+			f.flush = startTicker(d, func() { root.Send(self, flushTick) })
+		}
+		f.job.log.Info().Str("node", f.r.node).Msg("job part ready on this node")
+	case *flushTickMsg:
+		for _, t := range f.tasks {
+			ctx.Send(t.pid, m)
+		}
+	case *spawnTaskMsg:
+		f.coord = m.coordinator
+		key := [2]int{m.op, m.instance}
+		if old, ok := f.tasks[key]; ok {
+			f.queued[key] = m
+			ctx.Stop(old.pid)
+			return
+		}
+		f.spawn(ctx, m)
+	case *stopTaskMsg:
+		// Only the incarnation the request names: a late stop from an old
+		// coordinator must not stop the task a new one started.
+		key := [2]int{m.op, m.instance}
+		if q, ok := f.queued[key]; ok && q.token == m.token {
+			delete(f.queued, key)
+		}
+		if t, ok := f.tasks[key]; ok && t.token == m.token {
+			ctx.Stop(t.pid)
+			return
+		}
+		f.toCoordinator(ctx, &remoteTerminatedMsg{op: m.op, instance: m.instance, token: m.token})
+	case *actor.Terminated:
+		key, ok := f.byID[m.Who.Id]
+		if !ok {
+			return
+		}
+		t := f.tasks[key]
+		if t == nil || !t.pid.Equal(m.Who) {
+			return
+		}
+		delete(f.tasks, key)
+		delete(f.byID, m.Who.Id)
+		f.toCoordinator(ctx, &remoteTerminatedMsg{op: key[0], instance: key[1], token: t.token})
+		if q, ok := f.queued[key]; ok {
+			delete(f.queued, key)
+			f.spawn(ctx, q)
+		}
+	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg:
+		f.toCoordinator(ctx, m)
+	case *endFragmentMsg:
+		f.job.log.Info().Str("reason", m.reason).Msg("job over: stopping its part on this node")
+		f.end(ctx, nil)
+	case *actor.Stopping:
+		f.flush = f.flush.Stop()
+		if f.unsub != nil {
+			f.unsub()
+		}
+	case *actor.Stopped:
+		// The tasks are gone by now.
+		if f.job.uploads != nil {
+			f.job.uploads.stop()
+		}
+		f.r.unregister(ctx.Self())
+		f.r.removeJob(f.job.Plan.Name)
+		f.r.stopProxies(f.job.Plan.Name)
+		f.job.finish(nil)
+	}
+}
+
+// spawn starts a task instance as a child.
+func (f *fragment) spawn(ctx actor.Context, m *spawnTaskMsg) {
+	p := f.job.Plan
+	if m.op < 0 || m.op >= len(p.Operators) || m.instance < 0 || m.instance >= p.Operators[m.op].Parallelism {
+		f.job.log.Error().Int("operator", m.op).Int("instance", m.instance).Msg("spawn request for a task the job does not have")
+		return
+	}
+	op := p.Operators[m.op]
+	props := actor.PropsFromProducer(func() actor.Actor { return newTask(f.job, op, m.instance, m.gen, m.manifest) },
+		actor.WithMailbox(mailbox.New()), actor.WithSupervisor(escalateStrategy{}))
+	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, m.instance))
+	if err != nil {
+		f.toCoordinator(ctx, &taskFailedMsg{who: actor.NewPID(ctx.Self().Address, ctx.Self().Id+fmt.Sprintf("/%s-%d", op.Name, m.instance)),
+			reason: fmt.Errorf("deploy task %s on node %s: %w", taskName(op, m.instance), f.r.node, err)})
+		return
+	}
+	key := [2]int{m.op, m.instance}
+	f.tasks[key] = &fragTask{pid: pid, token: m.token}
+	f.byID[pid.Id] = key
+	f.job.log.Debug().Str("task", taskName(op, m.instance)).Int("gen", m.gen).Msg("task started on this node")
+}
+
+// toCoordinator forwards m to the coordinator.
+func (f *fragment) toCoordinator(ctx actor.Context, m any) {
+	if f.coord == nil {
+		f.job.log.Warn().Str("message", fmt.Sprintf("%T", m)).Msg("no coordinator known yet: dropped")
+		return
+	}
+	ctx.Send(f.coord, m)
+}
+
+// end stops the fragment and its tasks.
+func (f *fragment) end(ctx actor.Context, err error) {
+	if f.ended {
+		return
+	}
+	f.ended = true
+	if err != nil {
+		f.job.log.Error().Err(err).Msg("job part failed on this node")
+		f.job.finish(err)
+	}
+	ctx.Stop(ctx.Self())
+}
+
+// StopPart stops this node's part of a job (its tasks) without touching the
+// rest of the job; Done is closed once its tasks are gone.
+func (j *Job) StopPart(reason string) { j.send(&endFragmentMsg{reason: reason}) }

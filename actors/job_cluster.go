@@ -1,0 +1,210 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/transport"
+)
+
+// jobCluster is the coordinator's cluster side: where each task runs.
+type jobCluster struct {
+	r      *Remote
+	placed map[[2]int]string // task → node
+	unsubs []func()
+}
+
+// nodeLostMsg tells the coordinator that a node stopped heartbeating.
+type nodeLostMsg struct {
+	priority
+	node string
+}
+
+// NodeLost tells the job that node is gone: its tasks fail and restart
+// elsewhere from the latest checkpoint.
+func (j *Job) NodeLost(node string) { j.send(&nodeLostMsg{node: node}) }
+
+// Placement lists the node each task instance runs on ("op[i]" → node).
+func (j *Job) Placement() map[string]string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make(map[string]string, len(j.placement))
+	for k, v := range j.placement {
+		out[k] = v
+	}
+	return out
+}
+
+// startCluster makes the coordinator reachable from other nodes.
+func (a *jobActor) startCluster(ctx actor.Context) error {
+	if a.job.opts.Cluster == nil {
+		return nil
+	}
+	r := a.job.node.remote
+	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}}
+	r.addJob(a.job)
+	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
+	name := a.job.Plan.Name
+	for _, subj := range []string{transport.CoordinatorSubject(name), transport.ControlSubject(name, r.node)} {
+		unsub, err := r.listen(name, subj)
+		if err != nil {
+			return err
+		}
+		a.cl.unsubs = append(a.cl.unsubs, unsub)
+	}
+	return nil
+}
+
+// stopCluster tells every node with a part of the job that it is over.
+func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
+	if a.cl == nil {
+		return
+	}
+	for _, u := range a.cl.unsubs {
+		u()
+	}
+	a.cl.unsubs = nil
+	name := a.job.Plan.Name
+	for _, node := range a.job.opts.Cluster.Nodes() {
+		if node == a.cl.r.node {
+			continue
+		}
+		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
+		if err := a.cl.r.send(name, a.cl.r.node+"/"+ctx.Self().Id, stamp(), ref, &endFragmentMsg{reason: reason}); err != nil {
+			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
+		}
+	}
+	a.cl.r.unregister(ctx.Self())
+	a.cl.r.stopProxies(name)
+	a.cl.r.removeJob(name)
+}
+
+// spawnRemote starts task instance i of op on node through a stand-in child
+// of the coordinator.
+func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int, node string, m *store.Manifest) (*actor.PID, error) {
+	target := WireRef{Node: node, ID: ctx.Self().Id + fmt.Sprintf("/%s-%d", op.Name, i), Kind: refTask, Op: op.ID, Instance: i}
+	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), manifest: m}
+	p := newProxy(a.cl.r, a.job.Plan.Name, target, spawn)
+	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), fmt.Sprintf("%s-%d", op.Name, i))
+	if err != nil {
+		return nil, fmt.Errorf("deploy task %s on node %s: %w", taskName(op, i), node, err)
+	}
+	return pid, nil
+}
+
+// place picks the node of a task (this node outside a cluster).
+func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
+	if a.cl == nil {
+		return "", nil
+	}
+	node, err := a.job.opts.Cluster.Place(op, i)
+	if err != nil {
+		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
+	}
+	a.cl.placed[[2]int{op.ID, i}] = node
+	a.job.mu.Lock()
+	if a.job.placement == nil {
+		a.job.placement = map[string]string{}
+	}
+	a.job.placement[taskName(op, i)] = node
+	a.job.mu.Unlock()
+	return node, nil
+}
+
+// isRemote reports whether task (op, i) runs on another node.
+func (a *jobActor) isRemote(op, i int) bool {
+	return a.cl != nil && a.cl.placed[[2]int{op, i}] != a.cl.r.node
+}
+
+// stopTask stops a task for a restart: a local one directly, a remote one
+// through its stand-in, which ends once the task's node reports it gone.
+func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
+	if a.isRemote(op, i) && !a.cl.r.isLost(a.cl.placed[[2]int{op, i}]) {
+		ctx.Send(pid, &stopRemoteMsg{})
+		return
+	}
+	ctx.Stop(pid)
+}
+
+// onNodeLost fails every task that ran on a lost node.
+func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
+	if a.cl == nil || a.ended {
+		return
+	}
+	a.cl.r.NodeLost(node)
+	err := fmt.Errorf("node %s lost (no heartbeat)", node)
+	for key, n := range a.cl.placed {
+		if n != node {
+			continue
+		}
+		if pid := a.tasks[key[0]][key[1]]; pid != nil && !a.finishedTasks[key] {
+			a.job.log.Warn().Str("node", node).Str("task", taskName(a.job.Plan.Operators[key[0]], key[1])).Msg("task lost with its node")
+			a.onFailure(ctx, pid, err)
+		}
+	}
+}
+
+// onLinkFailed turns a message lost on the way to the coordinator into a
+// failure of the tasks on the sending node.
+func (a *jobActor) onLinkFailed(ctx actor.Context, m *linkFailedMsg) {
+	if a.cl == nil {
+		return
+	}
+	node, _, _ := strings.Cut(m.from, "/")
+	failed := false
+	for key, n := range a.cl.placed {
+		if pid := a.tasks[key[0]][key[1]]; n == node && pid != nil {
+			a.onFailure(ctx, pid, errors.New(m.reason))
+			failed = true
+		}
+	}
+	if !failed {
+		a.job.log.Warn().Str("from", m.from).Str("reason", m.reason).Msg("lost message from a node without tasks")
+	}
+}
+
+// abandonMsg makes a coordinator stop acting without ending the job: another
+// node took over its coordination.
+type abandonMsg struct {
+	priority
+	reason string
+}
+
+// ErrAbandoned is the error of a job whose coordinator stopped acting because
+// another node took the job over.
+var ErrAbandoned = errors.New("coordination handed over to another node")
+
+// Abandon stops this coordinator without ending the job on the other nodes
+// (it lost its lease, or its node is leaving); Err then wraps ErrAbandoned.
+func (j *Job) Abandon(reason string) { j.send(&abandonMsg{reason: reason}) }
+
+// abandon stops the coordinator quietly: its stand-ins do not stop their
+// tasks, the nodes are not told the job ended.
+func (a *jobActor) abandon(ctx actor.Context, reason string) {
+	if a.ended {
+		return
+	}
+	a.ended = true
+	a.job.log.Warn().Str("reason", reason).Msg("coordinator abandons the job")
+	a.stopFlushTicker()
+	a.stopChaos()
+	a.stopIO()
+	if a.cl != nil {
+		for _, u := range a.cl.unsubs {
+			u()
+		}
+		a.cl.unsubs = nil
+		// With the job forgotten here, the stand-ins stop without stopping
+		// their tasks.
+		a.cl.r.unregister(ctx.Self())
+		a.cl.r.stopProxies(a.job.Plan.Name)
+		a.cl.r.removeJob(a.job.Plan.Name)
+	}
+	a.job.finish(fmt.Errorf("job %q: %s: %w", a.job.Plan.Name, reason, ErrAbandoned))
+	ctx.Stop(ctx.Self())
+}

@@ -1,0 +1,291 @@
+package actors
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/transport"
+)
+
+// Remote is a node's link to the other nodes of a cluster. A message for an
+// actor on another node goes to a local stand-in (a proxy actor), which
+// publishes it on the actor's NATS subject; what arrives on this node's
+// subjects is decoded and delivered to the local actor it names. Tasks,
+// channels and coordinators keep talking to PIDs and never see NATS.
+type Remote struct {
+	node     string
+	nc       *nats.Conn
+	pub      *transport.Publisher
+	log      zerolog.Logger
+	counters *transport.Counters
+	sys      *actor.ActorSystem
+
+	mu      sync.Mutex
+	proxies map[refKey]proxyEntry // (node, actor id) → stand-in on this node
+	targets map[string]WireRef    // stand-in actor id → the actor it stands for
+	local   map[string]WireRef    // local actor id → how other nodes address it
+	jobs    map[string]*Job       // jobs with a part on this node
+	seqs    *transport.SeqChecker
+	epochs  map[string]int      // local actor id → how often it was registered
+	links   map[string]recvLink // link key → its baseline at the receiver
+	lost    map[string]bool     // nodes declared dead
+}
+
+// recvLink is a link's baseline at the receiver. An actor registered again
+// (a restarted channel or task under the same id) takes the next message of
+// each link as the link's start: the senders' numbering goes on, and what
+// the old incarnation missed is of no concern to the new one, which is
+// restored from a checkpoint.
+type recvLink struct {
+	offset uint64
+	epoch  int
+}
+
+// refKey names an actor anywhere in the cluster.
+type refKey struct{ node, id string }
+
+// proxyEntry is a stand-in and the job it speaks for.
+type proxyEntry struct {
+	pid *actor.PID
+	job string
+}
+
+// WireRef is how an actor is named on the wire: its node, its actor id there,
+// and what it is (which decides the subjects messages to it travel on).
+type WireRef struct {
+	Node     string `msgpack:"node"`
+	ID       string `msgpack:"id"`
+	Kind     string `msgpack:"kind"` // refTask, refChannel or refJob
+	Op       int    `msgpack:"op,omitempty"`
+	Instance int    `msgpack:"instance,omitempty"`
+	Edge     int    `msgpack:"edge,omitempty"` // channel: edge id and producer → consumer instances
+	From     int    `msgpack:"from,omitempty"`
+	To       int    `msgpack:"to,omitempty"`
+}
+
+// Kinds of WireRef.
+const (
+	refTask    = "task"
+	refChannel = "channel"
+	refJob     = "job"
+)
+
+// NewRemote links node id to the cluster over nc. counters collects bad
+// input seen on the wire (shown by `node status`).
+func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
+	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
+		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
+		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{}}
+}
+
+// NodeID is the id of this node.
+func (r *Remote) NodeID() string { return r.node }
+
+// Conn is the NATS connection the node uses.
+func (r *Remote) Conn() *nats.Conn { return r.nc }
+
+// attach binds the remote to the node's actor system.
+func (r *Remote) attach(sys *actor.ActorSystem) { r.sys = sys }
+
+// addJob makes job's messages decodable on this node.
+func (r *Remote) addJob(j *Job) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.jobs[j.Plan.Name] = j
+}
+
+// removeJob forgets a job and stops its stand-ins on this node.
+func (r *Remote) removeJob(name string) {
+	r.mu.Lock()
+	delete(r.jobs, name)
+	r.mu.Unlock()
+}
+
+// job returns the job named name, if it has a part on this node.
+func (r *Remote) job(name string) (*Job, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[name]
+	return j, ok
+}
+
+// register makes a local actor addressable from other nodes.
+func (r *Remote) register(pid *actor.PID, ref WireRef) {
+	ref.Node, ref.ID = r.node, pid.Id
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.local[pid.Id] = ref
+	r.epochs[pid.Id]++
+}
+
+// checkSeq classifies a received message on its link (mu held).
+func (r *Remote) checkSeq(e *transport.Envelope) transport.Verdict {
+	key := transport.LinkKey(e.From, e.To)
+	ep := r.epochs[e.To]
+	l, seen := r.links[key]
+	if (seen && l.epoch != ep) || (!seen && ep > 1) {
+		r.seqs.Forget(key)
+		l = recvLink{offset: e.Seq - 1, epoch: ep}
+	} else if !seen {
+		l = recvLink{epoch: ep}
+	}
+	r.links[key] = l
+	if e.Seq <= l.offset {
+		return transport.Stale
+	}
+	return r.seqs.Check(key, e.Gen, e.Seq-l.offset)
+}
+
+// unregister forgets a local actor.
+func (r *Remote) unregister(pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.local, pid.Id)
+}
+
+// refOf names pid for another node: a stand-in names its target, a local
+// actor names itself.
+func (r *Remote) refOf(pid *actor.PID) WireRef {
+	if pid == nil {
+		return WireRef{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ref, ok := r.local[pid.Id]; ok {
+		return ref
+	}
+	if ref, ok := r.targets[pid.Id]; ok {
+		return ref
+	}
+	return WireRef{Node: r.node, ID: pid.Id}
+}
+
+// resolve turns a ref into a PID on this node: the actor itself when it
+// lives here, otherwise its stand-in (spawned on first use).
+func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
+	if ref.ID == "" {
+		return nil
+	}
+	if ref.Node == r.node {
+		return actor.NewPID(r.sys.Address(), ref.ID)
+	}
+	key := refKey{ref.Node, ref.ID}
+	r.mu.Lock()
+	e, ok := r.proxies[key]
+	r.mu.Unlock()
+	if ok {
+		return e.pid
+	}
+	p := newProxy(r, job, ref, nil)
+	pid, err := r.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }),
+		fmt.Sprintf("remote/%s/%s", ref.Node, ref.ID))
+	if err != nil {
+		// Spawned concurrently by another message: use that one.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if e, ok := r.proxies[key]; ok {
+			return e.pid
+		}
+		r.log.Error().Err(err).Str("node", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.proxies[key]; ok {
+		r.sys.Root.Send(pid, &quietStopMsg{})
+		return old.pid
+	}
+	r.proxies[key] = proxyEntry{pid: pid, job: job}
+	r.targets[pid.Id] = ref
+	return pid
+}
+
+// addProxy records a stand-in (task stand-ins register themselves).
+func (r *Remote) addProxy(job string, ref WireRef, pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.proxies[refKey{ref.Node, ref.ID}] = proxyEntry{pid: pid, job: job}
+	r.targets[pid.Id] = ref
+}
+
+// dropProxy forgets a stand-in that stopped.
+func (r *Remote) dropProxy(ref WireRef, pid *actor.PID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := refKey{ref.Node, ref.ID}
+	if cur, ok := r.proxies[key]; ok && cur.pid.Equal(pid) {
+		delete(r.proxies, key)
+	}
+	if t, ok := r.targets[pid.Id]; ok && t == ref {
+		delete(r.targets, pid.Id)
+	}
+}
+
+// stopProxies stops, without telling their targets, the stand-ins that
+// speak for job.
+func (r *Remote) stopProxies(job string) {
+	r.mu.Lock()
+	var pids []*actor.PID
+	for k, e := range r.proxies {
+		if e.job == job {
+			pids = append(pids, e.pid)
+			delete(r.proxies, k)
+		}
+	}
+	r.mu.Unlock()
+	for _, pid := range pids {
+		r.sys.Root.Send(pid, &quietStopMsg{})
+	}
+}
+
+// NodeLost marks a node dead: stand-ins for its actors stop waiting for it.
+func (r *Remote) NodeLost(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lost[node] = true
+}
+
+// NodeJoined clears a node's dead mark (it came back).
+func (r *Remote) NodeJoined(node string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.lost, node)
+}
+
+// isLost reports whether node was declared dead.
+func (r *Remote) isLost(node string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lost[node]
+}
+
+// listen subscribes to subject and delivers what arrives to local actors of
+// job. The returned function unsubscribes.
+func (r *Remote) listen(job, subject string) (func(), error) {
+	sub, err := transport.Subscribe(r.nc, subject, func(e *transport.Envelope) { r.dispatch(job, subject, e) },
+		func(subj string, err error) { r.bad(subj, err) })
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", subject, err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
+// bad logs and counts a message that could not be decoded.
+func (r *Remote) bad(subject string, err error) {
+	r.counters.CountBad(subject, err)
+	r.log.Warn().Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
+}
+
+// publish sends one envelope.
+func (r *Remote) publish(subject string, e *transport.Envelope) error {
+	return r.pub.Publish(subject, e)
+}
+
+// now is for stand-in incarnation numbers: unique and increasing across
+// restarts of this process.
+func stamp() int { return int(time.Now().UnixNano()) }

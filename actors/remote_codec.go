@@ -1,0 +1,319 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/transport"
+)
+
+// wireBody is the msgpack payload of every runtime message that crosses
+// nodes. K names the message; the other fields are those the message uses.
+type wireBody struct {
+	K         string              `msgpack:"k"`
+	ID        uint64              `msgpack:"id,omitempty"`
+	Op        int                 `msgpack:"op,omitempty"`
+	Instance  int                 `msgpack:"instance,omitempty"`
+	Gen       int                 `msgpack:"gen,omitempty"`
+	Token     int                 `msgpack:"token,omitempty"`
+	N         int                 `msgpack:"n,omitempty"`
+	Output    int                 `msgpack:"output,omitempty"`
+	Channel   int                 `msgpack:"channel,omitempty"`
+	Seq       uint64              `msgpack:"seq,omitempty"`
+	LastSeq   uint64              `msgpack:"last_seq,omitempty"`
+	Final     bool                `msgpack:"final,omitempty"`
+	Unaligned bool                `msgpack:"unaligned,omitempty"`
+	Reason    string              `msgpack:"reason,omitempty"`
+	Refs      [][]WireRef         `msgpack:"refs,omitempty"`
+	Ref       *WireRef            `msgpack:"ref,omitempty"`
+	Records   msgpack.RawMessage  `msgpack:"records,omitempty"`
+	Pending   []wireBuffer        `msgpack:"pending,omitempty"`
+	Snap      *store.TaskSnapshot `msgpack:"snap,omitempty"`
+	Alignment int64               `msgpack:"alignment,omitempty"`
+	StateB    int64               `msgpack:"state_bytes,omitempty"`
+	InflightB int64               `msgpack:"inflight_bytes,omitempty"`
+	Buffers   int64               `msgpack:"buffers,omitempty"`
+	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
+}
+
+// wireBuffer is a buffer inside a barrier (the producer's pending ones).
+type wireBuffer struct {
+	Seq     uint64             `msgpack:"seq"`
+	Records msgpack.RawMessage `msgpack:"records"`
+}
+
+// Message kinds (wireBody.K).
+const (
+	kData       = "data"
+	kEOS        = "eos"
+	kBarrier    = "barrier"
+	kCredit     = "credit"
+	kChanWire   = "channel_wire"
+	kWire       = "wire"
+	kStart      = "start"
+	kTrigger    = "trigger"
+	kCkptDone   = "checkpoint_done"
+	kCkptAbort  = "checkpoint_abort"
+	kFinishSrc  = "finish_source"
+	kEndInput   = "end_input"
+	kPanic      = "chaos_panic"
+	kReady      = "ready"
+	kIdle       = "source_idle"
+	kFinished   = "finished"
+	kResumed    = "resumed"
+	kAck        = "ack"
+	kDecline    = "decline"
+	kFailed     = "failed"
+	kSpawn      = "spawn"
+	kStopTask   = "stop_task"
+	kStopActor  = "stop_actor"
+	kTerminated = "terminated"
+	kEnd        = "end"
+)
+
+// spawnTaskMsg asks a node's part of a job to start a task instance.
+type spawnTaskMsg struct {
+	priority
+	op, instance, gen int
+	token             int // the stand-in's incarnation, echoed in terminatedMsg
+	manifest          *store.Manifest
+	coordinator       *actor.PID
+}
+
+// stopTaskMsg asks a node's part of a job to stop a task instance.
+type stopTaskMsg struct {
+	priority
+	op, instance, token int
+}
+
+// stopActorMsg asks a node to stop one of its actors (chaos, from afar).
+type stopActorMsg struct{ priority }
+
+// remoteTerminatedMsg tells a task's stand-in that the task has ended.
+type remoteTerminatedMsg struct {
+	priority
+	op, instance, token int
+}
+
+// endFragmentMsg tells a node's part of a job that the job is over.
+type endFragmentMsg struct {
+	priority
+	reason string
+}
+
+// linkFailedMsg tells an actor that a message to it was lost on the wire.
+type linkFailedMsg struct {
+	priority
+	from   string
+	reason string
+}
+
+// encodeRecords encodes a buffer's records with the codec of edge.
+func encodeRecords(j *Job, edge int, recs []any) (msgpack.RawMessage, error) {
+	if edge < 0 || edge >= len(j.Plan.Edges) {
+		return nil, fmt.Errorf("job %q has no edge %d", j.Plan.Name, edge)
+	}
+	return j.Plan.Edges[edge].Codec.EncodeBatch(recs)
+}
+
+// decodeRecords decodes a buffer's records with the codec of edge.
+func decodeRecords(j *Job, edge int, data []byte) ([]any, error) {
+	if edge < 0 || edge >= len(j.Plan.Edges) {
+		return nil, fmt.Errorf("job %q has no edge %d", j.Plan.Name, edge)
+	}
+	return j.Plan.Edges[edge].Codec.DecodeBatch(data)
+}
+
+// errNotRemote marks a message that never crosses nodes.
+var errNotRemote = errors.New("message does not cross nodes")
+
+// encode turns a message for target into an envelope type and a body.
+func (r *Remote) encode(j *Job, target WireRef, m any) (string, *wireBody, error) {
+	switch m := m.(type) {
+	case *dataMsg:
+		recs, err := encodeRecords(j, target.Edge, m.buf.Records)
+		if err != nil {
+			return "", nil, err
+		}
+		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, Records: recs}, nil
+	case *eosMsg:
+		return transport.TypeEOS, &wireBody{K: kEOS, LastSeq: m.lastSeq}, nil
+	case *barrierMsg:
+		b := &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned}
+		for _, p := range m.pending {
+			recs, err := encodeRecords(j, target.Edge, p.Records)
+			if err != nil {
+				return "", nil, err
+			}
+			b.Pending = append(b.Pending, wireBuffer{Seq: p.Seq, Records: recs})
+		}
+		return transport.TypeBarrier, b, nil
+	case *creditMsg:
+		return transport.TypeCredit, &wireBody{K: kCredit, N: m.n, Output: m.output, Channel: m.channel}, nil
+	case *channelWireMsg:
+		ref := r.refOf(m.producer)
+		return transport.TypeControl, &wireBody{K: kChanWire, Ref: &ref, Output: m.output, Channel: m.channel}, nil
+	case *wireMsg:
+		b := &wireBody{K: kWire}
+		for _, row := range m.outputs {
+			refs := make([]WireRef, len(row))
+			for i, pid := range row {
+				refs[i] = r.refOf(pid)
+			}
+			b.Refs = append(b.Refs, refs)
+		}
+		return transport.TypeControl, b, nil
+	case *startMsg:
+		return transport.TypeControl, &wireBody{K: kStart}, nil
+	case *triggerMsg:
+		return transport.TypeControl, &wireBody{K: kTrigger, ID: m.id, Final: m.final}, nil
+	case *checkpointDoneMsg:
+		return transport.TypeControl, &wireBody{K: kCkptDone, ID: m.id}, nil
+	case *checkpointAbortMsg:
+		return transport.TypeControl, &wireBody{K: kCkptAbort, ID: m.id}, nil
+	case *finishSourceMsg:
+		return transport.TypeControl, &wireBody{K: kFinishSrc}, nil
+	case *endInputMsg:
+		return transport.TypeControl, &wireBody{K: kEndInput}, nil
+	case *chaosPanicMsg:
+		return transport.TypeControl, &wireBody{K: kPanic}, nil
+	case *taskReadyMsg:
+		refs := make([]WireRef, len(m.inputs))
+		for i, pid := range m.inputs {
+			refs[i] = r.refOf(pid)
+		}
+		return transport.TypeControl, &wireBody{K: kReady, Op: m.op, Instance: m.instance, Gen: m.gen, Refs: [][]WireRef{refs}}, nil
+	case *sourceIdleMsg:
+		return transport.TypeControl, &wireBody{K: kIdle, Op: m.op, Instance: m.instance, Gen: m.gen}, nil
+	case *taskFinishedMsg:
+		return transport.TypeControl, &wireBody{K: kFinished, Op: m.op, Instance: m.instance, Gen: m.gen}, nil
+	case *taskResumedMsg:
+		return transport.TypeControl, &wireBody{K: kResumed, Op: m.op, Instance: m.instance, Gen: m.gen}, nil
+	case *taskAckMsg:
+		snap := m.snap
+		return transport.TypeControl, &wireBody{K: kAck, ID: m.id, Op: m.op, Instance: m.instance, Snap: &snap,
+			Alignment: int64(m.alignment), Unaligned: m.unaligned, StateB: m.stateB, InflightB: m.inflightB, Buffers: m.buffers}, nil
+	case *taskDeclineMsg:
+		return transport.TypeControl, &wireBody{K: kDecline, ID: m.id, Op: m.op, Instance: m.instance, Reason: m.reason}, nil
+	case *taskFailedMsg:
+		ref := r.refOf(m.who)
+		return transport.TypeControl, &wireBody{K: kFailed, Ref: &ref, Reason: fmt.Sprint(m.reason)}, nil
+	case *spawnTaskMsg:
+		ref := r.refOf(m.coordinator)
+		return transport.TypeControl, &wireBody{K: kSpawn, Op: m.op, Instance: m.instance, Gen: m.gen, Token: m.token,
+			Manifest: m.manifest, Ref: &ref}, nil
+	case *stopTaskMsg:
+		return transport.TypeControl, &wireBody{K: kStopTask, Op: m.op, Instance: m.instance, Token: m.token}, nil
+	case *stopActorMsg:
+		return transport.TypeControl, &wireBody{K: kStopActor}, nil
+	case *remoteTerminatedMsg:
+		return transport.TypeControl, &wireBody{K: kTerminated, Op: m.op, Instance: m.instance, Token: m.token}, nil
+	case *endFragmentMsg:
+		return transport.TypeControl, &wireBody{K: kEnd, Reason: m.reason}, nil
+	}
+	return "", nil, fmt.Errorf("%T: %w", m, errNotRemote)
+}
+
+// decode turns a received body for the local actor to back into a message.
+// to is the receiving actor's own ref (its edge, for records).
+func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
+	name := j.Plan.Name
+	switch b.K {
+	case kData:
+		recs, err := decodeRecords(j, to.Edge, b.Records)
+		if err != nil {
+			return nil, err
+		}
+		return &dataMsg{buf: &Buffer{Seq: b.Seq, Records: recs}}, nil
+	case kEOS:
+		return &eosMsg{lastSeq: b.LastSeq}, nil
+	case kBarrier:
+		m := &barrierMsg{id: b.ID, lastSeq: b.LastSeq, unaligned: b.Unaligned}
+		for _, p := range b.Pending {
+			recs, err := decodeRecords(j, to.Edge, p.Records)
+			if err != nil {
+				return nil, err
+			}
+			m.pending = append(m.pending, &Buffer{Seq: p.Seq, Records: recs})
+		}
+		return m, nil
+	case kCredit:
+		return &creditMsg{n: b.N, output: b.Output, channel: b.Channel}, nil
+	case kChanWire:
+		if b.Ref == nil {
+			return nil, errors.New("channel wiring without a producer")
+		}
+		return &channelWireMsg{producer: r.resolve(name, *b.Ref), output: b.Output, channel: b.Channel}, nil
+	case kWire:
+		m := &wireMsg{}
+		for _, row := range b.Refs {
+			pids := make([]*actor.PID, len(row))
+			for i, ref := range row {
+				pids[i] = r.resolve(name, ref)
+			}
+			m.outputs = append(m.outputs, pids)
+		}
+		return m, nil
+	case kStart:
+		return &startMsg{}, nil
+	case kTrigger:
+		return &triggerMsg{id: b.ID, final: b.Final}, nil
+	case kCkptDone:
+		return &checkpointDoneMsg{id: b.ID}, nil
+	case kCkptAbort:
+		return &checkpointAbortMsg{id: b.ID}, nil
+	case kFinishSrc:
+		return &finishSourceMsg{}, nil
+	case kEndInput:
+		return &endInputMsg{}, nil
+	case kPanic:
+		return &chaosPanicMsg{}, nil
+	case kReady:
+		m := &taskReadyMsg{op: b.Op, instance: b.Instance, gen: b.Gen}
+		if len(b.Refs) == 1 {
+			for _, ref := range b.Refs[0] {
+				m.inputs = append(m.inputs, r.resolve(name, ref))
+			}
+		}
+		return m, nil
+	case kIdle:
+		return &sourceIdleMsg{op: b.Op, instance: b.Instance, gen: b.Gen}, nil
+	case kFinished:
+		return &taskFinishedMsg{op: b.Op, instance: b.Instance, gen: b.Gen}, nil
+	case kResumed:
+		return &taskResumedMsg{op: b.Op, instance: b.Instance, gen: b.Gen}, nil
+	case kAck:
+		if b.Snap == nil {
+			return nil, errors.New("acknowledgement without a snapshot")
+		}
+		return &taskAckMsg{id: b.ID, op: b.Op, instance: b.Instance, snap: *b.Snap, alignment: time.Duration(b.Alignment),
+			unaligned: b.Unaligned, stateB: b.StateB, inflightB: b.InflightB, buffers: b.Buffers}, nil
+	case kDecline:
+		return &taskDeclineMsg{id: b.ID, op: b.Op, instance: b.Instance, reason: b.Reason}, nil
+	case kFailed:
+		if b.Ref == nil {
+			return nil, errors.New("failure report without a task")
+		}
+		return &taskFailedMsg{who: r.resolve(name, *b.Ref), reason: errors.New(b.Reason)}, nil
+	case kSpawn:
+		if b.Ref == nil {
+			return nil, errors.New("spawn request without a coordinator")
+		}
+		return &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, manifest: b.Manifest,
+			coordinator: r.resolve(name, *b.Ref)}, nil
+	case kStopTask:
+		return &stopTaskMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
+	case kStopActor:
+		return &stopActorMsg{}, nil
+	case kTerminated:
+		return &remoteTerminatedMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
+	case kEnd:
+		return &endFragmentMsg{reason: b.Reason}, nil
+	}
+	return nil, fmt.Errorf("unknown message kind %q: %w", b.K, transport.ErrUnknownType)
+}

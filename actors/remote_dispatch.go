@@ -1,0 +1,65 @@
+package actors
+
+import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir/transport"
+)
+
+// dispatch delivers one received envelope to the local actor it names. Bad
+// input is logged with its subject and counted, never delivered and never a
+// crash; a lost message (a gap in the link's sequence) fails the receiving
+// actor, which makes its region restart from the latest checkpoint.
+func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
+	j, ok := r.job(job)
+	if !ok || e.Job != job {
+		r.counters.Malformed.Add(1)
+		r.log.Warn().Str("subject", subject).Str("job", e.Job).Msg("message for a job without a part on this node: dropped")
+		return
+	}
+	r.mu.Lock()
+	verdict := r.checkSeq(e)
+	to, registered := r.local[e.To]
+	r.mu.Unlock()
+	pid := actor.NewPID(r.sys.Address(), e.To)
+	switch verdict {
+	case transport.Duplicate, transport.Stale:
+		r.counters.BadSeq.Add(1)
+		r.log.Warn().Str("subject", subject).Str("from", e.From).Uint64("seq", e.Seq).Str("verdict", verdict.String()).
+			Msg("duplicate or stale message: dropped")
+		return
+	case transport.Gap:
+		r.counters.BadSeq.Add(1)
+		reason := fmt.Sprintf("message lost on link %s → %s (seq %d on %s)", e.From, e.To, e.Seq, subject)
+		r.log.Error().Str("subject", subject).Str("from", e.From).Uint64("seq", e.Seq).Msg("gap in the link sequence: failing the receiver")
+		r.sys.Root.Send(pid, &linkFailedMsg{from: e.From, reason: reason})
+		return
+	}
+	var b wireBody
+	if err := msgpack.Unmarshal(e.Payload, &b); err != nil {
+		r.counters.Malformed.Add(1)
+		r.bad(subject, fmt.Errorf("decode %s body from %s: %w", e.Type, e.From, err))
+		return
+	}
+	if !registered {
+		if b.K == kData || b.K == kBarrier {
+			r.log.Debug().Str("subject", subject).Str("to", e.To).Msg("data for an actor that is gone: dropped")
+			return
+		}
+		to = WireRef{Node: r.node, ID: e.To}
+	}
+	m, err := r.decode(j, to, &b)
+	if err != nil {
+		r.counters.Malformed.Add(1)
+		r.bad(subject, fmt.Errorf("decode %s from %s: %w", b.K, e.From, err))
+		return
+	}
+	if _, stop := m.(*stopActorMsg); stop {
+		r.sys.Root.Stop(pid)
+		return
+	}
+	r.sys.Root.Send(pid, m)
+}

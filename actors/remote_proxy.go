@@ -1,0 +1,178 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir/transport"
+)
+
+// refCoordinator is the kind of a job's coordinator ref: messages to it go on
+// the job's coordinator subject.
+const refCoordinator = "coordinator"
+
+// proxy stands in on this node for an actor on another node: what it receives
+// it publishes on the target's subject, in order, with a per-link sequence
+// number. A task's stand-in (spawn != nil) is the coordinator's child: it asks
+// the target node to start the task, and stops only when that node reports
+// the task ended (or the node is lost), so a restart never overlaps the old
+// incarnation.
+type proxy struct {
+	r      *Remote
+	job    string
+	target WireRef
+	gen    int
+	from   string
+	spawn  *spawnTaskMsg
+	quiet  bool // stopping without telling the target (it is gone or the job is over)
+}
+
+// stopRemoteMsg asks a task stand-in to stop its task and end once it has.
+type stopRemoteMsg struct{ priority }
+
+// quietStopMsg stops a stand-in without telling its target.
+type quietStopMsg struct{ priority }
+
+func newProxy(r *Remote, job string, target WireRef, spawn *spawnTaskMsg) *proxy {
+	return &proxy{r: r, job: job, target: target, gen: stamp(), spawn: spawn}
+}
+
+// Receive forwards messages to the target.
+func (p *proxy) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		p.from = p.r.node + "/" + ctx.Self().Id
+		if p.spawn != nil {
+			p.r.addProxy(p.job, p.target, ctx.Self())
+			p.spawn.coordinator = ctx.Parent()
+			p.send(p.fragment(), p.spawn)
+		}
+	case *actor.Stopping:
+		if _, ok := p.r.job(p.job); p.quiet || !ok || p.r.isLost(p.target.Node) {
+			return // told to be quiet, the job is over here, or the target is gone
+		}
+		if p.spawn != nil {
+			p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
+		} else {
+			p.send(p.target, &stopActorMsg{})
+		}
+	case *actor.Stopped:
+		p.r.dropProxy(p.target, ctx.Self())
+	case *actor.Restarting, *actor.Terminated:
+	case *flushTickMsg:
+		// The target's node ticks its own tasks.
+	case *stopRemoteMsg:
+		if p.r.isLost(p.target.Node) {
+			p.quiet = true
+			ctx.Stop(ctx.Self())
+			return
+		}
+		p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
+	case *quietStopMsg:
+		p.quiet = true
+		ctx.Stop(ctx.Self())
+	case *remoteTerminatedMsg:
+		if p.spawn != nil && m.token == p.spawn.token {
+			p.quiet = true
+			ctx.Stop(ctx.Self())
+		}
+	default:
+		p.send(p.target, m)
+	}
+}
+
+// fragment is the ref of the job's part on the target's node.
+func (p *proxy) fragment() WireRef {
+	return WireRef{Node: p.target.Node, ID: "node/job-" + p.job, Kind: refJob}
+}
+
+// send publishes m for to. A message that cannot be sent is logged; the
+// receiver's sequence check turns the gap into a failure and a recovery.
+func (p *proxy) send(to WireRef, m any) {
+	if err := p.r.send(p.job, p.from, p.gen, to, m); err != nil {
+		p.r.log.Error().Err(err).Str("job", p.job).Str("to", to.Node+"/"+to.ID).Msg("send to remote actor")
+	}
+}
+
+// send encodes m for the actor to and publishes it on its subject.
+func (r *Remote) send(job, from string, gen int, to WireRef, m any) error {
+	j, ok := r.job(job)
+	if !ok {
+		return fmt.Errorf("job %q has no part on node %s", job, r.node)
+	}
+	typ, body, err := r.encode(j, to, m)
+	if errors.Is(err, errNotRemote) {
+		r.log.Debug().Str("message", fmt.Sprintf("%T", m)).Msg("local-only message for a remote actor: dropped")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("encode %T: %w", m, err)
+	}
+	payload, err := msgpack.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", body.K, err)
+	}
+	subject, err := r.subjectFor(j, to, m)
+	if err != nil {
+		return err
+	}
+	// One link per subject: NATS keeps order per subject, and each
+	// subscription is delivered on its own goroutine.
+	if s, err := transport.ParseSubject(subject); err == nil {
+		from += "#" + s.Kind
+	}
+	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: gen, Checkpoint: checkpointOf(m), Payload: payload}
+	if err := r.publish(subject, e); err != nil {
+		return fmt.Errorf("publish %s: %w", body.K, err)
+	}
+	return nil
+}
+
+// subjectFor picks the subject a message to ref travels on.
+func (r *Remote) subjectFor(j *Job, to WireRef, m any) (string, error) {
+	name := j.Plan.Name
+	switch to.Kind {
+	case refChannel:
+		switch m.(type) {
+		case *dataMsg, *eosMsg, *barrierMsg:
+			return transport.DataSubject(name, to.Edge, to.From, to.To), nil
+		}
+	case refTask:
+		if c, ok := m.(*creditMsg); ok {
+			if to.Op < 0 || to.Op >= len(j.Plan.Operators) || c.output >= len(j.Plan.Operators[to.Op].Outputs) {
+				return "", fmt.Errorf("credit for unknown output %d of operator %d", c.output, to.Op)
+			}
+			edge := j.Plan.Operators[to.Op].Outputs[c.output].ID
+			return transport.CreditSubject(name, edge, to.Instance, c.channel), nil
+		}
+	case refCoordinator:
+		return transport.CoordinatorSubject(name), nil
+	}
+	return transport.ControlSubject(name, to.Node), nil
+}
+
+// checkpointOf is the checkpoint id a message belongs to (header), 0 if none.
+func checkpointOf(m any) uint64 {
+	switch m := m.(type) {
+	case *barrierMsg:
+		return m.id
+	case *triggerMsg:
+		return m.id
+	case *taskAckMsg:
+		return m.id
+	case *taskDeclineMsg:
+		return m.id
+	case *checkpointDoneMsg:
+		return m.id
+	case *checkpointAbortMsg:
+		return m.id
+	case *spawnTaskMsg:
+		if m.manifest != nil {
+			return m.manifest.CheckpointID
+		}
+	}
+	return 0
+}

@@ -1,0 +1,56 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/transport"
+)
+
+// listenChannel makes input channel pid (from instance from of edge)
+// reachable from producers on other nodes: it subscribes the channel's data
+// subject. Outside a cluster it does nothing.
+func (t *task) listenChannel(pid *actor.PID, edge *plan.Edge, from int) error {
+	r := t.job.node.remote
+	if r == nil {
+		return nil
+	}
+	name := t.job.Plan.Name
+	r.register(pid, WireRef{Kind: refChannel, Edge: edge.ID, From: from, To: t.instance})
+	unsub, err := r.listen(name, transport.DataSubject(name, edge.ID, from, t.instance))
+	if err != nil {
+		return err
+	}
+	t.unlistens = append(t.unlistens, func() { unsub(); r.unregister(pid) })
+	return nil
+}
+
+// listenCredits makes the task reachable from other nodes: it subscribes
+// the credit subjects of its outputs. Outside a cluster it does nothing.
+func (t *task) listenCredits(ctx actor.Context) error {
+	r := t.job.node.remote
+	if r == nil {
+		return nil
+	}
+	name, self := t.job.Plan.Name, ctx.Self()
+	r.register(self, WireRef{Kind: refTask, Op: t.op.ID, Instance: t.instance})
+	t.unlistens = append(t.unlistens, func() { r.unregister(self) })
+	for _, edge := range t.op.Outputs {
+		for j := 0; j < edge.To.Parallelism; j++ {
+			unsub, err := r.listen(name, transport.CreditSubject(name, edge.ID, t.instance, j))
+			if err != nil {
+				return err
+			}
+			t.unlistens = append(t.unlistens, unsub)
+		}
+	}
+	return nil
+}
+
+// unlisten drops the task's and its channels' subscriptions.
+func (t *task) unlisten(actor.Context) {
+	for _, u := range t.unlistens {
+		u()
+	}
+	t.unlistens = nil
+}

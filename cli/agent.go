@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/transport"
+)
+
+// agentConfig is what `node start` hands the agent.
+type agentConfig struct {
+	ID               string
+	Workdir          string
+	Slots            int
+	HeartbeatTimeout time.Duration
+}
+
+// agent is a long-running cluster node: it heartbeats, tracks the other
+// nodes, runs parts of jobs for coordinators, coordinates the jobs submitted
+// to it, and takes over the coordination of jobs whose coordinator died.
+type agent struct {
+	cfg      agentConfig
+	reg      *registry
+	log      zerolog.Logger
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	node     *actors.Node
+	remote   *actors.Remote
+	counters *transport.Counters
+	leases   *cluster.Leases
+	jobs     *cluster.Jobs
+	local    *store.Local
+	started  time.Time
+
+	mu      sync.Mutex
+	members *cluster.Members
+	left    map[string]bool // nodes that announced they are leaving
+	coord   map[string]*coordJob
+	parts   map[string]*actors.Job
+	leaving bool
+
+	subs   []*nats.Subscription
+	stopHB func()
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// leavingSubject is where a node announces a graceful exit.
+func leavingSubject(node string) string { return transport.NodeSubject(node, "leaving") }
+
+// startAgent joins the cluster over nc. The caller owns nc.
+func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) (*agent, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, started: time.Now(),
+		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{},
+		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
+	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
+		return nil, fmt.Errorf("open coordinator leases: %w", err)
+	}
+	if a.jobs, err = cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket); err != nil {
+		return nil, fmt.Errorf("open job registry: %w", err)
+	}
+	if a.local, err = store.NewLocal(stateDir(cfg.Workdir)); err != nil {
+		return nil, fmt.Errorf("node state directory: %w", err)
+	}
+	a.node = actors.NewNode(log)
+	a.remote = actors.NewRemote(cfg.ID, nc, counters, log)
+	a.node.AttachRemote(a.remote)
+	if err := a.subscribe(); err != nil {
+		a.stop()
+		return nil, err
+	}
+	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, log)
+	a.wg.Add(1)
+	go a.loop()
+	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Msg("node started")
+	return a, nil
+}
+
+// subscribe listens for cluster requests and heartbeats.
+func (a *agent) subscribe() error {
+	type sub struct {
+		subject, queue string
+		h              nats.MsgHandler
+	}
+	for _, s := range []sub{
+		{subjSubmit, submitQueue, a.onSubmit},
+		{nodeCmdSubject(a.cfg.ID), "", a.onNodeCmd},
+		{subjStatus, "", a.onStatus},
+		{subjCancel, "", a.onCancel},
+		{transport.NodeSubject("*", "leaving"), "", a.onLeaving},
+	} {
+		var ns *nats.Subscription
+		var err error
+		if s.queue != "" {
+			ns, err = a.nc.QueueSubscribe(s.subject, s.queue, s.h)
+		} else {
+			ns, err = a.nc.Subscribe(s.subject, s.h)
+		}
+		if err != nil {
+			return fmt.Errorf("subscribe %s: %w", s.subject, err)
+		}
+		a.subs = append(a.subs, ns)
+	}
+	hs, err := cluster.WatchHeartbeats(a.nc, a.onHeartbeat, func(subject string, err error) {
+		a.counters.Malformed.Add(1)
+		a.log.Warn().Str("subject", subject).Err(err).Msg("bad heartbeat: dropped")
+	})
+	if err != nil {
+		return fmt.Errorf("watch heartbeats: %w", err)
+	}
+	a.subs = append(a.subs, hs)
+	return a.nc.Flush()
+}
+
+// stateDir is where a node keeps its copy of checkpoint state.
+func stateDir(workdir string) string { return workdir + "/state" }
+
+// heartbeat is this node's heartbeat.
+func (a *agent) heartbeat() cluster.Heartbeat {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano()}
+	for name := range a.parts {
+		hb.Jobs = append(hb.Jobs, name)
+	}
+	for name := range a.coord {
+		hb.Coordinates = append(hb.Coordinates, name)
+	}
+	sort.Strings(hb.Jobs)
+	sort.Strings(hb.Coordinates)
+	if a.leaving {
+		hb.Slots = 0
+	}
+	return hb
+}
+
+// onHeartbeat records another node's heartbeat.
+func (a *agent) onHeartbeat(hb cluster.Heartbeat) {
+	a.mu.Lock()
+	joined := a.members.Observe(hb, time.Now())
+	if joined {
+		delete(a.left, hb.Node)
+	}
+	a.mu.Unlock()
+	if joined {
+		a.remote.NodeJoined(hb.Node)
+		a.log.Info().Str("peer", hb.Node).Int("slots", hb.Slots).Msg("node joined")
+	}
+}
+
+// onLeaving handles a node's announcement that it exits gracefully.
+func (a *agent) onLeaving(m *nats.Msg) {
+	node, err := nodeOfLeaving(m.Subject)
+	if err != nil || node == a.cfg.ID {
+		return
+	}
+	a.mu.Lock()
+	a.left[node] = true
+	a.mu.Unlock()
+	a.log.Info().Str("peer", node).Msg("node is leaving")
+	a.nodeGone(node)
+}
+
+// nodeOfLeaving reads the node id out of a leaving subject.
+func nodeOfLeaving(subject string) (string, error) {
+	s, err := transport.ParseSubject(subject)
+	if err != nil {
+		return "", err
+	}
+	return s.Node, nil
+}
+
+// loop is the agent's clock: it declares silent nodes dead, renews the
+// leases of the jobs it coordinates and takes over orphaned jobs.
+func (a *agent) loop() {
+	defer a.wg.Done()
+	tick := time.NewTicker(a.cfg.HeartbeatTimeout / 6)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.quit:
+			return
+		case now := <-tick.C:
+			a.mu.Lock()
+			dead := a.members.Tick(now)
+			a.mu.Unlock()
+			for _, node := range dead {
+				a.log.Warn().Str("peer", node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+				a.nodeGone(node)
+			}
+			a.renewLeases(now)
+			a.adoptOrphans(now)
+			a.publishProgress(now)
+		}
+	}
+}
+
+// nodeGone tells the coordinators on this node that a node is gone.
+func (a *agent) nodeGone(node string) {
+	a.remote.NodeLost(node)
+	for _, cj := range a.coordJobs() {
+		cj.job.NodeLost(node)
+	}
+}
+
+// alive lists the live nodes (this one included), sorted by id.
+func (a *agent) alive() []cluster.Heartbeat {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []cluster.Heartbeat
+	for _, hb := range a.members.Alive() {
+		if !a.left[hb.Node] {
+			out = append(out, hb)
+		}
+	}
+	return out
+}
+
+// isAlive reports whether node is alive and not leaving.
+func (a *agent) isAlive(node string) bool {
+	for _, hb := range a.alive() {
+		if hb.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+// stop leaves the cluster abruptly (the caller handles graceful leaving);
+// idempotent.
+func (a *agent) stop() {
+	a.once.Do(func() {
+		close(a.quit)
+		if a.stopHB != nil {
+			a.stopHB()
+		}
+		for _, s := range a.subs {
+			_ = s.Unsubscribe()
+		}
+		a.wg.Wait()
+		a.node.Shutdown()
+		a.local.Close()
+	})
+}
+
+// coordJobs lists the jobs this node coordinates.
+func (a *agent) coordJobs() []*coordJob {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	jobs := make([]*coordJob, 0, len(a.coord))
+	for _, cj := range a.coord {
+		jobs = append(jobs, cj)
+	}
+	return jobs
+}

@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
+)
+
+// prepareTimeout bounds how long a node may take to prepare its part of a job.
+const prepareTimeout = 30 * time.Second
+
+// coordJob is a job this node coordinates.
+type coordJob struct {
+	name      string
+	args      []string
+	job       *actors.Job
+	plan      *plan.Job
+	nodes     []string // nodes with a part of the job
+	started   time.Time
+	lastEvent time.Time
+	cancelled atomic.Bool
+	duration  time.Duration // --duration: end the sources after this long
+}
+
+// onSubmit takes a job submission from `node submit`.
+func (a *agent) onSubmit(m *nats.Msg) {
+	var req submitRequest
+	if err := decode(m, &req); err != nil {
+		a.counters.Malformed.Add(1)
+		a.reply(m, submitReply{Error: err.Error()})
+		return
+	}
+	coord, err := a.submit(req)
+	if err != nil {
+		a.log.Warn().Err(err).Str("job", req.Job).Msg("submission refused")
+		a.reply(m, submitReply{Error: err.Error()})
+		return
+	}
+	a.reply(m, submitReply{Coordinator: coord})
+}
+
+// submit registers a job and coordinates it from this node.
+func (a *agent) submit(req submitRequest) (string, error) {
+	spec, _, err := a.buildJob(req.Job, req.Args)
+	if err != nil {
+		return "", err
+	}
+	restore := spec.flags.restore
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if rec, _, err := a.jobs.Get(ctx, req.Job); err == nil && rec.State == cluster.JobRunning {
+		return "", fmt.Errorf("job %s is already running (coordinator %s); cancel it first", req.Job, rec.Coordinator)
+	} else if err != nil && !errors.Is(err, cluster.ErrJobNotFound) {
+		return "", fmt.Errorf("job registry: %w", err)
+	}
+	lease, ok, err := a.leases.Acquire(ctx, req.Job, a.cfg.ID, time.Now(), a.cfg.HeartbeatTimeout)
+	if err != nil {
+		return "", fmt.Errorf("coordinator lease of job %s: %w", req.Job, err)
+	}
+	if !ok {
+		return "", fmt.Errorf("job %s is coordinated by node %s", req.Job, lease.Node)
+	}
+	rec := cluster.JobRecord{Name: req.Job, Args: req.Args, Submitted: time.Now().UnixNano(), State: cluster.JobRunning, Coordinator: a.cfg.ID}
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		_ = a.leases.Release(ctx, req.Job, a.cfg.ID)
+		return "", fmt.Errorf("register job %s: %w", req.Job, err)
+	}
+	if err := a.coordinate(req.Job, req.Args, restore, restore == ""); err != nil {
+		rec.State, rec.Error = cluster.JobFailed, err.Error()
+		if _, perr := a.jobs.Put(ctx, rec); perr != nil {
+			a.log.Warn().Err(perr).Str("job", req.Job).Msg("record failed submission")
+		}
+		_ = a.leases.Release(ctx, req.Job, a.cfg.ID)
+		return "", err
+	}
+	return a.cfg.ID, nil
+}
+
+// coordinate deploys a job over the live nodes with this node as its
+// coordinator; restore names the checkpoint to resume from ("" for none).
+func (a *agent) coordinate(name string, args []string, restore string, fresh bool) error {
+	spec, p, err := a.buildJob(name, args)
+	if err != nil {
+		return err
+	}
+	if err := a.endPart(name); err != nil {
+		return err
+	}
+	rt, err := a.runtimeFor(spec, p, restore)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	nodes := a.placementNodes()
+	placed, err := a.placeAll(p, nodes)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	var used []string
+	for _, n := range nodes {
+		used = append(used, n.Node)
+	}
+	for _, node := range used {
+		if node == a.cfg.ID {
+			continue
+		}
+		var r cmdReply
+		err := request(a.nc, nodeCmdSubject(node), nodeCmd{Kind: cmdPrepare, Job: name, Args: args,
+			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID}, &r, prepareTimeout)
+		if err == nil && r.Error != "" {
+			err = errors.New(r.Error)
+		}
+		if err != nil {
+			return fmt.Errorf("job %s: prepare node %s: %w", name, node, err)
+		}
+	}
+	if fresh && spec.flags.params.Out != "" {
+		if err := truncate(spec.flags.params.Out); err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+	}
+	cj := &coordJob{name: name, args: args, plan: p, nodes: used, started: time.Now(), duration: spec.flags.duration}
+	prev := placed
+	rt.Cluster = &actors.ClusterOptions{
+		Place: func(op *plan.Operator, i int) (string, error) { return a.replace(cj, prev, op, i) },
+		Nodes: func() []string { return cj.nodes },
+	}
+	job, err := a.node.Submit(p, rt)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	cj.job = job
+	a.mu.Lock()
+	a.coord[name] = cj
+	a.mu.Unlock()
+	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Msg("coordinating job")
+	a.wg.Add(1)
+	go a.watch(cj)
+	return nil
+}
+
+// placementNodes are the live nodes a new job may use.
+func (a *agent) placementNodes() []cluster.Heartbeat {
+	nodes := a.alive()
+	for _, n := range nodes {
+		if n.Node == a.cfg.ID {
+			return nodes
+		}
+	}
+	// This node's own heartbeat may not have come back yet.
+	return append(nodes, a.heartbeat())
+}
+
+// placeAll places every task of p over nodes' free slots.
+func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.TaskRef]string, error) {
+	var tasks []cluster.TaskRef
+	for _, op := range p.Operators {
+		for i := 0; i < op.Parallelism; i++ {
+			tasks = append(tasks, cluster.TaskRef{Operator: op.Name, Instance: i})
+		}
+	}
+	slots := make([]cluster.Slot, 0, len(nodes))
+	for _, n := range nodes {
+		slots = append(slots, cluster.Slot{Node: n.Node, Free: max(n.Slots-n.Used, 0)})
+	}
+	return cluster.Place(tasks, slots, nil)
+}
+
+// replace answers the coordinator's placement question for one task: at
+// deploy the initial placement; at a restart the same node while it lives,
+// else the live node of the job with the most free slots.
+func (a *agent) replace(cj *coordJob, placed map[cluster.TaskRef]string, op *plan.Operator, i int) (string, error) {
+	ref := cluster.TaskRef{Operator: op.Name, Instance: i}
+	if node, ok := placed[ref]; ok && (node == a.cfg.ID || a.isAlive(node)) {
+		return node, nil
+	}
+	var slots []cluster.Slot
+	for _, hb := range a.alive() {
+		for _, n := range cj.nodes {
+			if n == hb.Node {
+				slots = append(slots, cluster.Slot{Node: hb.Node, Free: max(hb.Slots-hb.Used, 0)})
+			}
+		}
+	}
+	if len(slots) == 0 {
+		slots = []cluster.Slot{{Node: a.cfg.ID, Free: a.cfg.Slots}}
+	}
+	got, err := cluster.Place([]cluster.TaskRef{ref}, slots, nil)
+	if err != nil {
+		// Over capacity beats not running: put it on this node.
+		a.log.Warn().Err(err).Str("task", ref.String()).Msg("no free slot: placing on the coordinator's node")
+		placed[ref] = a.cfg.ID
+		return a.cfg.ID, nil
+	}
+	placed[ref] = got[ref]
+	return got[ref], nil
+}
+
+// watch waits for a coordinated job to end and records how it ended.
+func (a *agent) watch(cj *coordJob) {
+	defer a.wg.Done()
+	var deadline <-chan time.Time
+	if cj.duration > 0 {
+		t := time.NewTimer(cj.duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-a.quit:
+			return
+		case <-deadline:
+			cj.job.Stop(fmt.Sprintf("duration %v elapsed", cj.duration))
+			deadline = nil
+			continue
+		case <-cj.job.Done():
+		}
+		break
+	}
+	err := cj.job.Err()
+	a.mu.Lock()
+	if a.coord[cj.name] == cj {
+		delete(a.coord, cj.name)
+	}
+	a.mu.Unlock()
+	if errors.Is(err, actors.ErrAbandoned) {
+		a.log.Warn().Str("job", cj.name).Err(err).Msg("stopped coordinating")
+		return
+	}
+	state := cluster.JobFinished
+	switch {
+	case err != nil:
+		state = cluster.JobFailed
+	case cj.cancelled.Load():
+		state = cluster.JobCancelled
+	}
+	ev := a.event(cj, state)
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec, _, gerr := a.jobs.Get(ctx, cj.name)
+	if gerr != nil {
+		rec = cluster.JobRecord{Name: cj.name, Args: cj.args, Submitted: cj.started.UnixNano()}
+	}
+	rec.State, rec.Error, rec.Coordinator = state, ev.Error, a.cfg.ID
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		a.log.Error().Err(err).Str("job", cj.name).Msg("record the job's end")
+	}
+	if err := a.leases.Release(ctx, cj.name, a.cfg.ID); err != nil {
+		a.log.Warn().Err(err).Str("job", cj.name).Msg("release coordinator lease")
+	}
+	a.publishEvent(ev)
+	a.log.Info().Str("job", cj.name).Str("state", state).Msg("job ended")
+}
+
+// event is the job's progress as its coordinator sees it.
+func (a *agent) event(cj *coordJob, state string) jobEvent {
+	ev := jobEvent{Job: cj.name, State: state, Coordinator: a.cfg.ID, ElapsedS: time.Since(cj.started).Seconds()}
+	cps := cj.job.Checkpoints()
+	ev.Checkpoints = len(cps)
+	if len(cps) > 0 {
+		ev.Latest = cps[len(cps)-1].ID
+	}
+	ev.Restarts = cj.job.Supervision().Restarts
+	return ev
+}
+
+// publishEvent publishes a job event for attached `node submit`s.
+func (a *agent) publishEvent(ev jobEvent) {
+	if err := a.nc.Publish(jobEventsSubject(ev.Job), encode(ev)); err != nil {
+		a.log.Warn().Err(err).Str("job", ev.Job).Msg("publish job event")
+	}
+}
+
+// progressEvery is how often a coordinator publishes a running job's progress.
+const progressEvery = 2 * time.Second
+
+// publishProgress publishes the progress of the running jobs every so often.
+func (a *agent) publishProgress(now time.Time) {
+	a.mu.Lock()
+	var due []*coordJob
+	for _, cj := range a.coord {
+		if now.Sub(cj.lastEvent) >= progressEvery {
+			cj.lastEvent = now
+			due = append(due, cj)
+		}
+	}
+	a.mu.Unlock()
+	for _, cj := range due {
+		a.publishEvent(a.event(cj, cluster.JobRunning))
+	}
+}
+
+// renewLeases keeps this node the coordinator of its jobs; a job whose lease
+// was lost is abandoned (another node coordinates it now).
+func (a *agent) renewLeases(now time.Time) {
+	for _, cj := range a.coordJobs() {
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
+		_, err := a.leases.Renew(ctx, cj.name, a.cfg.ID, now)
+		cancel()
+		if errors.Is(err, cluster.ErrLeaseLost) {
+			a.log.Error().Str("job", cj.name).Msg("coordinator lease lost: another node coordinates the job")
+			cj.job.Abandon("coordinator lease lost")
+		} else if err != nil {
+			a.log.Warn().Err(err).Str("job", cj.name).Msg("renew coordinator lease")
+		}
+	}
+}
+
+// adoptOrphans takes over running jobs whose coordinator is dead (or is
+// this node after a restart). The lease decides: one node wins.
+func (a *agent) adoptOrphans(now time.Time) {
+	a.mu.Lock()
+	leaving := a.leaving
+	a.mu.Unlock()
+	if leaving {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
+	defer cancel()
+	recs, err := a.jobs.List(ctx)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("list jobs")
+		return
+	}
+	for _, rec := range recs {
+		if rec.State != cluster.JobRunning {
+			continue
+		}
+		a.mu.Lock()
+		_, mine := a.coord[rec.Name]
+		a.mu.Unlock()
+		if mine || (rec.Coordinator != a.cfg.ID && a.isAlive(rec.Coordinator)) {
+			continue
+		}
+		lease, ok, err := a.leases.Acquire(ctx, rec.Name, a.cfg.ID, now, a.cfg.HeartbeatTimeout)
+		if err != nil || !ok {
+			continue
+		}
+		a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", lease.Epoch).
+			Msg("taking over the coordination of the job from its latest checkpoint")
+		old := rec.Coordinator
+		rec.Coordinator = a.cfg.ID
+		if _, err := a.jobs.Put(ctx, rec); err != nil {
+			a.log.Error().Err(err).Str("job", rec.Name).Msg("record new coordinator")
+		}
+		restore := "latest"
+		if !a.hasCheckpoint(rec.Name) {
+			restore = ""
+		}
+		if err := a.coordinate(rec.Name, rec.Args, restore, false); err != nil {
+			a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
+			rec.State, rec.Error = cluster.JobFailed, err.Error()
+			_, _ = a.jobs.Put(ctx, rec)
+			_ = a.leases.Release(ctx, rec.Name, a.cfg.ID)
+		}
+	}
+}
+
+// hasCheckpoint reports whether the job has a completed checkpoint.
+func (a *agent) hasCheckpoint(job string) bool {
+	st, err := a.jobStore()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := st.Latest(ctx, job)
+	return m != nil && (err == nil || errors.Is(err, store.ErrCorrupt))
+}
+
+// onCancel stops a job this node coordinates.
+func (a *agent) onCancel(m *nats.Msg) {
+	var req cancelRequest
+	if err := decode(m, &req); err != nil {
+		a.counters.Malformed.Add(1)
+		return
+	}
+	a.mu.Lock()
+	cj := a.coord[req.Job]
+	a.mu.Unlock()
+	if cj == nil {
+		return // the coordinator answers
+	}
+	cj.cancelled.Store(true)
+	cj.job.Stop("cancelled")
+	a.log.Info().Str("job", req.Job).Msg("job cancelled: ending its sources")
+	a.reply(m, cmdReply{})
+}

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
+)
+
+// partStopTimeout bounds the wait for an old part of a job to stop.
+const partStopTimeout = 10 * time.Second
+
+// onNodeCmd handles requests addressed to this node.
+func (a *agent) onNodeCmd(m *nats.Msg) {
+	var req nodeCmd
+	if err := decode(m, &req); err != nil {
+		a.counters.Malformed.Add(1)
+		a.log.Warn().Err(err).Msg("bad node request: dropped")
+		a.reply(m, cmdReply{Error: err.Error()})
+		return
+	}
+	var err error
+	switch req.Kind {
+	case cmdPrepare:
+		err = a.prepare(req)
+	case cmdSubmit:
+		var coord string
+		coord, err = a.submit(submitRequest{Job: req.Job, Args: req.Args})
+		if err == nil {
+			a.reply(m, submitReply{Coordinator: coord})
+			return
+		}
+		a.reply(m, submitReply{Error: err.Error()})
+		return
+	default:
+		err = fmt.Errorf("unknown node request %q", req.Kind)
+	}
+	r := cmdReply{}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	a.reply(m, r)
+}
+
+// reply answers a request, if it has a reply subject.
+func (a *agent) reply(m *nats.Msg, v any) {
+	if m.Reply == "" {
+		return
+	}
+	if err := m.Respond(encode(v)); err != nil {
+		a.log.Warn().Err(err).Str("subject", m.Subject).Msg("reply")
+	}
+}
+
+// jobStore is the checkpoint store of a job on this node: the cluster's
+// JetStream object store, with a copy of what this node writes in its workdir.
+func (a *agent) jobStore() (store.Store, error) {
+	js, err := store.NewJetStream(a.js)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	return &store.Mirror{Primary: js, Local: a.local, Log: a.log}, nil
+}
+
+// buildJob parses a job's arguments and builds its plan, as every node of the
+// cluster does from the same arguments.
+func (a *agent) buildJob(name string, args []string) (*jobSpec, *plan.Job, error) {
+	spec, err := a.reg.parseJob("submit", append([]string{name}, args...))
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := spec.job.Graph.Plan()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", name, err)
+	}
+	return spec, p, nil
+}
+
+// runtimeFor is the runtime configuration of a job's part on this node.
+func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.Options, error) {
+	st, err := a.jobStore()
+	if err != nil {
+		return actors.Options{}, err
+	}
+	cfg := spec.flags.runConfig()
+	cfg.Restore = restore
+	cfg.Duration = 0 // the coordinator ends the sources
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return weir.RuntimeFor(ctx, p, cfg, st)
+}
+
+// prepare starts the part of a job that runs on this node, replacing an
+// older part of the same job (from a coordinator that was replaced).
+func (a *agent) prepare(req nodeCmd) error {
+	spec, p, err := a.buildJob(req.Job, req.Args)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
+	}
+	if fp := p.Fingerprint(); fp != req.Fingerprint {
+		return fmt.Errorf("node %s builds a different graph for job %s (fingerprint %s, coordinator has %s): is it the same node binary?",
+			a.cfg.ID, req.Job, fp, req.Fingerprint)
+	}
+	if err := a.endPart(req.Job); err != nil {
+		return err
+	}
+	rt, err := a.runtimeFor(spec, p, "")
+	if err != nil {
+		return fmt.Errorf("node %s: job %s: %w", a.cfg.ID, req.Job, err)
+	}
+	j, err := a.node.StartFragment(p, rt)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
+	}
+	a.mu.Lock()
+	a.parts[req.Job] = j
+	a.mu.Unlock()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		select {
+		case <-j.Done():
+		case <-a.quit:
+			return
+		}
+		a.mu.Lock()
+		if a.parts[req.Job] == j {
+			delete(a.parts, req.Job)
+		}
+		a.mu.Unlock()
+	}()
+	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Msg("prepared the job's part on this node")
+	return nil
+}
+
+// endPart stops this node's part of a job, if any, and waits for it.
+func (a *agent) endPart(job string) error {
+	a.mu.Lock()
+	old := a.parts[job]
+	a.mu.Unlock()
+	if old == nil {
+		return nil
+	}
+	old.StopPart("replaced by a new coordinator")
+	select {
+	case <-old.Done():
+	case <-time.After(partStopTimeout):
+		return fmt.Errorf("node %s: the old part of job %s did not stop within %v", a.cfg.ID, job, partStopTimeout)
+	}
+	a.mu.Lock()
+	if a.parts[job] == old {
+		delete(a.parts, job)
+	}
+	a.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/weirstream/weir"
+)
+
+// jobSpec is a job named on a command line with its flags, built into a
+// graph: what `node run` runs, and what every node of a cluster builds from
+// the arguments `node submit` sent.
+type jobSpec struct {
+	entry jobEntry
+	flags runFlags
+	job   *Job
+}
+
+// parseJob parses `JOB [flags]` (flags may come before and after the job)
+// and builds the job's graph. cmd names the command in errors. A request for
+// help returns flag.ErrHelp.
+func (r *registry) parseJob(cmd string, args []string) (*jobSpec, error) {
+	spec := &jobSpec{}
+	f := &spec.flags
+	fs := newRunFlagSet(f)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, usagef("%s: %s (run 'node %s --help' for the flags)", cmd, doubleDash(err), cmd)
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	switch {
+	case len(pos) == 0:
+		return nil, usagef("%s: no job named (known: %s)", cmd, r.jobNames())
+	case len(pos) > 1:
+		return nil, usagef("%s: unexpected argument %q after job %q", cmd, pos[1], pos[0])
+	}
+	entry, ok := r.job(pos[0])
+	if !ok {
+		return nil, usagef("unknown job %q (known: %s)", pos[0], r.jobNames())
+	}
+	spec.entry = entry
+	if err := f.finish(); err != nil {
+		return nil, usagef("%s %s: %v", cmd, entry.name, err)
+	}
+	job, err := entry.build(f.params)
+	if err != nil {
+		return nil, usagef("%s %s: %v", cmd, entry.name, err)
+	}
+	if job == nil || job.Graph == nil {
+		return nil, fmt.Errorf("%s %s: the job's builder returned no graph", cmd, entry.name)
+	}
+	spec.job = job
+	return spec, nil
+}
+
+// runConfig is the run configuration the flags describe (without logger).
+func (f *runFlags) runConfig() weir.RunConfig {
+	cfg := weir.RunConfig{Runtime: f.runtimeOptions(), Checkpoint: f.checkpointConfig(), Duration: f.duration, Restore: f.restore}
+	sup := f.supervisionConfig()
+	cfg.Supervision = &sup
+	return cfg
+}

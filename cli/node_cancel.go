@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/transport"
+)
+
+// cancel is `node cancel JOB`.
+func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("node cancel", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var cf clientFlags
+	cluster.RegisterConnFlags(fs, &cf.conn)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeFlagHelp(stdout, "node cancel JOB", "Stops a running job: its sources end, it drains and takes a final checkpoint.", fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("cancel: %s", doubleDash(err))
+	}
+	if len(pos) != 1 {
+		return usagef("cancel: want exactly one job name")
+	}
+	job := pos[0]
+	if err := transport.ValidJob(job); err != nil {
+		return usagef("cancel: %v", err)
+	}
+	nc, err := cf.connect("weir cancel " + job)
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	jobs, err := cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket)
+	if err != nil {
+		return fmt.Errorf("cancel: job registry: %w", err)
+	}
+	rec, _, err := jobs.Get(ctx, job)
+	if errors.Is(err, cluster.ErrJobNotFound) {
+		return fmt.Errorf("cancel: unknown job %q: it was never submitted to this cluster", job)
+	}
+	if err != nil {
+		return fmt.Errorf("cancel: job registry: %w", err)
+	}
+	if rec.State != cluster.JobRunning {
+		return fmt.Errorf("cancel: job %s is not running (%s)", job, rec.State)
+	}
+	var reply cmdReply
+	err = request(nc, subjCancel, cancelRequest{Job: job}, &reply, 5*time.Second)
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+		return fmt.Errorf("cancel: job %s has no live coordinator right now (was %s); retry once a node has taken it over", job, rec.Coordinator)
+	}
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	if reply.Error != "" {
+		return fmt.Errorf("cancel: %s", reply.Error)
+	}
+	fmt.Fprintf(stdout, "job %s cancelled: its sources end and it drains\n", job)
+	return nil
+}

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/transport"
+)
+
+// startFlags are the flags of `node start`.
+type startFlags struct {
+	id, workdir      string
+	embed            string
+	embedUser        string
+	embedPassword    string
+	embedToken       string
+	embedConfig      string
+	embedTLSCert     string
+	embedTLSKey      string
+	embedTLSCA       string
+	slots            int
+	heartbeatTimeout time.Duration
+	pretty           bool
+	logLevel         string
+	conn             cluster.ConnOptions
+}
+
+// newStartFlagSet declares the flags of `node start`.
+func newStartFlagSet(f *startFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("node start", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&f.id, "id", "", "this node's id (letters, digits, - and _); the same id with the same --workdir finds its state again")
+	fs.StringVar(&f.workdir, "workdir", "", "working `DIR` of this node: its copy of checkpoint state and the embedded NATS store")
+	fs.StringVar(&f.embed, "embed-nats", "", "run a NATS server with JetStream in this node, listening on `HOST:PORT`, for the others to join")
+	fs.StringVar(&f.embedUser, "embed-user", "", "with --embed-nats: clients must log in as this user (with --embed-password)")
+	fs.StringVar(&f.embedPassword, "embed-password", "", "with --embed-nats: the password of --embed-user")
+	fs.StringVar(&f.embedToken, "embed-token", "", "with --embed-nats: clients must present this token")
+	fs.StringVar(&f.embedConfig, "embed-config", "", "with --embed-nats: a nats-server configuration `FILE` (accounts, permissions, TLS)")
+	fs.StringVar(&f.embedTLSCert, "embed-tls-cert", "", "with --embed-nats: server certificate `FILE` (PEM) to serve TLS")
+	fs.StringVar(&f.embedTLSKey, "embed-tls-key", "", "with --embed-nats: private key `FILE` of --embed-tls-cert")
+	fs.StringVar(&f.embedTLSCA, "embed-tls-ca", "", "with --embed-nats: CA `FILE` that client certificates must be signed by (mutual TLS)")
+	fs.IntVar(&f.slots, "slots", 8, "task instances this node runs at most")
+	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
+	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cluster.RegisterConnFlags(fs, &f.conn)
+	return fs
+}
+
+// check validates the flags of `node start`.
+func (f *startFlags) check(set map[string]bool) error {
+	switch {
+	case f.id == "":
+		return errors.New("--id is required")
+	case f.workdir == "":
+		return errors.New("--workdir is required")
+	case f.slots < 1:
+		return fmt.Errorf("--slots %d must be at least 1", f.slots)
+	case f.heartbeatTimeout < 300*time.Millisecond:
+		return fmt.Errorf("--heartbeat-timeout %v must be at least 300ms", f.heartbeatTimeout)
+	case f.embed != "" && set["nats"]:
+		return errors.New("--embed-nats and --nats exclude each other: a node embeds a server or joins one")
+	case f.embed == "" && (f.embedUser != "" || f.embedToken != "" || f.embedConfig != "" || f.embedTLSCert != ""):
+		return errors.New("--embed-user, --embed-token, --embed-config and --embed-tls-* need --embed-nats")
+	}
+	if err := transport.ValidNode(f.id); err != nil {
+		return fmt.Errorf("--id: %w", err)
+	}
+	return nil
+}
+
+// start is `node start`: a long-running cluster node.
+func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f startFlags
+	fs := newStartFlagSet(&f)
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeFlagHelp(stdout, "node start --id ID --workdir DIR [--nats URL | --embed-nats HOST:PORT] [--slots N]",
+			"Runs a long-lived cluster node. It runs parts of jobs for their coordinators,\ncoordinates the jobs submitted to it, and takes over jobs whose coordinator\ndied. SIGTERM leaves gracefully: its tasks move to other nodes first.", fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("start: %s (run 'node start --help' for the flags)", doubleDash(err))
+	}
+	if len(pos) > 0 {
+		return usagef("start: unexpected argument %q", pos[0])
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.check(set); err != nil {
+		return usagef("start: %v", err)
+	}
+	lr := runFlags{logLevel: f.logLevel}
+	level, err := lr.level()
+	if err != nil {
+		return usagef("start: %v", err)
+	}
+	log := newLogger(stderr, level, f.pretty).With().Str("node", f.id).Logger()
+	workdir, err := filepath.Abs(f.workdir)
+	if err != nil {
+		return fmt.Errorf("start: workdir: %w", err)
+	}
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		return fmt.Errorf("start: workdir: %w", err)
+	}
+	if f.embed != "" {
+		e, err := cluster.StartEmbedded(cluster.EmbedOptions{HostPort: f.embed, StoreDir: filepath.Join(workdir, "nats"),
+			User: f.embedUser, Password: f.embedPassword, Token: f.embedToken, ConfigFile: f.embedConfig,
+			TLSCert: f.embedTLSCert, TLSKey: f.embedTLSKey, TLSCA: f.embedTLSCA}, log)
+		if err != nil {
+			return fmt.Errorf("start: embedded NATS: %w", err)
+		}
+		defer e.Shutdown()
+		if !set["nats"] {
+			f.conn.URL = e.ClientURL()
+		}
+		log.Info().Str("url", e.ClientURL()).Msg("embedded NATS server with JetStream running")
+	}
+	counters := &transport.Counters{}
+	f.conn.Name = "weir node " + f.id
+	nc, err := f.conn.Connect(log, nats.ErrorHandler(natsErrors(counters, log)))
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	defer nc.Close()
+	a, err := startAgent(ctx, r, agentConfig{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout}, nc, counters, log)
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	<-ctx.Done()
+	log.Info().Msg("stopping: moving this node's work to the other nodes")
+	a.leave()
+	a.stop()
+	log.Info().Msg("node stopped")
+	return nil
+}
+
+// natsErrors counts slow-consumer events (messages the client dropped, which
+// the per-link sequence numbers turn into a recovery) and logs async errors.
+func natsErrors(counters *transport.Counters, log zerolog.Logger) nats.ErrHandler {
+	slow := transport.SlowConsumerHandler(counters, func(sub *nats.Subscription) {
+		log.Error().Str("subject", sub.Subject).Msg("slow consumer: NATS dropped messages; the receivers will detect the gap and recover")
+	})
+	return func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		slow(nc, sub, err)
+		ev := log.Warn().Err(err)
+		if sub != nil {
+			ev = ev.Str("subject", sub.Subject)
+		}
+		ev.Msg("NATS asynchronous error")
+	}
+}
+
+// writeFlagHelp writes a command's usage line, description and flags.
+func writeFlagHelp(w io.Writer, usage, about string, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage:\n  %s\n\n%s\n\nFlags:\n", usage, about)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}

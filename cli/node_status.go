@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/transport"
+)
+
+// clusterStatus is what `node status --json` prints.
+type clusterStatus struct {
+	Nodes []nodeStatus      `json:"nodes"`
+	Jobs  []clusterJobState `json:"jobs"`
+}
+
+// nodeStatus is one node in `node status`.
+type nodeStatus struct {
+	memberStatus
+	Answered bool                     `json:"answered"`
+	BadInput *transport.CounterValues `json:"bad_input,omitempty"`
+	Parts    []string                 `json:"job_parts,omitempty"`
+}
+
+// clusterJobState is one job in `node status`.
+type clusterJobState struct {
+	cluster.JobRecord
+	Tasks       map[string]string `json:"tasks,omitempty"`
+	Checkpoints []checkpointBrief `json:"checkpoints,omitempty"`
+	Restarts    int               `json:"restarts"`
+}
+
+// status is `node status [--json]`.
+func (r *registry) status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("node status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var cf clientFlags
+	cluster.RegisterConnFlags(fs, &cf.conn)
+	asJSON := fs.Bool("json", false, "print the status as one JSON object")
+	wait := fs.Duration("wait", time.Second, "how long to collect the nodes' answers")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeFlagHelp(stdout, "node status [--json]", "Lists the cluster's nodes (slots, heartbeat age, bad input seen), its jobs,\nwhere their tasks run and their latest checkpoints.", fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("status: %s", doubleDash(err))
+	}
+	if len(pos) > 0 {
+		return usagef("status: unexpected argument %q", pos[0])
+	}
+	nc, err := cf.connect("weir status")
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	defer nc.Close()
+	st, err := collectStatus(ctx, nc, *wait)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(st)
+	}
+	return writeStatus(stdout, st)
+}
+
+// collectStatus asks every node and reads the job registry.
+func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clusterStatus, error) {
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subjStatus, inbox, encode(struct{}{})); err != nil {
+		return nil, err
+	}
+	var replies []statusReply
+	deadline := time.Now().Add(wait)
+	for {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			break
+		}
+		var sr statusReply
+		if decode(m, &sr) == nil {
+			replies = append(replies, sr)
+		}
+	}
+	st := &clusterStatus{}
+	nodes := map[string]*nodeStatus{}
+	for _, sr := range replies {
+		for _, m := range sr.Members {
+			if _, ok := nodes[m.Node]; !ok {
+				nodes[m.Node] = &nodeStatus{memberStatus: m}
+			}
+		}
+	}
+	jobDetail := map[string]jobStatus{}
+	for _, sr := range replies {
+		n, ok := nodes[sr.Node]
+		if !ok {
+			n = &nodeStatus{memberStatus: memberStatus{Node: sr.Node}}
+			nodes[sr.Node] = n
+		}
+		bad := sr.BadInput
+		n.Slots, n.Used, n.Answered, n.BadInput, n.Parts = sr.Slots, sr.Used, true, &bad, sr.Parts
+		for _, j := range sr.Jobs {
+			jobDetail[j.Name] = j
+		}
+	}
+	for _, n := range nodes {
+		st.Nodes = append(st.Nodes, *n)
+	}
+	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].Node < st.Nodes[j].Node })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket)
+	if err != nil {
+		return nil, fmt.Errorf("job registry: %w", err)
+	}
+	recs, err := jobs.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("job registry: %w", err)
+	}
+	for _, rec := range recs {
+		j := clusterJobState{JobRecord: rec}
+		if d, ok := jobDetail[rec.Name]; ok {
+			j.Tasks, j.Checkpoints, j.Restarts = d.Tasks, d.Checkpoints, d.Restarts
+		}
+		st.Jobs = append(st.Jobs, j)
+	}
+	return st, nil
+}
+
+// writeStatus prints the status as tables.
+func writeStatus(w io.Writer, st *clusterStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSLOTS\tUSED\tHEARTBEAT AGE\tBAD INPUT\tJOB PARTS")
+	for _, n := range st.Nodes {
+		bad := "(no answer)"
+		if b := n.BadInput; b != nil {
+			bad = fmt.Sprintf("malformed %d, unknown type %d, bad seq %d, slow %d", b.Malformed, b.UnknownType, b.BadSeq, b.SlowConsumer)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1fs\t%s\t%s\n", n.Node, n.Slots, n.Used, n.AgeS, bad, strings.Join(n.Parts, ","))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "JOB\tSTATE\tCOORDINATOR\tRESTARTS\tLATEST CHECKPOINTS\tERROR")
+	for _, j := range st.Jobs {
+		var cps []string
+		for _, c := range j.Checkpoints {
+			cps = append(cps, fmt.Sprintf("%d (%s, %.0f ms)", c.ID, c.Mode, c.DurationMs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.State, j.Coordinator, j.Restarts, strings.Join(cps, " "), j.Error)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, j := range st.Jobs {
+		if len(j.Tasks) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\ntasks of %s:\n", j.Name)
+		var names []string
+		for t := range j.Tasks {
+			names = append(names, t)
+		}
+		sort.Strings(names)
+		for _, t := range names {
+			fmt.Fprintf(w, "  %-24s node %s\n", t, j.Tasks[t])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/cluster"
+)
+
+// submitTimeout bounds the wait for a node to accept a submission (it
+// prepares every node's part of the job first).
+const submitTimeout = 60 * time.Second
+
+// clientFlags are the connection flags every cluster client command takes.
+type clientFlags struct {
+	conn cluster.ConnOptions
+}
+
+// connect joins the cluster's NATS as a client.
+func (c *clientFlags) connect(name string) (*nats.Conn, error) {
+	c.conn.Name = name
+	nc, err := c.conn.Connect(zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	return nc, nil
+}
+
+// submit is `node submit JOB [job flags] [--detach] [--coordinator ID]`.
+func (r *registry) submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newRunFlagSet(&f)
+	var cf clientFlags
+	cluster.RegisterConnFlags(fs, &cf.conn)
+	detach := fs.Bool("detach", false, "return once the job is accepted instead of following it to its end")
+	coordinator := fs.String("coordinator", "", "run the job's coordinator on this node `ID` (default: any node)")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		writeFlagHelp(stdout, "node submit JOB [flags]",
+			"Submits a registered job to the cluster and, unless --detach, follows it: progress\non stderr, exit 0 when it finishes, 1 with the reason when it fails or is\ncancelled. Job flags are those of `node run`; checkpoints go to the cluster's\nJetStream store (--state-dir is not used).", fs)
+		return nil
+	}
+	if err != nil {
+		return usagef("submit: %s (run 'node submit --help' for the flags)", doubleDash(err))
+	}
+	if len(pos) != 1 {
+		return usagef("submit: want exactly one job (known: %s)", r.jobNames())
+	}
+	// Forward only the job's flags; check them here as every node will.
+	runNames := map[string]bool{}
+	newRunFlagSet(&runFlags{}).VisitAll(func(fl *flag.Flag) { runNames[fl.Name] = true })
+	var jobArgs []string
+	fs.Visit(func(fl *flag.Flag) {
+		if runNames[fl.Name] {
+			jobArgs = append(jobArgs, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	if _, err := r.parseJob("submit", append([]string{pos[0]}, jobArgs...)); err != nil {
+		return err
+	}
+	job := pos[0]
+	nc, err := cf.connect("weir submit " + job)
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	defer nc.Close()
+	events := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe(jobEventsSubject(job), events)
+	if err != nil {
+		return fmt.Errorf("submit: follow job: %w", err)
+	}
+	defer sub.Unsubscribe()
+	var reply submitReply
+	if *coordinator != "" {
+		err = request(nc, nodeCmdSubject(*coordinator), nodeCmd{Kind: cmdSubmit, Job: job, Args: jobArgs}, &reply, submitTimeout)
+	} else {
+		err = request(nc, subjSubmit, submitRequest{Job: job, Args: jobArgs}, &reply, submitTimeout)
+	}
+	if errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("submit %s: no node answered: is a `node start` running and reachable at the --nats URL?", job)
+	}
+	if err != nil {
+		return fmt.Errorf("submit %s: %w", job, err)
+	}
+	if reply.Error != "" {
+		return fmt.Errorf("submit %s: %s", job, reply.Error)
+	}
+	fmt.Fprintf(stderr, "job %s accepted; coordinator: node %s\n", job, reply.Coordinator)
+	if *detach {
+		fmt.Fprintf(stdout, "%s submitted (coordinator %s)\n", job, reply.Coordinator)
+		return nil
+	}
+	return follow(ctx, nc, job, events, stdout, stderr)
+}
+
+// follow prints a job's progress until it ends and turns its end into the
+// command's result. The job registry is polled too, so an end published
+// while the coordinator changed is not missed.
+func follow(ctx context.Context, nc *nats.Conn, job string, events <-chan *nats.Msg, stdout, stderr io.Writer) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", job, err)
+	}
+	jobs, err := cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket)
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", job, err)
+	}
+	poll := time.NewTicker(3 * time.Second)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "detached from job %s; it keeps running (node status, node cancel %s)\n", job, job)
+			return nil
+		case m := <-events:
+			var ev jobEvent
+			if err := decode(m, &ev); err != nil {
+				fmt.Fprintf(stderr, "bad job event: %v\n", err)
+				continue
+			}
+			if ev.State == cluster.JobRunning {
+				fmt.Fprintf(stderr, "job %s running on coordinator %s: %d checkpoints (latest %d), %d restarts, %.1f s\n",
+					job, ev.Coordinator, ev.Checkpoints, ev.Latest, ev.Restarts, ev.ElapsedS)
+				continue
+			}
+			return ended(job, ev.State, ev.Error, stdout)
+		case <-poll.C:
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			rec, _, err := jobs.Get(qctx, job)
+			cancel()
+			if err == nil && rec.State != cluster.JobRunning {
+				return ended(job, rec.State, rec.Error, stdout)
+			}
+		}
+	}
+}
+
+// ended reports a job's end: nil when it finished, an error otherwise.
+func ended(job, state, reason string, stdout io.Writer) error {
+	switch state {
+	case cluster.JobFinished:
+		fmt.Fprintf(stdout, "job %s finished\n", job)
+		return nil
+	case cluster.JobCancelled:
+		return fmt.Errorf("job %s was cancelled", job)
+	}
+	return fmt.Errorf("job %s failed: %s", job, reason)
+}

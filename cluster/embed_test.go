@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestEmbeddedFreePortAndShutdown(t *testing.T) {
+	for _, hp := range []string{"127.0.0.1:0", "127.0.0.1:-1", "0.0.0.0:0"} {
+		t.Run(hp, func(t *testing.T) {
+			e := startServer(t, EmbedOptions{HostPort: hp})
+			u := e.ClientURL()
+			if !strings.HasPrefix(u, "nats://127.0.0.1:") || strings.HasSuffix(u, ":0") || strings.HasSuffix(u, ":-1") {
+				t.Fatalf("ClientURL = %s, want nats://127.0.0.1:<free port>", u)
+			}
+			nc := connect(t, ConnOptions{URL: u})
+			js, err := jetstream.New(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := js.AccountInfo(testCtx(t)); err != nil {
+				t.Fatalf("JetStream not available: %v", err)
+			}
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(e.Shutdown)
+			}
+			wg.Wait()
+			e.Shutdown()
+			if e.Server().Running() {
+				t.Fatal("server still running after Shutdown")
+			}
+		})
+	}
+}
+
+func TestEmbeddedBadOptions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		o    EmbedOptions
+		want string
+	}{
+		{"no store", EmbedOptions{HostPort: "127.0.0.1:-1"}, "store directory"},
+		{"bad address", EmbedOptions{HostPort: "localhost", StoreDir: dir}, "address"},
+		{"bad port", EmbedOptions{HostPort: "127.0.0.1:x", StoreDir: dir}, "bad port"},
+		{"user without password", EmbedOptions{StoreDir: dir, User: "u"}, "without password"},
+		{"user and token", EmbedOptions{StoreDir: dir, User: "u", Password: "p", Token: "t"}, "alternatives"},
+		{"cert without key", EmbedOptions{StoreDir: dir, TLSCert: "c.pem"}, "certificate and a key"},
+		{"missing cert files", EmbedOptions{StoreDir: dir, TLSCert: "nope.pem", TLSKey: "nope.pem"}, "TLS"},
+		{"missing config", EmbedOptions{StoreDir: dir, ConfigFile: filepath.Join(dir, "nope.conf")}, "nope.conf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := StartEmbedded(tc.o, testLog(t))
+			if err == nil {
+				e.Shutdown()
+				t.Fatal("started, want error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEmbeddedConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nats.conf")
+	store := filepath.Join(dir, "js")
+	body := fmt.Sprintf("listen: \"127.0.0.1:-1\"\nauthorization { token: \"from-config\" }\njetstream { store_dir: %q }\n", store)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("config alone", func(t *testing.T) {
+		e, err := StartEmbedded(EmbedOptions{ConfigFile: conf}, testLog(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Shutdown()
+		connect(t, ConnOptions{URL: e.ClientURL(), Token: "from-config"}).Close()
+		mustNotConnect(t, ConnOptions{URL: e.ClientURL()})
+		if got := e.Server().JetStreamConfig().StoreDir; !strings.HasPrefix(got, store) {
+			t.Fatalf("store dir %s, want under %s", got, store)
+		}
+	})
+	t.Run("flags override", func(t *testing.T) {
+		e := startServer(t, EmbedOptions{ConfigFile: conf, HostPort: "127.0.0.1:0", User: "u", Password: "p"})
+		connect(t, ConnOptions{URL: e.ClientURL(), User: "u", Password: "p"}).Close()
+		mustNotConnect(t, ConnOptions{URL: e.ClientURL(), Token: "from-config"})
+	})
+}

@@ -1,0 +1,104 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// HeartbeatWildcard is the subject that matches every node's heartbeats.
+const HeartbeatWildcard = "weir.node.*.hb"
+
+// Heartbeat is what a node announces about itself every few hundred
+// milliseconds: msgpack on the wire, JSON in status output.
+type Heartbeat struct {
+	Node            string      `msgpack:"node" json:"node"`
+	Slots           int         `msgpack:"slots" json:"slots"`
+	Used            int         `msgpack:"used" json:"used"`
+	Jobs            []string    `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
+	Coordinates     []string    `msgpack:"coordinates,omitempty" json:"coordinates,omitempty"` // jobs this node coordinates
+	Held            []HeldState `msgpack:"held,omitempty" json:"held,omitempty"`               // local state on the node's disk, reported for placement
+	StartedUnixNano int64       `msgpack:"started" json:"started_unix_nano"`                   // when this incarnation of the node started
+	SentUnixNano    int64       `msgpack:"sent" json:"sent_unix_nano"`
+}
+
+// HeldState is state of one operator of one job kept on a node's disk: which
+// key-group ranges, as of which checkpoint.
+type HeldState struct {
+	Job        string   `msgpack:"job" json:"job"`
+	Operator   string   `msgpack:"op" json:"operator"`
+	Checkpoint uint64   `msgpack:"cp" json:"checkpoint"`
+	KeyGroups  [][2]int `msgpack:"kg" json:"key_groups"` // ranges [first,last], inclusive
+}
+
+// HeartbeatSubject is the subject node publishes its heartbeats on.
+func HeartbeatSubject(node string) string { return "weir.node." + node + ".hb" }
+
+// CheckNodeID reports why id cannot be a node id: node ids are one NATS
+// subject token, so they must be non-empty and contain no '.', '*', '>' or
+// white space.
+func CheckNodeID(id string) error {
+	if id == "" {
+		return errors.New("node id is empty")
+	}
+	if strings.ContainsAny(id, ".*> \t\r\n") {
+		return fmt.Errorf("node id %q: must not contain '.', '*', '>' or white space", id)
+	}
+	return nil
+}
+
+// nodeOfSubject returns the node token of a heartbeat subject.
+func nodeOfSubject(subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, "weir.node.")
+	if !ok {
+		return "", false
+	}
+	node, ok := strings.CutSuffix(rest, ".hb")
+	if !ok || CheckNodeID(node) != nil {
+		return "", false
+	}
+	return node, true
+}
+
+// EncodeHeartbeat encodes hb for the wire.
+func EncodeHeartbeat(hb Heartbeat) ([]byte, error) {
+	b, err := msgpack.Marshal(&hb)
+	if err != nil {
+		return nil, fmt.Errorf("encode heartbeat of %s: %w", hb.Node, err)
+	}
+	return b, nil
+}
+
+// DecodeHeartbeat decodes and checks a heartbeat from the wire. It returns
+// an error, never panics, on malformed input.
+func DecodeHeartbeat(b []byte) (Heartbeat, error) {
+	var hb Heartbeat
+	if err := msgpack.Unmarshal(b, &hb); err != nil {
+		return Heartbeat{}, fmt.Errorf("decode heartbeat (%d bytes): %w", len(b), err)
+	}
+	if err := hb.check(); err != nil {
+		return Heartbeat{}, fmt.Errorf("bad heartbeat: %w", err)
+	}
+	return hb, nil
+}
+
+// check validates the fields of a decoded heartbeat.
+func (hb Heartbeat) check() error {
+	if err := CheckNodeID(hb.Node); err != nil {
+		return err
+	}
+	if hb.Slots < 0 || hb.Used < 0 {
+		return fmt.Errorf("node %s: negative slots (%d) or used (%d)", hb.Node, hb.Slots, hb.Used)
+	}
+	for _, h := range hb.Held {
+		for _, r := range h.KeyGroups {
+			if r[0] < 0 || r[1] < r[0] {
+				return fmt.Errorf("node %s: job %s operator %s: bad key-group range [%d,%d]",
+					hb.Node, h.Job, h.Operator, r[0], r[1])
+			}
+		}
+	}
+	return nil
+}

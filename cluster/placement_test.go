@@ -1,0 +1,171 @@
+package cluster
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+)
+
+// ops builds the tasks of operators given as name, parallelism pairs.
+func ops(spec ...any) []TaskRef {
+	var out []TaskRef
+	for i := 0; i < len(spec); i += 2 {
+		for k := 0; k < spec[i+1].(int); k++ {
+			out = append(out, TaskRef{spec[i].(string), k})
+		}
+	}
+	return out
+}
+
+func TestPlace(t *testing.T) {
+	type m = map[TaskRef]string
+	for _, tc := range []struct {
+		name    string
+		tasks   []TaskRef
+		nodes   []Slot
+		prev    m
+		want    m
+		wantErr string
+	}{
+		{
+			name:  "one node takes everything",
+			tasks: ops("src", 1, "map", 2),
+			nodes: []Slot{{"n1", 4}},
+			want:  m{{"map", 0}: "n1", {"map", 1}: "n1", {"src", 0}: "n1"},
+		},
+		{
+			name:  "three nodes spread each operator",
+			tasks: ops("src", 3, "map", 3),
+			nodes: []Slot{{"n3", 4}, {"n1", 4}, {"n2", 4}},
+			want: m{
+				{"map", 0}: "n1", {"map", 1}: "n2", {"map", 2}: "n3",
+				{"src", 0}: "n1", {"src", 1}: "n2", {"src", 2}: "n3",
+			},
+		},
+		{
+			name:  "most free slots first",
+			tasks: ops("map", 2),
+			nodes: []Slot{{"n1", 1}, {"n2", 3}, {"n3", 2}},
+			want:  m{{"map", 0}: "n2", {"map", 1}: "n3"},
+		},
+		{
+			name:  "more instances than nodes: at most one extra per node",
+			tasks: ops("map", 5),
+			nodes: []Slot{{"a", 5}, {"b", 5}},
+			want:  m{{"map", 0}: "a", {"map", 1}: "b", {"map", 2}: "a", {"map", 3}: "b", {"map", 4}: "a"},
+		},
+		{
+			name:    "not enough slots",
+			tasks:   ops("src", 2, "map", 4),
+			nodes:   []Slot{{"n1", 2}, {"n2", 1}},
+			wantErr: "3 slots missing",
+		},
+		{
+			name:    "no nodes",
+			tasks:   ops("src", 1),
+			wantErr: "1 slots missing",
+		},
+		{
+			name:  "prev kept even if not the spread choice",
+			tasks: ops("map", 2),
+			nodes: []Slot{{"n1", 2}, {"n2", 2}},
+			prev:  m{{"map", 0}: "n2", {"map", 1}: "n2"},
+			want:  m{{"map", 0}: "n2", {"map", 1}: "n2"},
+		},
+		{
+			name:  "prev on dead node moved, others stay",
+			tasks: ops("map", 3),
+			nodes: []Slot{{"n1", 2}, {"n2", 2}},
+			prev:  m{{"map", 0}: "n1", {"map", 1}: "gone", {"map", 2}: "n2"},
+			want:  m{{"map", 0}: "n1", {"map", 1}: "n1", {"map", 2}: "n2"},
+		},
+		{
+			name:  "prev on full node moved",
+			tasks: ops("map", 2),
+			nodes: []Slot{{"n1", 1}, {"n2", 1}},
+			prev:  m{{"map", 0}: "n1", {"map", 1}: "n1"},
+			want:  m{{"map", 0}: "n1", {"map", 1}: "n2"},
+		},
+		{
+			name:  "node with no free slots skipped",
+			tasks: ops("map", 2),
+			nodes: []Slot{{"a", 0}, {"b", 2}, {"c", -1}},
+			want:  m{{"map", 0}: "b", {"map", 1}: "b"},
+		},
+		{
+			name:    "duplicate node",
+			tasks:   ops("map", 1),
+			nodes:   []Slot{{"a", 1}, {"a", 1}},
+			wantErr: "listed twice",
+		},
+		{
+			name:    "duplicate task",
+			tasks:   []TaskRef{{"map", 0}, {"map", 0}},
+			nodes:   []Slot{{"a", 2}},
+			wantErr: "listed twice",
+		},
+		{
+			name:  "no tasks",
+			nodes: []Slot{{"a", 1}},
+			want:  m{},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Place(tc.tasks, tc.nodes, tc.prev)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tc.wantErr)
+				}
+				if strings.Contains(tc.wantErr, "missing") && !errors.Is(err, ErrNotEnoughSlots) {
+					t.Fatalf("err = %v, want ErrNotEnoughSlots", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Fatalf("got  %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlaceRespectsCapacity places many shapes and checks no node is over
+// its free slots and every task is placed, and that input order is
+// irrelevant.
+func TestPlaceRespectsCapacity(t *testing.T) {
+	nodes := []Slot{{"a", 3}, {"b", 1}, {"c", 4}, {"d", 2}}
+	for n := 0; n <= 10; n++ {
+		tasks := ops("x", n/2, "y", n-n/2)
+		got, err := Place(tasks, nodes, nil)
+		if err != nil {
+			t.Fatalf("%d tasks: %v", n, err)
+		}
+		used := map[string]int{}
+		for _, task := range tasks {
+			node, ok := got[task]
+			if !ok {
+				t.Fatalf("%d tasks: %v not placed", n, task)
+			}
+			used[node]++
+		}
+		for _, s := range nodes {
+			if used[s.Node] > s.Free {
+				t.Fatalf("%d tasks: node %s used %d > free %d", n, s.Node, used[s.Node], s.Free)
+			}
+		}
+		rev := append([]TaskRef(nil), tasks...)
+		for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+			rev[i], rev[j] = rev[j], rev[i]
+		}
+		again, _ := Place(rev, nodes, nil)
+		if !maps.Equal(got, again) {
+			t.Fatalf("%d tasks: placement depends on task order", n)
+		}
+	}
+	if _, err := Place(ops("x", 11), nodes, nil); !errors.Is(err, ErrNotEnoughSlots) {
+		t.Fatalf("11 tasks on 10 slots: err = %v", err)
+	}
+}

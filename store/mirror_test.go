@@ -1,0 +1,95 @@
+package store
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func newMirror(t *testing.T) (*Mirror, *Local, *Local) {
+	t.Helper()
+	primary, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Mirror{Primary: primary, Local: local, Log: zerolog.Nop()}, primary, local
+}
+
+// TestMirrorWritesBothAndReadsLocalFirst: a blob lands in both stores; a
+// read is served by the local copy, and by the primary when the copy is
+// missing or corrupt.
+func TestMirrorWritesBothAndReadsLocalFirst(t *testing.T) {
+	m, primary, local := newMirror(t)
+	ctx := testCtx(t)
+	data := []byte("key group 7 state")
+	ref, err := m.PutBlob(ctx, "j", 3, "count/0/state", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]Store{"primary": primary, "local": local} {
+		got, err := s.GetBlob(ctx, "j", 3, ref)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s copy: %q, %v", name, got, err)
+		}
+	}
+	// Corrupt the primary: the read must come from the local copy.
+	p := filepath.Join(primary.Dir(), "j", "chk-00000000000000000003", "count", "0", "state")
+	if err := os.WriteFile(p, []byte("garbage garbage!!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.GetBlob(ctx, "j", 3, ref); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("local-first read: %q, %v", got, err)
+	}
+	// Now corrupt the local copy and repair the primary: the read falls back.
+	if _, err := primary.PutBlob(ctx, "j", 3, "count/0/state", data); err != nil {
+		t.Fatal(err)
+	}
+	lp := filepath.Join(local.Dir(), "j", "chk-00000000000000000003", "count", "0", "state")
+	if err := os.WriteFile(lp, []byte("garbage garbage!!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.GetBlob(ctx, "j", 3, ref); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("fallback read: %q, %v", got, err)
+	}
+	// Both corrupt: the error says so.
+	if err := os.WriteFile(p, []byte("garbage garbage!!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.GetBlob(ctx, "j", 3, ref); err == nil {
+		t.Fatal("a blob corrupt in both stores was returned")
+	}
+}
+
+// TestMirrorManifestsComeFromThePrimary: checkpoints exist when the primary
+// has them; deleting removes both copies.
+func TestMirrorManifestsComeFromThePrimary(t *testing.T) {
+	m, _, local := newMirror(t)
+	ctx := testCtx(t)
+	refs := putBlobs(t, m, "j", 1, "a")
+	if err := m.CommitManifest(ctx, sampleManifest("j", 1, refs)); err != nil {
+		t.Fatal(err)
+	}
+	latest, err := m.Latest(ctx, "j")
+	if err != nil || latest.CheckpointID != 1 {
+		t.Fatalf("latest: %+v, %v", latest, err)
+	}
+	if ids, err := local.List(ctx, "j"); err != nil || len(ids) != 1 {
+		t.Fatalf("local copy of the manifest: %v, %v", ids, err)
+	}
+	if err := m.Delete(ctx, "j", 1); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := local.List(ctx, "j"); len(ids) != 0 {
+		t.Fatalf("local copy survived delete: %v", ids)
+	}
+	if ids, _ := m.List(ctx, "j"); len(ids) != 0 {
+		t.Fatalf("primary survived delete: %v", ids)
+	}
+}

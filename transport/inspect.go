@@ -1,0 +1,153 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/nats-io/nats.go"
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// Inspect subscribes to subject (AllWildcard when empty) and writes one JSON
+// line per message to w, as described by DescribeMsg, until ctx is done; it
+// then returns nil. It returns an error if it cannot subscribe, cannot
+// write, or the connection closes. Messages dropped because w is too slow
+// are reported as an "error" line and inspection goes on.
+func Inspect(ctx context.Context, nc *nats.Conn, subject string, w io.Writer, maxRecords int) error {
+	if subject == "" {
+		subject = AllWildcard
+	}
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		return fmt.Errorf("inspect %q: %w", subject, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := sub.SetPendingLimits(PendingMsgsLimit, PendingBytesLimit); err != nil {
+		return fmt.Errorf("inspect %q: pending limits: %w", subject, err)
+	}
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		var line map[string]any
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, nats.ErrSlowConsumer):
+			line = map[string]any{"subject": subject, "error": "slow consumer: messages were dropped"}
+		case err != nil:
+			return fmt.Errorf("inspect %q: %w", subject, err)
+		default:
+			line = DescribeMsg(m, maxRecords)
+		}
+		if err := writeJSONLine(w, line); err != nil {
+			return fmt.Errorf("inspect %q: write: %w", subject, err)
+		}
+	}
+}
+
+// DescribeMsg describes one message for `node inspect`: subject, type,
+// job, channel ("edge 0: 1→0" on data and credit subjects), from, to, seq,
+// checkpoint, gen and bytes (payload size). A buffer adds records (the
+// count) and first (up to maxRecords records); its payload may be an array
+// of records or a map with a "records" array, whose other fields go to
+// body. Other types add body (the decoded payload) when there is one. A message that does not decode gets
+// "error" (and its raw "headers") instead; this never panics. Values are
+// JSON-safe (non-finite floats become strings).
+func DescribeMsg(m *nats.Msg, maxRecords int) map[string]any {
+	if m == nil {
+		return map[string]any{"error": "nil message"}
+	}
+	d := map[string]any{"subject": m.Subject, "bytes": len(m.Data)}
+	if s, err := ParseSubject(m.Subject); err == nil && (s.Kind == KindData || s.Kind == KindCredit) {
+		d["channel"] = fmt.Sprintf("edge %d: %d→%d", s.Edge, s.From, s.To)
+	}
+	e, err := FromMsg(m)
+	if err != nil {
+		d["error"] = err.Error()
+		if len(m.Header) > 0 {
+			d["headers"] = map[string][]string(m.Header)
+		}
+		return d
+	}
+	d["type"] = e.Type
+	d["job"] = e.Job
+	d["from"] = e.From
+	d["to"] = e.To
+	d["seq"] = e.Seq
+	d["checkpoint"] = e.Checkpoint
+	d["gen"] = e.Gen
+	if e.Type == TypeBuffer {
+		n, first, rest, err := decodeRecords(e.Payload, maxRecords)
+		if err != nil {
+			d["error"] = fmt.Sprintf("buffer payload: %v", err)
+			return d
+		}
+		d["records"] = n
+		d["first"] = first
+		if rest != nil {
+			d["body"] = rest
+		}
+		return d
+	}
+	if len(e.Payload) > 0 {
+		dec := msgpack.NewDecoder(bytes.NewReader(e.Payload))
+		body, err := dec.DecodeInterface()
+		if err != nil {
+			d["error"] = fmt.Sprintf("payload: %v", err)
+			return d
+		}
+		d["body"] = jsonSafe(body)
+	}
+	return d
+}
+
+// decodeRecords returns the number of records in a buffer payload and its
+// first limit records. The payload is either a msgpack array of records or
+// a map with a "records" array; the map's other fields come back as rest.
+// The payload has passed checkMsgpack (FromMsg), so every length in it is
+// bounded by its size.
+func decodeRecords(payload []byte, limit int) (n int, first []any, rest map[string]any, err error) {
+	if len(payload) == 0 {
+		return 0, []any{}, nil, nil
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(payload))
+	code, err := dec.PeekCode()
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if msgpcode.IsFixedMap(code) || code == msgpcode.Map16 || code == msgpcode.Map32 {
+		m, err := dec.DecodeMap()
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("want a msgpack array of records or a map with \"records\": %w", err)
+		}
+		recs, ok := m["records"].([]any)
+		if !ok && m["records"] != nil {
+			return 0, nil, nil, fmt.Errorf("\"records\" is a %T, want an array", m["records"])
+		}
+		delete(m, "records")
+		first = make([]any, 0, min(len(recs), max(limit, 0)))
+		for i := 0; i < len(recs) && i < limit; i++ {
+			first = append(first, jsonSafe(recs[i]))
+		}
+		return len(recs), first, jsonSafe(m).(map[string]any), nil
+	}
+	n, err = dec.DecodeArrayLen()
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("want a msgpack array of records or a map with \"records\": %w", err)
+	}
+	if n < 0 { // msgpack nil
+		return 0, nil, nil, errors.New("want a msgpack array of records, got nil")
+	}
+	first = make([]any, 0, min(n, max(limit, 0)))
+	for i := 0; i < n && i < limit; i++ {
+		r, err := dec.DecodeInterface()
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		first = append(first, jsonSafe(r))
+	}
+	return n, first, nil, nil
+}
