@@ -110,6 +110,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 		f.spawn(ctx, m)
 	case *stopTaskMsg:
+		f.job.log.Debug().Int("operator", m.op).Int("instance", m.instance).Msg("coordinator asks to stop a task")
 		// Only the incarnation the request names: a late stop from an old
 		// coordinator must not stop the task a new one started.
 		key := [2]int{m.op, m.instance}
@@ -132,6 +133,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 		delete(f.tasks, key)
 		delete(f.byID, m.Who.Id)
+		f.job.log.Debug().Int("operator", key[0]).Int("instance", key[1]).Msg("task ended on this node")
 		f.toCoordinator(ctx, &remoteTerminatedMsg{op: key[0], instance: key[1], token: t.token})
 		if q, ok := f.queued[key]; ok {
 			delete(f.queued, key)

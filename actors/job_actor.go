@@ -108,6 +108,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.stopSources(ctx, m.reason)
 	case *remoteTerminatedMsg:
 		// A task's node reports it ended: tell its stand-in.
+		a.job.log.Debug().Int("operator", m.op).Int("instance", m.instance).Msg("task's node reports it ended")
 		if m.op >= 0 && m.op < len(a.tasks) && m.instance >= 0 && m.instance < len(a.tasks[m.op]) {
 			if pid := a.tasks[m.op][m.instance]; pid != nil {
 				ctx.Send(pid, m)

@@ -70,15 +70,22 @@ func (p *proxy) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 			return
 		}
+		p.r.log.Debug().Str("job", p.job).Str("node", p.target.Node).Str("task", p.target.ID).Msg("asking the task's node to stop it")
 		p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
 	case *quietStopMsg:
 		p.quiet = true
 		ctx.Stop(ctx.Self())
 	case *remoteTerminatedMsg:
-		if p.spawn != nil && m.token == p.spawn.token {
+		if p.spawn == nil {
+			p.send(p.target, m) // a fragment's report, for the coordinator
+			return
+		}
+		if m.token == p.spawn.token {
 			p.quiet = true
 			ctx.Stop(ctx.Self())
+			return
 		}
+		p.r.log.Debug().Str("job", p.job).Str("task", p.target.ID).Msg("end of an earlier incarnation reported: ignored")
 	default:
 		p.send(p.target, m)
 	}

@@ -46,6 +46,7 @@ type agent struct {
 	members *cluster.Members
 	left    map[string]bool // nodes that announced they are leaving
 	coord   map[string]*coordJob
+	busy    map[string]bool // jobs being submitted or taken over here
 	parts   map[string]*actors.Job
 	leaving bool
 
@@ -67,7 +68,7 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	}
 	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, started: time.Now(),
 		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{},
-		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
+		coord: map[string]*coordJob{}, busy: map[string]bool{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
 	}
@@ -267,4 +268,23 @@ func (a *agent) coordJobs() []*coordJob {
 		jobs = append(jobs, cj)
 	}
 	return jobs
+}
+
+// claim marks job as being set up here; false if it already is (or is
+// coordinated here).
+func (a *agent) claim(job string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy[job] || a.coord[job] != nil {
+		return false
+	}
+	a.busy[job] = true
+	return true
+}
+
+// unclaim ends a claim.
+func (a *agent) unclaim(job string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.busy, job)
 }

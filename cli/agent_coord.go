@@ -55,6 +55,10 @@ func (a *agent) submit(req submitRequest) (string, error) {
 		return "", err
 	}
 	restore := spec.flags.restore
+	if !a.claim(req.Job) {
+		return "", fmt.Errorf("job %s is already being started or coordinated on node %s", req.Job, a.cfg.ID)
+	}
+	defer a.unclaim(req.Job)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if rec, _, err := a.jobs.Get(ctx, req.Job); err == nil && rec.State == cluster.JobRunning {
@@ -337,33 +341,39 @@ func (a *agent) adoptOrphans(now time.Time) {
 		if rec.State != cluster.JobRunning {
 			continue
 		}
-		a.mu.Lock()
-		_, mine := a.coord[rec.Name]
-		a.mu.Unlock()
-		if mine || (rec.Coordinator != a.cfg.ID && a.isAlive(rec.Coordinator)) {
+		if rec.Coordinator != a.cfg.ID && a.isAlive(rec.Coordinator) {
 			continue
 		}
-		lease, ok, err := a.leases.Acquire(ctx, rec.Name, a.cfg.ID, now, a.cfg.HeartbeatTimeout)
-		if err != nil || !ok {
+		if !a.claim(rec.Name) {
 			continue
 		}
-		a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", lease.Epoch).
-			Msg("taking over the coordination of the job from its latest checkpoint")
-		old := rec.Coordinator
-		rec.Coordinator = a.cfg.ID
-		if _, err := a.jobs.Put(ctx, rec); err != nil {
-			a.log.Error().Err(err).Str("job", rec.Name).Msg("record new coordinator")
-		}
-		restore := "latest"
-		if !a.hasCheckpoint(rec.Name) {
-			restore = ""
-		}
-		if err := a.coordinate(rec.Name, rec.Args, restore, false); err != nil {
-			a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
-			rec.State, rec.Error = cluster.JobFailed, err.Error()
-			_, _ = a.jobs.Put(ctx, rec)
-			_ = a.leases.Release(ctx, rec.Name, a.cfg.ID)
-		}
+		a.adopt(ctx, rec, now)
+		a.unclaim(rec.Name)
+	}
+}
+
+// adopt takes over one orphaned job if this node wins its lease.
+func (a *agent) adopt(ctx context.Context, rec cluster.JobRecord, now time.Time) {
+	lease, ok, err := a.leases.Acquire(ctx, rec.Name, a.cfg.ID, now, a.cfg.HeartbeatTimeout)
+	if err != nil || !ok {
+		return
+	}
+	a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", lease.Epoch).
+		Msg("taking over the coordination of the job from its latest checkpoint")
+	old := rec.Coordinator
+	rec.Coordinator = a.cfg.ID
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		a.log.Error().Err(err).Str("job", rec.Name).Msg("record new coordinator")
+	}
+	restore := "latest"
+	if !a.hasCheckpoint(rec.Name) {
+		restore = ""
+	}
+	if err := a.coordinate(rec.Name, rec.Args, restore, false); err != nil {
+		a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
+		rec.State, rec.Error = cluster.JobFailed, err.Error()
+		_, _ = a.jobs.Put(ctx, rec)
+		_ = a.leases.Release(ctx, rec.Name, a.cfg.ID)
 	}
 }
 

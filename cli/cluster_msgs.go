@@ -80,15 +80,15 @@ type cancelRequest struct {
 
 // statusReply is one node's answer to a status request.
 type statusReply struct {
-	Node     string                   `msgpack:"node" json:"node"`
-	Slots    int                      `msgpack:"slots" json:"slots"`
-	Used     int                      `msgpack:"used" json:"used"`
-	Members  []memberStatus           `msgpack:"members" json:"members"`
-	Jobs     []jobStatus              `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
-	BadInput transport.CounterValues  `msgpack:"bad_input" json:"bad_input"`
-	Parts    []string                 `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
-	Held     []cluster.HeldState      `msgpack:"held,omitempty" json:"held,omitempty"`
-	Extra    map[string]any           `msgpack:"extra,omitempty" json:"extra,omitempty"`
+	Node     string                  `msgpack:"node" json:"node"`
+	Slots    int                     `msgpack:"slots" json:"slots"`
+	Used     int                     `msgpack:"used" json:"used"`
+	Members  []memberStatus          `msgpack:"members" json:"members"`
+	Jobs     []jobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
+	BadInput transport.CounterValues `msgpack:"bad_input" json:"bad_input"`
+	Parts    []string                `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
+	Held     []cluster.HeldState     `msgpack:"held,omitempty" json:"held,omitempty"`
+	Extra    map[string]any          `msgpack:"extra,omitempty" json:"extra,omitempty"`
 }
 
 // memberStatus is a node as another node sees it.
