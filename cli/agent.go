@@ -37,6 +37,7 @@ type agent struct {
 	node     *actors.Node
 	remote   *actors.Remote
 	counters *transport.Counters
+	pub      *transport.Publisher
 	leases   *cluster.Leases
 	jobs     *cluster.Jobs
 	local    *store.Local
@@ -66,7 +67,7 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, started: time.Now(),
+	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, pub: transport.NewPublisher(nc), started: time.Now(),
 		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{},
 		coord: map[string]*coordJob{}, busy: map[string]bool{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/transport"
 )
 
 // prepareTimeout bounds how long a node may take to prepare its part of a job.
@@ -279,9 +280,11 @@ func (a *agent) event(cj *coordJob, state string) jobEvent {
 	return ev
 }
 
-// publishEvent publishes a job event for attached `node submit`s.
+// publishEvent publishes a job event for attached `node submit`s, as a
+// weir envelope (so `node inspect` shows it like the job's other messages).
 func (a *agent) publishEvent(ev jobEvent) {
-	if err := a.nc.Publish(jobEventsSubject(ev.Job), encode(ev)); err != nil {
+	e := &transport.Envelope{Type: transport.TypeControl, Job: ev.Job, From: a.cfg.ID + "#events", Payload: encode(ev)}
+	if err := a.pub.Publish(jobEventsSubject(ev.Job), e); err != nil {
 		a.log.Warn().Err(err).Str("job", ev.Job).Msg("publish job event")
 	}
 }

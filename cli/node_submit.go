@@ -11,8 +11,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/transport"
 )
 
 // submitTimeout bounds the wait for a node to accept a submission (it
@@ -121,8 +123,8 @@ func follow(ctx context.Context, nc *nats.Conn, job string, events <-chan *nats.
 			fmt.Fprintf(stderr, "detached from job %s; it keeps running (node status, node cancel %s)\n", job, job)
 			return nil
 		case m := <-events:
-			var ev jobEvent
-			if err := decode(m, &ev); err != nil {
+			ev, err := decodeEvent(m)
+			if err != nil {
 				fmt.Fprintf(stderr, "bad job event: %v\n", err)
 				continue
 			}
@@ -153,4 +155,17 @@ func ended(job, state, reason string, stdout io.Writer) error {
 		return fmt.Errorf("job %s was cancelled", job)
 	}
 	return fmt.Errorf("job %s failed: %s", job, reason)
+}
+
+// decodeEvent reads a job event envelope.
+func decodeEvent(m *nats.Msg) (jobEvent, error) {
+	var ev jobEvent
+	e, err := transport.FromMsg(m)
+	if err != nil {
+		return ev, err
+	}
+	if err := msgpack.Unmarshal(e.Payload, &ev); err != nil {
+		return ev, fmt.Errorf("decode job event on %s: %w", m.Subject, err)
+	}
+	return ev, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
@@ -65,6 +66,13 @@ func DescribeMsg(m *nats.Msg, maxRecords int) map[string]any {
 		d["channel"] = fmt.Sprintf("edge %d: %d→%d", s.Edge, s.From, s.To)
 	}
 	e, err := FromMsg(m)
+	if err != nil && len(m.Header) == 0 && clusterSubject(m.Subject) {
+		// Node heartbeats and cluster requests carry plain msgpack bodies.
+		if body, derr := decodePlain(m.Data); derr == nil {
+			d["body"] = body
+			return d
+		}
+	}
 	if err != nil {
 		d["error"] = err.Error()
 		if len(m.Header) > 0 {
@@ -93,7 +101,7 @@ func DescribeMsg(m *nats.Msg, maxRecords int) map[string]any {
 		return d
 	}
 	if len(e.Payload) > 0 {
-		dec := msgpack.NewDecoder(bytes.NewReader(e.Payload))
+		dec := newDecoder(e.Payload)
 		body, err := dec.DecodeInterface()
 		if err != nil {
 			d["error"] = fmt.Sprintf("payload: %v", err)
@@ -113,7 +121,7 @@ func decodeRecords(payload []byte, limit int) (n int, first []any, rest map[stri
 	if len(payload) == 0 {
 		return 0, []any{}, nil, nil
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(payload))
+	dec := newDecoder(payload)
 	code, err := dec.PeekCode()
 	if err != nil {
 		return 0, nil, nil, err
@@ -150,4 +158,35 @@ func decodeRecords(payload []byte, limit int) (n int, first []any, rest map[stri
 		first = append(first, jsonSafe(r))
 	}
 	return n, first, nil, nil
+}
+
+// clusterSubject reports whether subject is a node's or the cluster's own
+// (weir.node.…, weir.cluster.…) rather than a job's.
+func clusterSubject(subject string) bool {
+	return strings.HasPrefix(subject, rootToken+"."+nodeToken+".") || strings.HasPrefix(subject, rootToken+".cluster.")
+}
+
+// decodePlain decodes a plain msgpack body for display, after the same
+// bounds check as envelope payloads.
+func decodePlain(data []byte) (any, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	if err := checkMsgpack(data); err != nil {
+		return nil, err
+	}
+	v, err := newDecoder(data).DecodeInterface()
+	if err != nil {
+		return nil, err
+	}
+	return jsonSafe(v), nil
+}
+
+// newDecoder decodes for display: maps with any key type (key group maps
+// have integer keys) come back as map[any]any, which jsonSafe turns into
+// JSON objects.
+func newDecoder(b []byte) *msgpack.Decoder {
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	dec.SetMapDecoder(func(d *msgpack.Decoder) (any, error) { return d.DecodeUntypedMap() })
+	return dec
 }

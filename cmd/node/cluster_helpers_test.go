@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// clusterDeadline bounds every wait of the cluster tests.
+const clusterDeadline = 90 * time.Second
+
+// syncBuffer is a bytes.Buffer safe for a process's output and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testNode is one `node start` process.
+type testNode struct {
+	id     string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan error
+}
+
+// testCluster is a set of real node processes joined by the first one's
+// embedded NATS server.
+type testCluster struct {
+	t     *testing.T
+	bin   string
+	dir   string
+	url   string
+	auth  []string // client flags for credentials
+	nodes map[string]*testNode
+}
+
+// startCluster starts ids as `node start` processes: the first embeds NATS
+// (with the extra flags embedArgs), the others join it. It waits until every
+// node is in the status.
+func startCluster(t *testing.T, bin string, ids []string, embedArgs, auth []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), auth: auth, nodes: map[string]*testNode{}}
+	t.Cleanup(c.stopAll)
+	first := c.startNode(ids[0], append([]string{"--embed-nats", "127.0.0.1:0"}, append(embedArgs, auth...)...))
+	deadline := time.Now().Add(clusterDeadline)
+	for c.url == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s did not report its NATS URL; stderr:\n%s", ids[0], first.stderr.String())
+		}
+		c.url = embeddedURL(first.stderr.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, id := range ids[1:] {
+		c.startNode(id, append([]string{"--nats", c.url}, auth...))
+	}
+	c.waitStatus("all nodes in the status", func(s statusJSON) bool { return len(s.liveNodes()) == len(ids) })
+	return c
+}
+
+// embeddedURL finds the URL the embedded server logged.
+func embeddedURL(log string) string {
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		var ev struct {
+			Message, URL string
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Message == "embedded NATS server with JetStream running" {
+			return ev.URL
+		}
+	}
+	return ""
+}
+
+// startNode starts one node process with a 1 s heartbeat timeout.
+func (c *testCluster) startNode(id string, args []string) *testNode {
+	c.t.Helper()
+	all := append([]string{"start", "--id", id, "--workdir", filepath.Join(c.dir, id), "--heartbeat-timeout", "1s"}, args...)
+	n := &testNode{id: id, cmd: exec.Command(c.bin, all...), stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	n.cmd.Stderr = n.stderr
+	if err := n.cmd.Start(); err != nil {
+		c.t.Fatalf("start node %s: %v", id, err)
+	}
+	go func() { n.exited <- n.cmd.Wait() }()
+	c.nodes[id] = n
+	return n
+}
+
+// kill sends SIGKILL to a node and waits for it.
+func (c *testCluster) kill(id string) {
+	c.t.Helper()
+	n := c.nodes[id]
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		c.t.Fatalf("kill %s: %v", id, err)
+	}
+	<-n.exited
+	delete(c.nodes, id)
+}
+
+// stopAll kills what is left; on failure it prints the nodes' logs.
+func (c *testCluster) stopAll() {
+	for id, n := range c.nodes {
+		_ = n.cmd.Process.Signal(syscall.SIGKILL)
+		<-n.exited
+		if c.t.Failed() {
+			c.t.Logf("stderr of node %s (last 4000 bytes):\n%s", id, tail(n.stderr.String(), 4000))
+		}
+	}
+}
+
+// tail is the end of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// client runs a client command (status, submit, cancel, inspect) against the
+// cluster and returns its exit code, stdout and stderr.
+func (c *testCluster) client(args ...string) (int, string, string) {
+	c.t.Helper()
+	args = append(append(args, "--nats", c.url), c.auth...)
+	cmd := exec.Command(c.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// submitAttached starts `node submit` in the background.
+func (c *testCluster) submitAttached(args ...string) (*exec.Cmd, *syncBuffer, chan error) {
+	c.t.Helper()
+	args = append(append([]string{"submit"}, args...), "--nats", c.url)
+	args = append(args, c.auth...)
+	cmd := exec.Command(c.bin, args...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, out, done
+}
+
+// statusJSON is the part of `node status --json` the tests read.
+type statusJSON struct {
+	Nodes []struct {
+		Node     string `json:"node"`
+		Answered bool   `json:"answered"`
+		BadInput *struct {
+			Malformed   uint64 `json:"malformed"`
+			UnknownType uint64 `json:"unknown_type"`
+			BadSeq      uint64 `json:"bad_seq"`
+		} `json:"bad_input"`
+	} `json:"nodes"`
+	Jobs []struct {
+		Name        string            `json:"name"`
+		State       string            `json:"state"`
+		Coordinator string            `json:"coordinator"`
+		Tasks       map[string]string `json:"tasks"`
+		Checkpoints []struct {
+			ID uint64 `json:"id"`
+		} `json:"checkpoints"`
+	} `json:"jobs"`
+}
+
+// liveNodes are the nodes that answered.
+func (s statusJSON) liveNodes() []string {
+	var out []string
+	for _, n := range s.Nodes {
+		if n.Answered {
+			out = append(out, n.Node)
+		}
+	}
+	return out
+}
+
+// status reads `node status --json`.
+func (c *testCluster) status() statusJSON {
+	c.t.Helper()
+	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
+	var s statusJSON
+	if code != 0 {
+		c.t.Fatalf("node status: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		c.t.Fatalf("node status --json: %v\n%s", err, stdout)
+	}
+	return s
+}
+
+// waitStatus polls the status until cond holds.
+func (c *testCluster) waitStatus(what string, cond func(statusJSON) bool) statusJSON {
+	c.t.Helper()
+	deadline := time.Now().Add(clusterDeadline)
+	for {
+		s := c.status()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("waiting for %s: last status %+v", what, s)
+		}
+	}
+}
+
+// jobCheckpoints is how many checkpoints the job's coordinator reports.
+func jobCheckpoints(s statusJSON, job string) (int, string) {
+	for _, j := range s.Jobs {
+		if j.Name == job && j.State == "running" && len(j.Checkpoints) > 0 {
+			return int(j.Checkpoints[len(j.Checkpoints)-1].ID), j.Coordinator
+		}
+	}
+	return 0, ""
+}
+
+// waitSubmit waits for an attached submit and returns its output.
+func waitSubmit(t *testing.T, done chan error, out *syncBuffer) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(clusterDeadline):
+		t.Fatalf("node submit did not return within %v; output:\n%s", clusterDeadline, out.String())
+	}
+	return nil
+}
+
+// verifyKeycount checks the output file holds one uninterrupted run.
+func verifyKeycount(t *testing.T, path string, n int64, k int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := keycount.Verify(f, n, k); err != nil {
+		t.Fatalf("output is not exactly one run: %v", err)
+	}
+}
+
+// keycountArgs are the flags of a keycount run that lasts a few seconds.
+func keycountArgs(out string, n int64, k int) []string {
+	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "2",
+		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--log-level", "warn"}
+}
+

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClusterRunsAJobOverNodes: three node processes; a submitted keycount
+// is spread over them, its messages are readable with `node inspect`, the
+// status lists its tasks and checkpoints, and the output is exactly once.
+func TestClusterRunsAJobOverNodes(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 400000, 100
+
+	inspect := exec.Command(bin, "inspect", "weir.keycount.>", "--for", "60s", "--nats", c.url)
+	lines := &syncBuffer{}
+	inspect.Stdout = lines
+	if err := inspect.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = inspect.Process.Kill(); _ = inspect.Wait() }()
+
+	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
+	s := c.waitStatus("tasks on several nodes and a checkpoint", func(s statusJSON) bool {
+		id, _ := jobCheckpoints(s, "keycount")
+		nodes := map[string]bool{}
+		for _, j := range s.Jobs {
+			for _, node := range j.Tasks {
+				nodes[node] = true
+			}
+		}
+		return id > 0 && len(nodes) >= 2
+	})
+	t.Logf("status while running: %+v", s.Jobs)
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit: %v\n%s", err, sout.String())
+	}
+	if !strings.Contains(sout.String(), "job keycount finished") {
+		t.Fatalf("submit did not report the end:\n%s", sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+
+	// What `node inspect` printed: every message type, decoded.
+	seen := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(lines.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Type       string `json:"type"`
+			Checkpoint uint64 `json:"checkpoint"`
+			Records    int    `json:"records"`
+			Error      string `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("inspect printed a line that is not JSON: %v: %s", err, sc.Text())
+		}
+		if m.Error != "" {
+			t.Fatalf("inspect could not decode a message: %s", sc.Text())
+		}
+		if m.Type == "barrier" && m.Checkpoint == 0 {
+			t.Fatalf("barrier without its checkpoint id: %s", sc.Text())
+		}
+		if m.Type == "buffer" && m.Records == 0 {
+			t.Fatalf("buffer without records: %s", sc.Text())
+		}
+		seen[m.Type]++
+	}
+	for _, typ := range []string{"buffer", "barrier", "credit", "control", "eos"} {
+		if seen[typ] == 0 {
+			t.Fatalf("inspect saw no %s message (saw %v)", typ, seen)
+		}
+	}
+	t.Logf("inspect saw %v", seen)
+}
+
+// TestClusterSurvivesAWorkerKill: SIGKILL a node that runs tasks (not the
+// coordinator); its tasks restart on the others from the latest checkpoint
+// and the output is exactly once.
+func TestClusterSurvivesAWorkerKill(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	s := c.waitStatus("two checkpoints", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	victim := ""
+	for _, j := range s.Jobs {
+		for _, node := range j.Tasks {
+			if node == "n3" {
+				victim = "n3"
+			}
+		}
+	}
+	if victim == "" {
+		t.Fatalf("no task placed on n3: %+v", s.Jobs)
+	}
+	c.kill(victim)
+	start := time.Now()
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after killing %s: %v\n%s", victim, err, sout.String())
+	}
+	t.Logf("job finished %v after the kill", time.Since(start))
+	verifyKeycount(t, out, n, k)
+	after := c.status()
+	for _, node := range after.liveNodes() {
+		if node == victim {
+			t.Fatalf("killed node %s still answers", victim)
+		}
+	}
+}
+
+// TestClusterCoordinatorTakeover: SIGKILL the coordinator's node; another
+// node takes the coordinator role from the last manifest and the job
+// finishes exactly once; the attached submit follows it to the end.
+func TestClusterCoordinatorTakeover(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c.waitStatus("two checkpoints on coordinator n2", func(s statusJSON) bool {
+		id, coord := jobCheckpoints(s, "keycount")
+		return id >= 2 && coord == "n2"
+	})
+	c.kill("n2")
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after killing the coordinator: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+	for _, j := range c.status().Jobs {
+		if j.Name == "keycount" && (j.Coordinator == "n2" || j.State != "finished") {
+			t.Fatalf("job record after takeover: %+v", j)
+		}
+	}
+}
