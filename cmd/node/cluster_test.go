@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -139,4 +140,41 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 			t.Fatalf("job record after takeover: %+v", j)
 		}
 	}
+}
+
+// TestClusterGracefulLeave: SIGTERM to a node that runs tasks makes it hand
+// its work over and exit cleanly; the job finishes exactly once on the
+// others. The nodes keep a copy of their tasks' checkpoint state in their
+// working directories.
+func TestClusterGracefulLeave(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c.waitStatus("two checkpoints", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	local, _ := filepath.Glob(filepath.Join(c.dir, "n3", "state", "keycount", "chk-*", "*"))
+	if len(local) == 0 {
+		t.Fatal("node n3 keeps no copy of its tasks' state in its workdir")
+	}
+	n3 := c.nodes["n3"]
+	if err := n3.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-n3.exited:
+		if err != nil {
+			t.Fatalf("n3 did not exit cleanly on SIGTERM: %v\n%s", err, tail(n3.stderr.String(), 3000))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("n3 did not exit within 30s of SIGTERM")
+	}
+	delete(c.nodes, "n3")
+	if !strings.Contains(n3.stderr.String(), "node stopped") {
+		t.Fatalf("n3's log does not show a graceful stop:\n%s", tail(n3.stderr.String(), 3000))
+	}
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after n3 left: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
 }

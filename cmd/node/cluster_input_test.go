@@ -1,0 +1,82 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/transport"
+)
+
+// TestClusterBadInputIsCountedNotFatal publishes garbage, truncated msgpack,
+// an unknown message type and out-of-sequence messages on a running job's
+// subjects: no node crashes, `node status` counts them, and the output is
+// still exactly once (a sequence gap makes the receiver restart from the
+// latest checkpoint).
+func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
+	bin := buildNode(t, t.TempDir())
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
+	c.waitStatus("a checkpoint", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+
+	nc, err := nats.Connect(c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	data := transport.DataSubject("keycount", 1, 0, 0)
+	pub := func(m *nats.Msg) {
+		t.Helper()
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Garbage without headers.
+	pub(&nats.Msg{Subject: data, Data: []byte("not a weir message")})
+	// A buffer whose payload is truncated msgpack.
+	trunc := (&transport.Envelope{Type: transport.TypeBuffer, Job: "keycount", From: "intruder#data",
+		To: "node/job-keycount/sink-0/in-count-0", Seq: 1}).Msg(data)
+	trunc.Data = []byte{0x82, 0xa1, 'k'}
+	pub(trunc)
+	// An unknown message type.
+	unknown := (&transport.Envelope{Type: transport.TypeControl, Job: "keycount", From: "intruder#ctl", Seq: 1}).Msg(data)
+	unknown.Header.Set(transport.HeaderType, "launch-missiles")
+	pub(unknown)
+	// Out of sequence: the link's first message claims seq 7.
+	gap := (&transport.Envelope{Type: transport.TypeEOS, Job: "keycount", From: "intruder#data",
+		To: "node/job-keycount/sink-0/in-count-0", Seq: 7, Payload: []byte{0x81, 0xa1, 'k', 0xa3, 'e', 'o', 's'}}).Msg(data)
+	pub(gap)
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := c.waitStatus("the bad input counted", func(s statusJSON) bool {
+		var mal, unk, seq uint64
+		for _, n := range s.Nodes {
+			if n.BadInput != nil {
+				mal, unk, seq = mal+n.BadInput.Malformed, unk+n.BadInput.UnknownType, seq+n.BadInput.BadSeq
+			}
+		}
+		return mal >= 2 && unk >= 1 && seq >= 1
+	})
+	if len(s.liveNodes()) != 3 {
+		t.Fatalf("a node died from bad input: %v", s.liveNodes())
+	}
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+	logs := ""
+	for _, node := range c.nodes {
+		logs += node.stderr.String()
+	}
+	for _, want := range []string{"bad message on the wire", data} {
+		if !strings.Contains(logs, want) {
+			t.Fatalf("the nodes' logs do not mention %q", want)
+		}
+	}
+}
