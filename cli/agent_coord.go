@@ -25,7 +25,8 @@ type coordJob struct {
 	args      []string
 	job       *actors.Job
 	plan      *plan.Job
-	nodes     []string // nodes with a part of the job
+	nodes     []string         // nodes with a part of the job
+	incarn    map[string]int64 // node → the incarnation (start time) that has the part
 	started   time.Time
 	lastEvent time.Time
 	cancelled atomic.Bool
@@ -110,8 +111,10 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 		return fmt.Errorf("job %s: %w", name, err)
 	}
 	var used []string
+	incarn := map[string]int64{}
 	for _, n := range nodes {
 		used = append(used, n.Node)
+		incarn[n.Node] = n.StartedUnixNano
 	}
 	for _, node := range used {
 		if node == a.cfg.ID {
@@ -132,7 +135,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, plan: p, nodes: used, started: time.Now(), duration: spec.flags.duration}
+	cj := &coordJob{name: name, args: args, plan: p, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.replace(cj, prev, op, i) },
@@ -184,15 +187,23 @@ func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.Ta
 // else the live node of the job with the most free slots.
 func (a *agent) replace(cj *coordJob, placed map[cluster.TaskRef]string, op *plan.Operator, i int) (string, error) {
 	ref := cluster.TaskRef{Operator: op.Name, Instance: i}
-	if node, ok := placed[ref]; ok && (node == a.cfg.ID || a.isAlive(node)) {
-		return node, nil
+	// Eligible: the live nodes that still run the incarnation that was
+	// given a part of the job (a node that restarted has lost its part).
+	eligible := map[string]cluster.Heartbeat{}
+	for _, hb := range a.alive() {
+		if started, ok := cj.incarn[hb.Node]; ok && (hb.Node == a.cfg.ID || started == hb.StartedUnixNano) {
+			eligible[hb.Node] = hb
+		}
+	}
+	if node, ok := placed[ref]; ok {
+		if _, live := eligible[node]; live || node == a.cfg.ID {
+			return node, nil
+		}
 	}
 	var slots []cluster.Slot
-	for _, hb := range a.alive() {
-		for _, n := range cj.nodes {
-			if n == hb.Node {
-				slots = append(slots, cluster.Slot{Node: hb.Node, Free: max(hb.Slots-hb.Used, 0)})
-			}
+	for _, n := range cj.nodes {
+		if hb, ok := eligible[n]; ok {
+			slots = append(slots, cluster.Slot{Node: n, Free: max(hb.Slots-hb.Used, 0)})
 		}
 	}
 	if len(slots) == 0 {

@@ -13,6 +13,9 @@ import (
 	"github.com/weirstream/weir/store"
 )
 
+// clusterBatchSize is the default batch size of jobs on a cluster.
+const clusterBatchSize = 4096
+
 // partStopTimeout bounds the wait for an old part of a job to stop.
 const partStopTimeout = 10 * time.Second
 
@@ -89,6 +92,12 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.O
 		return actors.Options{}, err
 	}
 	cfg := spec.flags.runConfig()
+	if cfg.Runtime.BatchSize == 0 {
+		// Buffers that cross NATS pay per message: batch more than in
+		// one process (measured: 4M keycount records took 8.6 s with 512,
+		// 3.2 s with 8192 over 3 nodes on 2 cores).
+		cfg.Runtime.BatchSize = clusterBatchSize
+	}
 	cfg.Restore = restore
 	cfg.Duration = 0 // the coordinator ends the sources
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -31,6 +31,7 @@ type nodeStatus struct {
 	Answered bool                     `json:"answered"`
 	BadInput *transport.CounterValues `json:"bad_input,omitempty"`
 	Parts    []string                 `json:"job_parts,omitempty"`
+	Sees     []string                 `json:"sees,omitempty"` // the live nodes this node knows of
 }
 
 // clusterJobState is one job in `node status`.
@@ -117,6 +118,9 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		}
 		bad := sr.BadInput
 		n.Slots, n.Used, n.Answered, n.BadInput, n.Parts = sr.Slots, sr.Used, true, &bad, sr.Parts
+		for _, m := range sr.Members {
+			n.Sees = append(n.Sees, m.Node)
+		}
 		for _, j := range sr.Jobs {
 			jobDetail[j.Name] = j
 		}

@@ -18,14 +18,17 @@ import (
 
 // registerBench adds `node bench backpressure`.
 func registerBench() {
-	cli.RegisterCommand("bench", "backpressure [flags]",
-		"run the FLIP-76 experiment: sleep × checkpoint mode, throughput and checkpoint durations", runBench)
+	cli.RegisterCommand("bench", "backpressure|cluster [flags]",
+		"run a benchmark: backpressure (the FLIP-76 experiment) or cluster (3 node processes vs one; wire bytes; SIGKILL recovery)", runBench)
 }
 
 // runBench parses the bench flags, runs the experiment and prints the table.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cluster" {
+		return runClusterBench(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "backpressure" {
-		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure or cluster (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	cfg := backpressure.DefaultBenchConfig()

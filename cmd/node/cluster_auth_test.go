@@ -10,7 +10,7 @@ import (
 // requires a user and password runs a job for clients that log in, while a
 // client without credentials can neither read (inspect, status) nor submit.
 func TestClusterRequiresCredentials(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	auth := []string{"--nats-user", "weir", "--nats-password", "s3cret"}
 	c := startCluster(t, bin, []string{"n1", "n2"}, []string{"--embed-user", "weir", "--embed-password", "s3cret"}, auth)
 

@@ -76,7 +76,7 @@ func startCluster(t *testing.T, bin string, ids []string, embedArgs, auth []stri
 	for _, id := range ids[1:] {
 		c.startNode(id, append([]string{"--nats", c.url}, auth...))
 	}
-	c.waitStatus("all nodes in the status", func(s statusJSON) bool { return len(s.liveNodes()) == len(ids) })
+	c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(len(ids)) })
 	return c
 }
 
@@ -172,44 +172,11 @@ func (c *testCluster) submitAttached(args ...string) (*exec.Cmd, *syncBuffer, ch
 	return cmd, out, done
 }
 
-// statusJSON is the part of `node status --json` the tests read.
-type statusJSON struct {
-	Nodes []struct {
-		Node     string `json:"node"`
-		Answered bool   `json:"answered"`
-		BadInput *struct {
-			Malformed   uint64 `json:"malformed"`
-			UnknownType uint64 `json:"unknown_type"`
-			BadSeq      uint64 `json:"bad_seq"`
-		} `json:"bad_input"`
-	} `json:"nodes"`
-	Jobs []struct {
-		Name        string            `json:"name"`
-		State       string            `json:"state"`
-		Coordinator string            `json:"coordinator"`
-		Tasks       map[string]string `json:"tasks"`
-		Checkpoints []struct {
-			ID uint64 `json:"id"`
-		} `json:"checkpoints"`
-	} `json:"jobs"`
-}
-
-// liveNodes are the nodes that answered.
-func (s statusJSON) liveNodes() []string {
-	var out []string
-	for _, n := range s.Nodes {
-		if n.Answered {
-			out = append(out, n.Node)
-		}
-	}
-	return out
-}
-
 // status reads `node status --json`.
-func (c *testCluster) status() statusJSON {
+func (c *testCluster) status() statusView {
 	c.t.Helper()
 	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
-	var s statusJSON
+	var s statusView
 	if code != 0 {
 		c.t.Fatalf("node status: exit %d: %s", code, stderr)
 	}
@@ -220,7 +187,7 @@ func (c *testCluster) status() statusJSON {
 }
 
 // waitStatus polls the status until cond holds.
-func (c *testCluster) waitStatus(what string, cond func(statusJSON) bool) statusJSON {
+func (c *testCluster) waitStatus(what string, cond func(statusView) bool) statusView {
 	c.t.Helper()
 	deadline := time.Now().Add(clusterDeadline)
 	for {
@@ -235,7 +202,7 @@ func (c *testCluster) waitStatus(what string, cond func(statusJSON) bool) status
 }
 
 // jobCheckpoints is how many checkpoints the job's coordinator reports.
-func jobCheckpoints(s statusJSON, job string) (int, string) {
+func jobCheckpoints(s statusView, job string) (int, string) {
 	for _, j := range s.Jobs {
 		if j.Name == job && j.State == "running" && len(j.Checkpoints) > 0 {
 			return int(j.Checkpoints[len(j.Checkpoints)-1].ID), j.Coordinator
@@ -274,4 +241,3 @@ func keycountArgs(out string, n int64, k int) []string {
 	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "2",
 		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--log-level", "warn"}
 }
-

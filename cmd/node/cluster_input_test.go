@@ -16,12 +16,12 @@ import (
 // still exactly once (a sequence gap makes the receiver restart from the
 // latest checkpoint).
 func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 600000, 100
 	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
-	c.waitStatus("a checkpoint", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
 
 	nc, err := nats.Connect(c.url)
 	if err != nil {
@@ -54,7 +54,7 @@ func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := c.waitStatus("the bad input counted", func(s statusJSON) bool {
+	s := c.waitStatus("the bad input counted", func(s statusView) bool {
 		var mal, unk, seq uint64
 		for _, n := range s.Nodes {
 			if n.BadInput != nil {

@@ -15,7 +15,7 @@ import (
 // is spread over them, its messages are readable with `node inspect`, the
 // status lists its tasks and checkpoints, and the output is exactly once.
 func TestClusterRunsAJobOverNodes(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 400000, 100
@@ -29,7 +29,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	defer func() { _ = inspect.Process.Kill(); _ = inspect.Wait() }()
 
 	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
-	s := c.waitStatus("tasks on several nodes and a checkpoint", func(s statusJSON) bool {
+	s := c.waitStatus("tasks on several nodes and a checkpoint", func(s statusView) bool {
 		id, _ := jobCheckpoints(s, "keycount")
 		nodes := map[string]bool{}
 		for _, j := range s.Jobs {
@@ -85,12 +85,12 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 // coordinator); its tasks restart on the others from the latest checkpoint
 // and the output is exactly once.
 func TestClusterSurvivesAWorkerKill(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 600000, 100
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
-	s := c.waitStatus("two checkpoints", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	victim := ""
 	for _, j := range s.Jobs {
 		for _, node := range j.Tasks {
@@ -121,12 +121,12 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 // node takes the coordinator role from the last manifest and the job
 // finishes exactly once; the attached submit follows it to the end.
 func TestClusterCoordinatorTakeover(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 600000, 100
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
-	c.waitStatus("two checkpoints on coordinator n2", func(s statusJSON) bool {
+	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
 		id, coord := jobCheckpoints(s, "keycount")
 		return id >= 2 && coord == "n2"
 	})
@@ -147,12 +147,12 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 // others. The nodes keep a copy of their tasks' checkpoint state in their
 // working directories.
 func TestClusterGracefulLeave(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 600000, 100
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
-	c.waitStatus("two checkpoints", func(s statusJSON) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	local, _ := filepath.Glob(filepath.Join(c.dir, "n3", "state", "keycount", "chk-*", "*"))
 	if len(local) == 0 {
 		t.Fatal("node n3 keeps no copy of its tasks' state in its workdir")

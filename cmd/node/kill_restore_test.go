@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,15 +15,38 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// buildNode compiles this binary into dir.
-func buildNode(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "node")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// built is the node binary the tests share, compiled once per test run.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+// TestMain removes the shared binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
-	return bin
+	os.Exit(code)
+}
+
+// buildNode compiles this binary once and returns its path.
+func buildNode(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "weir-node-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "node")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
+	}
+	return built.bin
 }
 
 // committedCheckpoints counts checkpoints with a manifest in the state dir.
@@ -35,7 +59,7 @@ func committedCheckpoints(stateDir, job string) int {
 // with checkpoints every 50 ms, restores it with --restore latest, and checks
 // that the committed output of both runs together is exactly one run's.
 func TestKillAndRestoreExactlyOnce(t *testing.T) {
-	bin := buildNode(t, t.TempDir())
+	bin := buildNode(t)
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {
 		t.Run(mode, func(t *testing.T) {

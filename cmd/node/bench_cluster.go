@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// clusterBenchConfig is what `node bench cluster` measures.
+type clusterBenchConfig struct {
+	Records     int64
+	Keys        int
+	Parallelism int
+	Nodes       int
+	Kills       int
+	Heartbeat   time.Duration
+}
+
+// clusterBenchResult is what it prints.
+type clusterBenchResult struct {
+	Records            int64     `json:"records"`
+	OneProcessPerS     float64   `json:"one_process_records_per_s"`
+	ClusterPerS        float64   `json:"cluster_records_per_s"`
+	Ratio              float64   `json:"cluster_vs_one_process"`
+	WireBytesPerRecord float64   `json:"wire_bytes_per_record"`
+	WireMsgsPerRecord  float64   `json:"wire_msgs_per_record"`
+	RawEventBytes      int       `json:"raw_event_bytes"`
+	RawCountBytes      int       `json:"raw_count_bytes"`
+	RecoveryS          []float64 `json:"recovery_s"`
+	RecoveryP50S       float64   `json:"recovery_p50_s"`
+	RecoveryMaxS       float64   `json:"recovery_max_s"`
+}
+
+// runClusterBench is `node bench cluster`.
+func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg := clusterBenchConfig{Records: 5_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
+	fs := flag.NewFlagSet("node bench cluster", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of the throughput runs")
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "distinct keys")
+	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "parallelism of every operator")
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "node processes")
+	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILL trials for the recovery time (0: none)")
+	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || cfg.Parallelism < 1 {
+		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2, --kills ≥ 0, --parallelism ≥ 1 and no arguments")
+		return cli.ExitUsage
+	}
+	res, err := benchCluster(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "node bench cluster: %v\n", err)
+		return cli.ExitFailure
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(stdout, string(b))
+		return cli.ExitOK
+	}
+	fmt.Fprintf(stdout, "keycount, %d records, %d keys, parallelism %d, %d nodes on one machine\n", res.Records, cfg.Keys, cfg.Parallelism, cfg.Nodes)
+	fmt.Fprintf(stdout, "  one process      %12.0f records/s\n", res.OneProcessPerS)
+	fmt.Fprintf(stdout, "  cluster          %12.0f records/s   (%.1f%% of one process)\n", res.ClusterPerS, 100*res.Ratio)
+	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (raw msgpack: event %d B, count %d B)\n",
+		res.WireBytesPerRecord, res.WireMsgsPerRecord, res.RawEventBytes, res.RawCountBytes)
+	if len(res.RecoveryS) > 0 {
+		fmt.Fprintf(stdout, "  SIGKILL → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
+			cfg.Heartbeat, res.RecoveryP50S, res.RecoveryMaxS, len(res.RecoveryS), res.RecoveryS)
+	}
+	return cli.ExitOK
+}
+
+// benchCluster runs the measurements.
+func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Writer) (*clusterBenchResult, error) {
+	dir, err := os.MkdirTemp("", "weir-bench-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	res := &clusterBenchResult{Records: cfg.Records}
+	ev, _ := msgpack.Marshal(keycount.Event{Key: "k000042", Seq: 123456})
+	cnt, _ := msgpack.Marshal(keycount.Count{Key: "k000042", Count: 1234})
+	res.RawEventBytes, res.RawCountBytes = len(ev), len(cnt)
+
+	// One process, same job, same checkpoints (unaligned, every second).
+	fmt.Fprintln(progress, "one process ...")
+	g, err := keycount.Build(keycount.Config{Records: cfg.Records, Keys: cfg.Keys, Parallelism: cfg.Parallelism})
+	if err != nil {
+		return nil, err
+	}
+	r, err := weir.Run(ctx, g, weir.WithLogger(zerolog.Nop()),
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: time.Second, StateDir: filepath.Join(dir, "single")}))
+	if err != nil {
+		return nil, fmt.Errorf("one-process run: %w", err)
+	}
+	res.OneProcessPerS = float64(cfg.Records) / r.Duration.Seconds()
+
+	bc, err := startBenchCluster(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer bc.stop()
+
+	fmt.Fprintln(progress, "cluster ...")
+	before, err := bc.varz()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if out, err := bc.client("submit", "keycount", "--records", fmt.Sprint(cfg.Records), "--keys", fmt.Sprint(cfg.Keys),
+		"--parallelism", fmt.Sprint(cfg.Parallelism)); err != nil {
+		return nil, fmt.Errorf("cluster run: %w\n%s", err, out)
+	}
+	elapsed := time.Since(start)
+	after, err := bc.varz()
+	if err != nil {
+		return nil, err
+	}
+	res.ClusterPerS = float64(cfg.Records) / elapsed.Seconds()
+	res.Ratio = res.ClusterPerS / res.OneProcessPerS
+	res.WireBytesPerRecord = float64(after.InBytes-before.InBytes) / float64(cfg.Records)
+	res.WireMsgsPerRecord = float64(after.InMsgs-before.InMsgs) / float64(cfg.Records)
+
+	for i := 0; i < cfg.Kills; i++ {
+		fmt.Fprintf(progress, "kill %d of %d ...\n", i+1, cfg.Kills)
+		d, err := bc.killTrial(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kill trial %d: %w", i+1, err)
+		}
+		res.RecoveryS = append(res.RecoveryS, d.Seconds())
+	}
+	if len(res.RecoveryS) > 0 {
+		s := append([]float64(nil), res.RecoveryS...)
+		sort.Float64s(s)
+		res.RecoveryP50S, res.RecoveryMaxS = weir.Quantile(s, 0.5), s[len(s)-1]
+	}
+	return res, nil
+}
+
+// benchCluster is an embedded NATS server in this process (its statistics
+// count the bytes on the wire) and node processes joined to it.
+type benchClusterT struct {
+	dir   string
+	exe   string
+	cfg   clusterBenchConfig
+	srv   *cluster.Embedded
+	nc    *nats.Conn
+	mu    sync.Mutex
+	nodes map[string]*exec.Cmd
+}
+
+// startBenchCluster starts the server and the nodes and waits for them.
+func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchClusterT, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := cluster.StartEmbedded(cluster.EmbedOptions{HostPort: "127.0.0.1:0", StoreDir: filepath.Join(dir, "nats")}, zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	bc := &benchClusterT{dir: dir, exe: exe, cfg: cfg, srv: srv, nodes: map[string]*exec.Cmd{}}
+	if bc.nc, err = nats.Connect(srv.ClientURL()); err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	for i := 1; i <= cfg.Nodes; i++ {
+		if err := bc.startNode(fmt.Sprintf("n%d", i)); err != nil {
+			bc.stop()
+			return nil, err
+		}
+	}
+	if err := bc.waitNodes(cfg.Nodes, 30*time.Second); err != nil {
+		bc.stop()
+		return nil, err
+	}
+	return bc, nil
+}
+
+// startNode starts one node process.
+func (bc *benchClusterT) startNode(id string) error {
+	log, err := os.OpenFile(filepath.Join(bc.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bc.exe, "start", "--id", id, "--workdir", filepath.Join(bc.dir, id), "--nats", bc.srv.ClientURL(),
+		"--heartbeat-timeout", bc.cfg.Heartbeat.String(), "--log-level", "warn")
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return fmt.Errorf("start node %s: %w", id, err)
+	}
+	go func() { _ = cmd.Wait(); log.Close() }()
+	bc.mu.Lock()
+	bc.nodes[id] = cmd
+	bc.mu.Unlock()
+	return nil
+}
+
+// waitNodes waits until n nodes answer the status and each sees all n.
+func (bc *benchClusterT) waitNodes(n int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if s, err := bc.status(); err == nil && s.allSeeAll(n) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%d nodes did not all answer within %v", n, within)
+}
+
+// client runs a client command against the cluster.
+func (bc *benchClusterT) client(args ...string) ([]byte, error) {
+	cmd := exec.Command(bc.exe, append(args, "--nats", bc.srv.ClientURL())...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// status reads `node status --json`.
+func (bc *benchClusterT) status() (statusView, error) {
+	var s statusView
+	out, err := exec.Command(bc.exe, "status", "--json", "--wait", "300ms", "--nats", bc.srv.ClientURL()).Output()
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(out, &s)
+}
+
+// varz reads the server's counters.
+func (bc *benchClusterT) varz() (*server.Varz, error) {
+	return bc.srv.Server().Varz(nil)
+}
+
+// killTrial runs keycount until it has checkpoints, SIGKILLs a node that
+// runs its tasks (not its coordinator), and measures the time until data
+// flows again after the restart; then cancels the job and restarts the node.
+func (bc *benchClusterT) killTrial(ctx context.Context, cfg clusterBenchConfig) (time.Duration, error) {
+	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
+		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", "n1", "--detach"); err != nil {
+		return 0, fmt.Errorf("submit: %w\n%s", err, out)
+	}
+	var lastData time.Time
+	var mu sync.Mutex
+	sub, err := bc.nc.Subscribe("weir.keycount.data.>", func(*nats.Msg) {
+		mu.Lock()
+		lastData = time.Now()
+		mu.Unlock()
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Unsubscribe()
+	var victim string
+	var restarts int
+	deadline := time.Now().Add(60 * time.Second)
+	for victim == "" {
+		if time.Now().After(deadline) {
+			return 0, errors.New("no checkpoint with a task on another node within 60s")
+		}
+		time.Sleep(200 * time.Millisecond)
+		s, err := bc.status()
+		if err != nil {
+			continue
+		}
+		for _, j := range s.Jobs {
+			if j.Name != "keycount" || j.State != "running" || len(j.Checkpoints) < 2 {
+				continue
+			}
+			restarts = j.Restarts
+			for _, node := range j.Tasks {
+				if node != j.Coordinator {
+					victim = node
+				}
+			}
+		}
+	}
+	bc.mu.Lock()
+	cmd := bc.nodes[victim]
+	bc.mu.Unlock()
+	killed := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return 0, err
+	}
+	// Running again: the region restarted and data flows after that.
+	var restartedAt time.Time
+	for restartedAt.IsZero() {
+		if time.Since(killed) > 60*time.Second {
+			return 0, errors.New("the job did not restart within 60s of the kill")
+		}
+		s, err := bc.status()
+		if err == nil {
+			for _, j := range s.Jobs {
+				if j.Name == "keycount" && j.Restarts > restarts {
+					restartedAt = time.Now()
+				}
+			}
+		}
+	}
+	var running time.Time
+	for running.IsZero() {
+		if time.Since(killed) > 90*time.Second {
+			return 0, errors.New("no data after the restart within 90s of the kill")
+		}
+		mu.Lock()
+		if lastData.After(restartedAt.Add(-300 * time.Millisecond)) {
+			running = lastData
+		}
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err := bc.client("cancel", "keycount"); err != nil {
+		return 0, fmt.Errorf("cancel: %w\n%s", err, out)
+	}
+	for {
+		s, err := bc.status()
+		done := err == nil
+		for _, j := range s.Jobs {
+			if j.Name == "keycount" && j.State == "running" {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		if time.Since(killed) > 120*time.Second {
+			return 0, errors.New("the job did not end after cancel")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := bc.startNode(victim); err != nil {
+		return 0, err
+	}
+	if err := bc.waitNodes(bc.cfg.Nodes, 30*time.Second); err != nil {
+		return 0, err
+	}
+	_ = ctx
+	return running.Sub(killed), nil
+}
+
+// stop kills the nodes and the server.
+func (bc *benchClusterT) stop() {
+	bc.mu.Lock()
+	for _, cmd := range bc.nodes {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+	}
+	bc.mu.Unlock()
+	if bc.nc != nil {
+		bc.nc.Close()
+	}
+	bc.srv.Shutdown()
+}
+
+// statusView is the part of `node status --json` the benchmark reads.
+type statusView struct {
+	Nodes []struct {
+		Node     string   `json:"node"`
+		Answered bool     `json:"answered"`
+		Sees     []string `json:"sees"`
+		BadInput *struct {
+			Malformed   uint64 `json:"malformed"`
+			UnknownType uint64 `json:"unknown_type"`
+			BadSeq      uint64 `json:"bad_seq"`
+		} `json:"bad_input"`
+	} `json:"nodes"`
+	Jobs []struct {
+		Name        string            `json:"name"`
+		State       string            `json:"state"`
+		Coordinator string            `json:"coordinator"`
+		Restarts    int               `json:"restarts"`
+		Tasks       map[string]string `json:"tasks"`
+		Checkpoints []struct {
+			ID uint64 `json:"id"`
+		} `json:"checkpoints"`
+	} `json:"jobs"`
+}
+
+// liveNodes are the nodes that answered.
+func (s statusView) liveNodes() []string {
+	var out []string
+	for _, n := range s.Nodes {
+		if n.Answered {
+			out = append(out, n.Node)
+		}
+	}
+	return out
+}
+
+// allSeeAll reports whether n nodes answered and each knows all n.
+func (s statusView) allSeeAll(n int) bool {
+	if len(s.liveNodes()) != n {
+		return false
+	}
+	for _, node := range s.Nodes {
+		if node.Answered && len(node.Sees) != n {
+			return false
+		}
+	}
+	return true
+}
