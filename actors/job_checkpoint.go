@@ -174,6 +174,9 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.writeManifest(ctx, act.ID)
 		case checkpoints.Completed:
 			a.recordCompleted(act)
+			if a.sv != nil {
+				a.sv.sup.OnProgress() // durable progress: restart backoff starts over
+			}
 			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
 		case checkpoints.Aborted:
 			delete(c.triggeredAt, act.ID)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,36 +59,57 @@ func (t *task) restore() error {
 	if !ok {
 		return wrap("manifest", fmt.Errorf("no entry for this task"))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-	defer cancel()
-	st := t.job.opts.Checkpoint.Store
-	get := func(ref store.BlobRef) ([]byte, error) { return st.GetBlob(ctx, m.Job, m.CheckpointID, ref) }
-
-	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
+	// Every section this task needs, read in one go: a task's key groups,
+	// operator state and channel state are sections of a few blobs, and
+	// each blob is then fetched and read once.
+	var refs []store.BlobRef
+	var what []string // what each ref holds, for errors
+	var groups []int
 	if t.op.Keyed {
-		groups, err := t.ownedGroups()
+		owned, err := t.ownedGroups()
 		if err != nil {
 			return wrap("key groups", err)
 		}
-		snap.KeyGroups = map[int][]byte{}
-		for _, g := range groups {
-			ref, ok := findGroup(m, t.op.Name, g)
-			if !ok {
-				continue // the group had no state
+		for _, g := range owned {
+			if ref, ok := findGroup(m, t.op.Name, g); ok { // a group without state has no ref
+				groups = append(groups, g)
+				refs = append(refs, ref)
+				what = append(what, fmt.Sprintf("key group %d", g))
 			}
-			data, err := get(ref)
-			if err != nil {
-				return wrap(fmt.Sprintf("key group %d", g), err)
-			}
-			snap.KeyGroups[g] = data
 		}
 	}
 	if ts.OperatorState != nil {
-		data, err := get(*ts.OperatorState)
-		if err != nil {
-			return wrap("operator state", err)
+		refs = append(refs, *ts.OperatorState)
+		what = append(what, "operator state")
+	}
+	for _, cb := range ts.Channels {
+		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
+			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
-		snap.Operator = data
+		refs = append(refs, cb.Blob)
+		what = append(what, fmt.Sprintf("channel state of input %d", cb.Input))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	data, err := store.GetSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, refs)
+	var se *store.SectionError
+	if errors.As(err, &se) && se.Index < len(what) {
+		return wrap(what[se.Index], err)
+	}
+	if err != nil {
+		return wrap("state", err)
+	}
+
+	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
+	if t.op.Keyed {
+		snap.KeyGroups = make(map[int][]byte, len(groups))
+		for i, g := range groups {
+			snap.KeyGroups[g] = data[i]
+		}
+	}
+	data = data[len(groups):]
+	if ts.OperatorState != nil {
+		snap.Operator, data = data[0], data[1:]
 	}
 	if s, ok := t.inst.(plan.Stateful); ok {
 		if err := s.RestoreState(snap); err != nil {
@@ -99,16 +121,9 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("source offset %d", ts.SourceOffset), err)
 		}
 	}
-	for _, cb := range ts.Channels {
-		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
-			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
-		}
-		data, err := get(cb.Blob)
-		if err != nil {
-			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
-		}
+	for i, cb := range ts.Channels {
 		c := t.in.chans[cb.Input]
-		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data)
+		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
 		if err != nil {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
 		}

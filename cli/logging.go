@@ -10,6 +10,8 @@ import (
 // newLogger makes the run's logger on w: zerolog JSON lines, or a console
 // writer for people with pretty (coloured only on a terminal).
 func newLogger(w io.Writer, level zerolog.Level, pretty bool) zerolog.Logger {
+	// Millisecond timestamps: checkpoints and recoveries take milliseconds.
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	if pretty {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05", NoColor: !isTerminal(w)}
 	}

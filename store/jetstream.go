@@ -196,33 +196,30 @@ func (s *JetStream) PutBlob(ctx context.Context, job string, ckpt uint64, name s
 
 // GetBlob implements Store.
 func (s *JetStream) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobRef) ([]byte, error) {
-	wrap := func(err error) error {
-		return fmt.Errorf("get blob %q of job %q checkpoint %d: %w", ref.Name, job, ckpt, err)
-	}
+	return getBlob(job, ckpt, ref, func(name string) ([]byte, error) { return s.readObject(ctx, job, ckpt, name) })
+}
+
+// GetSections implements SectionReader: each object is fetched once.
+func (s *JetStream) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
+	return sectionsOf(job, ckpt, refs, func(name string) ([]byte, error) { return s.readObject(ctx, job, ckpt, name) })
+}
+
+// readObject fetches blob name of a checkpoint, unverified.
+func (s *JetStream) readObject(ctx context.Context, job string, ckpt uint64, name string) ([]byte, error) {
 	if err := s.check(ctx); err != nil {
-		return nil, wrap(err)
+		return nil, err
 	}
 	if err := ValidateJob(job); err != nil {
-		return nil, wrap(err)
+		return nil, err
 	}
-	if err := ValidateBlobName(ref.Name); err != nil {
-		return nil, wrap(err)
+	if err := ValidateBlobName(name); err != nil {
+		return nil, err
 	}
 	obs, err := s.objectStore(ctx, job, false)
 	if err != nil {
-		return nil, wrap(err)
-	}
-	data, err := getObject(ctx, obs, objectName(ckpt, ref.Name))
-	if err != nil {
-		return nil, wrap(err)
-	}
-	if err := verifyBlob(job, ckpt, ref, data); err != nil {
 		return nil, err
 	}
-	if ref.Whole > 0 {
-		data = data[ref.Offset : ref.Offset+ref.Size]
-	}
-	return data, nil
+	return getObject(ctx, obs, objectName(ckpt, name))
 }
 
 // CommitManifest implements Store.

@@ -99,29 +99,26 @@ func (l *Local) PutBlob(ctx context.Context, job string, ckpt uint64, name strin
 
 // GetBlob implements Store.
 func (l *Local) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobRef) ([]byte, error) {
-	wrap := func(err error) error {
-		return fmt.Errorf("get blob %q of job %q checkpoint %d: %w", ref.Name, job, ckpt, err)
-	}
+	return getBlob(job, ckpt, ref, func(name string) ([]byte, error) { return l.readObject(ctx, job, ckpt, name) })
+}
+
+// GetSections implements SectionReader: each file is read once.
+func (l *Local) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
+	return sectionsOf(job, ckpt, refs, func(name string) ([]byte, error) { return l.readObject(ctx, job, ckpt, name) })
+}
+
+// readObject reads blob file name of a checkpoint, unverified.
+func (l *Local) readObject(ctx context.Context, job string, ckpt uint64, name string) ([]byte, error) {
 	if err := l.check(ctx); err != nil {
-		return nil, wrap(err)
-	}
-	if err := ValidateJob(job); err != nil {
-		return nil, wrap(err)
-	}
-	if err := ValidateBlobName(ref.Name); err != nil {
-		return nil, wrap(err)
-	}
-	data, err := l.readFile(l.abs(path.Join(checkpointRel(job, ckpt), ref.Name)))
-	if err != nil {
-		return nil, wrap(err)
-	}
-	if err := verifyBlob(job, ckpt, ref, data); err != nil {
 		return nil, err
 	}
-	if ref.Whole > 0 {
-		data = data[ref.Offset : ref.Offset+ref.Size]
+	if err := ValidateJob(job); err != nil {
+		return nil, err
 	}
-	return data, nil
+	if err := ValidateBlobName(name); err != nil {
+		return nil, err
+	}
+	return l.readFile(l.abs(path.Join(checkpointRel(job, ckpt), name)))
 }
 
 // readFile reads a whole file; a missing file wraps ErrNotFound.

@@ -44,6 +44,19 @@ func (m *Mirror) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobR
 	return m.Primary.GetBlob(ctx, job, ckpt, ref)
 }
 
+// GetSections implements SectionReader: the local copy when every section
+// verifies, else the primary.
+func (m *Mirror) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
+	out, err := m.Local.GetSections(ctx, job, ckpt, refs)
+	if err == nil {
+		return out, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt).Msg("local copy unusable: reading the shared store")
+	}
+	return GetSections(ctx, m.Primary, job, ckpt, refs)
+}
+
 // CommitManifest implements Store: the primary commits the checkpoint; the
 // local copy of the manifest is best effort.
 func (m *Mirror) CommitManifest(ctx context.Context, mf *Manifest) error {

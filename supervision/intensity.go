@@ -161,6 +161,12 @@ func (t *Tracker) OnStable(now time.Duration) {
 	}
 }
 
+// OnProgress tells the tracker the subtree made durable progress since its
+// last restart (a checkpoint completed): it is healthy, so the next
+// restart's backoff starts from Initial again. Restarts in the window still
+// count towards the intensity.
+func (t *Tracker) OnProgress() { t.consecutive = 0 }
+
 // advance clamps now so that logical time never goes back.
 func (t *Tracker) advance(now time.Duration) time.Duration {
 	if now < t.now {

@@ -149,12 +149,16 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		}
 		sc.tr = tr
 		return []string{"ok"}
-	case "failure", "stable":
+	case "failure", "stable", "progress-tracker":
 		if sc.tr == nil {
 			t.Fatalf("%s: %s before tracker", where, words[0])
 		}
-		if words[0] == "stable" {
+		switch words[0] {
+		case "stable":
 			sc.tr.OnStable(a.dur("now"))
+			return []string{"ok"}
+		case "progress-tracker":
+			sc.tr.OnProgress()
 			return []string{"ok"}
 		}
 		return []string{sc.tr.OnFailure(a.dur("now")).String()}
@@ -187,6 +191,9 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return actionLines(s.OnRestoreFailed(a.int("region"), a.kv["cause"], a.dur("now")))
 	case "tick":
 		return actionLines(s.Tick(a.dur("now")))
+	case "progress":
+		s.OnProgress()
+		return []string{"ok"}
 	case "states":
 		var parts []string
 		for _, r := range s.cfg.Regions {

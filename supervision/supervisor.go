@@ -199,6 +199,24 @@ func (s *Supervisor) NextRestart() (time.Duration, bool) {
 	return at, found
 }
 
+// OnProgress reports that a checkpoint completed: every running region (and
+// the job, when all run) made durable progress since its last restart, so
+// their backoff starts over. A region that fails again before any checkpoint
+// completes keeps backing off longer each time.
+func (s *Supervisor) OnProgress() {
+	all := true
+	for _, r := range s.regions {
+		if r.state == Running {
+			r.tracker.OnProgress()
+		} else {
+			all = false
+		}
+	}
+	if all {
+		s.job.OnProgress()
+	}
+}
+
 // stable tells the trackers which subtrees run: each running region, and the
 // job when all its regions run.
 func (s *Supervisor) stable(now time.Duration) {
