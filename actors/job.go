@@ -27,9 +27,9 @@ type Job struct {
 	mu        sync.Mutex
 	pid       *actor.PID
 	placement map[string]string // task name → node (cluster jobs)
-	err    error
-	done   chan struct{}
-	closed bool
+	err       error
+	done      chan struct{}
+	closed    bool
 }
 
 // Done is closed when the job has finished or failed.

@@ -2,8 +2,8 @@ package actors
 
 import (
 	"fmt"
-	"sync/atomic"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
