@@ -99,7 +99,8 @@ func (r *Remote) addJob(j *Job) {
 	r.jobs[j.Plan.Name] = j
 }
 
-// removeJob forgets a job and stops its stand-ins on this node.
+// removeJob forgets a job: its messages are no longer delivered here and its
+// stand-ins stop without telling their targets.
 func (r *Remote) removeJob(name string) {
 	r.mu.Lock()
 	delete(r.jobs, name)
@@ -286,6 +287,6 @@ func (r *Remote) publish(subject string, e *transport.Envelope) error {
 	return r.pub.Publish(subject, e)
 }
 
-// now is for stand-in incarnation numbers: unique and increasing across
-// restarts of this process.
+// stamp makes incarnation numbers for stand-ins and spawn requests: unique
+// and increasing, also across restarts of this process.
 func stamp() int { return int(time.Now().UnixNano()) }

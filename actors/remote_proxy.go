@@ -51,9 +51,11 @@ func (p *proxy) Receive(ctx actor.Context) {
 			p.send(p.fragment(), p.spawn)
 		}
 	case *actor.Stopping:
-		if _, ok := p.r.job(p.job); p.quiet || !ok || p.r.isLost(p.target.Node) {
-			return // told to be quiet, the job is over here, or the target is gone
+		if _, ok := p.r.job(p.job); p.quiet || !ok {
+			return // told to be quiet, or the job is over here
 		}
+		// Also when the target's node was declared lost: if it was only
+		// slow, this stops the task it still runs (no zombie incarnation).
 		if p.spawn != nil {
 			p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
 		} else {
@@ -66,7 +68,8 @@ func (p *proxy) Receive(ctx actor.Context) {
 		// The target's node ticks its own tasks.
 	case *stopRemoteMsg:
 		if p.r.isLost(p.target.Node) {
-			p.quiet = true
+			// Do not wait for a lost node; Stopping still asks it, in case
+			// it was only slow.
 			ctx.Stop(ctx.Self())
 			return
 		}

@@ -45,7 +45,8 @@ type agent struct {
 
 	mu      sync.Mutex
 	members *cluster.Members
-	left    map[string]bool // nodes that announced they are leaving
+	left    map[string]bool  // nodes that announced they are leaving
+	seen    map[string]int64 // node → the incarnation (start time) last heard from
 	coord   map[string]*coordJob
 	busy    map[string]bool // jobs being submitted or taken over here
 	parts   map[string]*actors.Job
@@ -68,7 +69,7 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, pub: transport.NewPublisher(nc), started: time.Now(),
-		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{},
+		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
 		coord: map[string]*coordJob{}, busy: map[string]bool{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
@@ -151,14 +152,25 @@ func (a *agent) heartbeat() cluster.Heartbeat {
 	return hb
 }
 
-// onHeartbeat records another node's heartbeat.
+// onHeartbeat records another node's heartbeat. A node that restarted
+// (a new incarnation) before it was declared dead has lost the tasks it ran:
+// that is handled as the old incarnation's death.
 func (a *agent) onHeartbeat(hb cluster.Heartbeat) {
 	a.mu.Lock()
+	prev, known := a.seen[hb.Node]
+	restarted := known && hb.StartedUnixNano > prev
+	if !known || hb.StartedUnixNano > prev {
+		a.seen[hb.Node] = hb.StartedUnixNano
+	}
 	joined := a.members.Observe(hb, time.Now())
 	if joined {
 		delete(a.left, hb.Node)
 	}
 	a.mu.Unlock()
+	if restarted && hb.Node != a.cfg.ID {
+		a.log.Warn().Str("peer", hb.Node).Msg("node restarted: the tasks it ran are lost")
+		a.nodeGone(hb.Node)
+	}
 	if joined {
 		a.remote.NodeJoined(hb.Node)
 		a.log.Info().Str("peer", hb.Node).Int("slots", hb.Slots).Msg("node joined")

@@ -94,10 +94,10 @@ func embeddedURL(log string) string {
 	return ""
 }
 
-// startNode starts one node process with a 1 s heartbeat timeout.
+// startNode starts one node process with a 2 s heartbeat timeout.
 func (c *testCluster) startNode(id string, args []string) *testNode {
 	c.t.Helper()
-	all := append([]string{"start", "--id", id, "--workdir", filepath.Join(c.dir, id), "--heartbeat-timeout", "1s"}, args...)
+	all := append([]string{"start", "--id", id, "--workdir", filepath.Join(c.dir, id), "--heartbeat-timeout", "2s"}, args...)
 	n := &testNode{id: id, cmd: exec.Command(c.bin, all...), stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	n.cmd.Stderr = n.stderr
 	if err := n.cmd.Start(); err != nil {

@@ -178,3 +178,25 @@ func TestClusterGracefulLeave(t *testing.T) {
 	}
 	verifyKeycount(t, out, n, k)
 }
+
+// TestClusterNodeRestartedQuickly: a node SIGKILLed and started again with
+// the same id and workdir before the heartbeat timeout is noticed by its new
+// incarnation: the tasks it ran restart and the output is exactly once.
+func TestClusterNodeRestartedQuickly(t *testing.T) {
+	bin := buildNode(t)
+	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.kill("n3")
+	c.startNode("n3", []string{"--nats", c.url})
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after n3 restarted: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+	logs := c.nodes["n2"].stderr.String()
+	if !strings.Contains(logs, "node restarted") {
+		t.Fatalf("the coordinator did not notice n3's restart:\n%s", tail(logs, 3000))
+	}
+}
