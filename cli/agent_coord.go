@@ -138,7 +138,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	cj := &coordJob{name: name, args: args, plan: p, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
-		Place: func(op *plan.Operator, i int) (string, error) { return a.replace(cj, prev, op, i) },
+		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
 		Nodes: func() []string { return cj.nodes },
 	}
 	job, err := a.node.Submit(p, rt)
@@ -182,10 +182,10 @@ func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.Ta
 	return cluster.Place(tasks, slots, nil)
 }
 
-// replace answers the coordinator's placement question for one task: at
+// placeTask answers the coordinator's placement question for one task: at
 // deploy the initial placement; at a restart the same node while it lives,
 // else the live node of the job with the most free slots.
-func (a *agent) replace(cj *coordJob, placed map[cluster.TaskRef]string, op *plan.Operator, i int) (string, error) {
+func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *plan.Operator, i int) (string, error) {
 	ref := cluster.TaskRef{Operator: op.Name, Instance: i}
 	// Eligible: the live nodes that still run the incarnation that was
 	// given a part of the job (a node that restarted has lost its part).

@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -87,8 +86,6 @@ type statusReply struct {
 	Jobs     []jobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
 	BadInput transport.CounterValues `msgpack:"bad_input" json:"bad_input"`
 	Parts    []string                `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
-	Held     []cluster.HeldState     `msgpack:"held,omitempty" json:"held,omitempty"`
-	Extra    map[string]any          `msgpack:"extra,omitempty" json:"extra,omitempty"`
 }
 
 // memberStatus is a node as another node sees it.
