@@ -81,7 +81,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		f.ctx = ctx
 		f.r.addJob(f.job)
 		f.r.register(ctx.Self(), WireRef{Kind: refJob})
-		unsub, err := f.r.listen(f.job.Plan.Name, transport.ControlSubject(f.job.Plan.Name, f.r.node))
+		unsub, err := f.r.listen(f.job.Plan.Name, transport.ControlSubject(f.job.Plan.Name, f.r.node), ctx.Self())
 		if err == nil {
 			err = f.r.nc.Flush()
 		}
@@ -141,6 +141,11 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg:
 		f.toCoordinator(ctx, m)
+	case *linkFailedMsg:
+		// A control message to this node may be lost: fail every task here.
+		for _, t := range f.tasks {
+			ctx.Send(t.pid, m)
+		}
 	case *endFragmentMsg:
 		f.job.log.Info().Str("reason", m.reason).Msg("job over: stopping its part on this node")
 		f.end(ctx, nil)

@@ -51,7 +51,7 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
 	for _, subj := range []string{transport.CoordinatorSubject(name), transport.ControlSubject(name, r.node)} {
-		unsub, err := r.listen(name, subj)
+		unsub, err := r.listen(name, subj, ctx.Self())
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,8 @@ func (a *jobActor) onLinkFailed(ctx actor.Context, m *linkFailedMsg) {
 	node, _, _ := strings.Cut(m.from, "/")
 	failed := false
 	for key, n := range a.cl.placed {
-		if pid := a.tasks[key[0]][key[1]]; n == node && pid != nil {
+		// No sender (the coordinator's own subscription lost messages): all.
+		if pid := a.tasks[key[0]][key[1]]; (n == node || m.from == "") && pid != nil {
 			a.onFailure(ctx, pid, errors.New(m.reason))
 			failed = true
 		}

@@ -34,6 +34,7 @@ type Remote struct {
 	epochs  map[string]int      // local actor id → how often it was registered
 	links   map[string]recvLink // link key → its baseline at the receiver
 	lost    map[string]bool     // nodes declared dead
+	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
 }
 
 // recvLink is a link's baseline at the receiver. An actor registered again
@@ -80,7 +81,8 @@ const (
 func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
 	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
-		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{}}
+		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
+		owners: map[string]*actor.PID{}}
 }
 
 // NodeID is the id of this node.
@@ -266,14 +268,38 @@ func (r *Remote) isLost(node string) bool {
 }
 
 // listen subscribes to subject and delivers what arrives to local actors of
-// job. The returned function unsubscribes.
-func (r *Remote) listen(job, subject string) (func(), error) {
+// job; owner is the actor that fails when the subscription loses messages
+// (see SlowConsumer). The returned function unsubscribes.
+func (r *Remote) listen(job, subject string, owner *actor.PID) (func(), error) {
 	sub, err := transport.Subscribe(r.nc, subject, func(e *transport.Envelope) { r.dispatch(job, subject, e) },
 		func(subj string, err error) { r.bad(subj, err) })
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", subject, err)
 	}
-	return func() { _ = sub.Unsubscribe() }, nil
+	r.mu.Lock()
+	r.owners[subject] = owner
+	r.mu.Unlock()
+	return func() {
+		_ = sub.Unsubscribe()
+		r.mu.Lock()
+		if cur := r.owners[subject]; cur != nil && cur.Equal(owner) {
+			delete(r.owners, subject)
+		}
+		r.mu.Unlock()
+	}, nil
+}
+
+// SlowConsumer reports that NATS dropped messages of the subscription to
+// subject (the client could not keep up): its owner fails, so the messages
+// lost are recovered from the latest checkpoint instead of missed.
+func (r *Remote) SlowConsumer(subject string) {
+	r.mu.Lock()
+	owner := r.owners[subject]
+	r.mu.Unlock()
+	if owner == nil {
+		return
+	}
+	r.sys.Root.Send(owner, &linkFailedMsg{reason: "slow consumer on " + subject + ": NATS dropped messages"})
 }
 
 // bad logs and counts a message that could not be decoded.

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +226,46 @@ func FuzzDecodeWireBody(f *testing.F) {
 		b.Ref, b.Refs = nil, nil // references spawn stand-ins; their decoding is covered above
 		_, _ = r.decode(j, WireRef{Edge: 1}, &b)
 	})
+}
+
+// TestSlowConsumerFailsTheReceiver: when NATS reports that a subscription
+// dropped messages, the actor it feeds fails (here, without checkpoints,
+// the job fails and says why) instead of waiting for data that never comes.
+func TestSlowConsumerFailsTheReceiver(t *testing.T) {
+	url := startNATS(t)
+	a, _ := clusterNode(t, url, "a")
+	b, _ := clusterNode(t, url, "b")
+	const n = 100000
+	rec := newRecorder(n)
+	rec.gate = make(chan struct{})
+	defer close(rec.gate)
+	opts := Options{BatchSize: 256, ChannelCapacity: 4}
+	if _, err := b.StartFragment(remotePlan(rec, n), opts); err != nil {
+		t.Fatal(err)
+	}
+	opts.Cluster = &ClusterOptions{
+		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
+		Nodes: func() []string { return []string{"a", "b"} },
+	}
+	job, err := a.Submit(remotePlan(rec, n), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(flowDeadline)
+	for rec.writing.Load() == 0 { // a sink is blocked in Write: data flows
+		if time.Now().After(deadline) {
+			t.Fatal("no data reached a sink")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// sink[1] on node b reads mid[1] over data subject edge 1, 1→1.
+	b.remote.SlowConsumer(transport.DataSubject("remote", 1, 1, 1))
+	select {
+	case <-job.Done():
+	case <-time.After(flowDeadline):
+		t.Fatal("the job did not fail")
+	}
+	if err := job.Err(); err == nil || !strings.Contains(err.Error(), "slow consumer") {
+		t.Fatalf("job error %v does not name the slow consumer", err)
+	}
 }

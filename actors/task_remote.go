@@ -17,7 +17,7 @@ func (t *task) listenChannel(pid *actor.PID, edge *plan.Edge, from int) error {
 	}
 	name := t.job.Plan.Name
 	r.register(pid, WireRef{Kind: refChannel, Edge: edge.ID, From: from, To: t.instance})
-	unsub, err := r.listen(name, transport.DataSubject(name, edge.ID, from, t.instance))
+	unsub, err := r.listen(name, transport.DataSubject(name, edge.ID, from, t.instance), pid)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (t *task) listenCredits(ctx actor.Context) error {
 	t.unlistens = append(t.unlistens, func() { r.unregister(self) })
 	for _, edge := range t.op.Outputs {
 		for j := 0; j < edge.To.Parallelism; j++ {
-			unsub, err := r.listen(name, transport.CreditSubject(name, edge.ID, t.instance, j))
+			unsub, err := r.listen(name, transport.CreditSubject(name, edge.ID, t.instance, j), self)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -129,7 +130,16 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	counters := &transport.Counters{}
 	f.conn.Name = "weir node " + f.id
-	nc, err := f.conn.Connect(log, nats.ErrorHandler(natsErrors(counters, log)))
+	var slow func(subject string) // set once the agent runs
+	var slowMu sync.Mutex
+	onSlow := func(subject string) {
+		slowMu.Lock()
+		defer slowMu.Unlock()
+		if slow != nil {
+			slow(subject)
+		}
+	}
+	nc, err := f.conn.Connect(log, nats.ErrorHandler(natsErrors(counters, log, onSlow)))
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
@@ -138,6 +148,9 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
+	slowMu.Lock()
+	slow = a.remote.SlowConsumer
+	slowMu.Unlock()
 	<-ctx.Done()
 	log.Info().Msg("stopping: moving this node's work to the other nodes")
 	a.leave()
@@ -146,11 +159,13 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	return nil
 }
 
-// natsErrors counts slow-consumer events (messages the client dropped, which
-// the per-link sequence numbers turn into a recovery) and logs async errors.
-func natsErrors(counters *transport.Counters, log zerolog.Logger) nats.ErrHandler {
+// natsErrors counts slow-consumer events (messages the client dropped) and
+// hands them to onSlow, which fails the actor fed by that subscription so
+// the loss becomes a recovery; it logs every asynchronous error.
+func natsErrors(counters *transport.Counters, log zerolog.Logger, onSlow func(subject string)) nats.ErrHandler {
 	slow := transport.SlowConsumerHandler(counters, func(sub *nats.Subscription) {
-		log.Error().Str("subject", sub.Subject).Msg("slow consumer: NATS dropped messages; the receivers will detect the gap and recover")
+		log.Error().Str("subject", sub.Subject).Msg("slow consumer: NATS dropped messages; failing the receiver to recover")
+		onSlow(sub.Subject)
 	})
 	return func(nc *nats.Conn, sub *nats.Subscription, err error) {
 		slow(nc, sub, err)
