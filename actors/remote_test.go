@@ -269,3 +269,67 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 		t.Fatalf("job error %v does not name the slow consumer", err)
 	}
 }
+
+// TestRemoteBackpressureBoundsProducers: with the sinks blocked, sources on
+// both nodes stop after filling the channels' credit: what they read stays
+// within the capacity of the channels, crossing nodes or not.
+func TestRemoteBackpressureBoundsProducers(t *testing.T) {
+	url := startNATS(t)
+	a, _ := clusterNode(t, url, "a")
+	b, _ := clusterNode(t, url, "b")
+	const n, batch, capacity = 300000, 256, 4
+	rec := newRecorder(n)
+	rec.gate = make(chan struct{})
+	opts := Options{BatchSize: batch, ChannelCapacity: capacity}
+	part, err := b.StartFragment(remotePlan(rec, n), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Cluster = &ClusterOptions{
+		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
+		Nodes: func() []string { return []string{"a", "b"} },
+	}
+	job, err := a.Submit(remotePlan(rec, n), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per channel: C buffers in it, plus the producer's outbox (≤ 2) and the
+	// consumer's delivery window; six channels in this plan.
+	const bound = 6 * (capacity + maxOutboxBound + capacity) * batch
+	read := func() int64 { return job.Metrics.RecordsIn.Load() + part.Metrics.RecordsIn.Load() }
+	last, still := int64(-1), 0
+	for deadline := time.Now().Add(flowDeadline); still < 50; {
+		if time.Now().After(deadline) {
+			t.Fatal("sources never stopped")
+		}
+		got := read()
+		if got > bound {
+			t.Fatalf("sources read %d records with the sinks blocked; the channels hold at most %d", got, bound)
+		}
+		if got == last && got > 0 {
+			still++
+		} else {
+			still = 0
+		}
+		last = got
+		time.Sleep(2 * time.Millisecond)
+	}
+	for _, m := range []*Metrics{job.Metrics, part.Metrics} {
+		if occ := m.MaxChannelOccupancy.Load(); occ > capacity {
+			t.Fatalf("a channel held %d buffers, capacity %d", occ, capacity)
+		}
+	}
+	t.Logf("sources stopped at %d records (bound %d)", last, bound)
+	close(rec.gate)
+	select {
+	case <-job.Done():
+	case <-time.After(flowDeadline):
+		t.Fatal("job did not finish once the sinks ran")
+	}
+	if err := job.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.count.Load(); got != n {
+		t.Fatalf("sinks got %d records, want %d", got, n)
+	}
+}
