@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -141,6 +142,8 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg:
 		f.toCoordinator(ctx, m)
+	case *pruneMsg:
+		f.prune(m.ids)
 	case *linkFailedMsg:
 		// A control message to this node may be lost: fail every task here.
 		for _, t := range f.tasks {
@@ -213,3 +216,18 @@ func (f *fragment) end(ctx actor.Context, err error) {
 // StopPart stops this node's part of a job (its tasks) without touching the
 // rest of the job; Done is closed once its tasks are gone.
 func (j *Job) StopPart(reason string) { j.send(&endFragmentMsg{reason: reason}) }
+
+// prune drops this node's local copies of deleted checkpoints, off the
+// actor's goroutine.
+func (f *fragment) prune(ids []uint64) {
+	lp, ok := f.job.opts.Checkpoint.Store.(LocalPruner)
+	if !ok || f.job.uploads == nil {
+		return
+	}
+	job, log := f.job.Plan.Name, f.job.log
+	f.job.uploads.submit(func(c context.Context) {
+		if err := lp.PruneLocal(c, job, ids); err != nil {
+			log.Warn().Err(err).Msg("drop local copies of old checkpoints")
+		}
+	})
+}

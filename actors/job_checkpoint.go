@@ -269,6 +269,7 @@ func (a *jobActor) deleteCheckpoints(ids []uint64) {
 			}
 		}
 	})
+	a.pruneParts(ids)
 }
 
 // toSources sends m to every source task.

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,6 +18,7 @@ type jobCluster struct {
 	r      *Remote
 	placed map[[2]int]string // task → node
 	unsubs []func()
+	gen    int // link incarnation of the coordinator's own messages to nodes
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -46,7 +48,7 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 		return nil
 	}
 	r := a.job.node.remote
-	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}}
+	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}, gen: stamp()}
 	r.addJob(a.job)
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
@@ -75,7 +77,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.cl.r.node+"/"+ctx.Self().Id, stamp(), ref, &endFragmentMsg{reason: reason}); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}); err != nil {
 			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
 		}
 	}
@@ -208,4 +210,41 @@ func (a *jobActor) abandon(ctx actor.Context, reason string) {
 	}
 	a.job.finish(fmt.Errorf("job %q: %s: %w", a.job.Plan.Name, reason, ErrAbandoned))
 	ctx.Stop(ctx.Self())
+}
+
+// pruneMsg tells a node's part of a job that checkpoints ids are deleted:
+// it drops its local copies of them.
+type pruneMsg struct {
+	priority
+	ids []uint64
+}
+
+// pruneParts tells the nodes with a part of the job which checkpoints were
+// deleted, so their local copies go too.
+func (a *jobActor) pruneParts(ids []uint64) {
+	if a.cl == nil || a.ctx == nil {
+		return
+	}
+	name := a.job.Plan.Name
+	for _, node := range a.job.opts.Cluster.Nodes() {
+		if node == a.cl.r.node || a.cl.r.isLost(node) {
+			continue
+		}
+		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}); err != nil {
+			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node to drop old checkpoints")
+		}
+	}
+}
+
+// LocalPruner is a checkpoint store that keeps node-local copies which a
+// node drops when the coordinator deletes a checkpoint (store.Mirror).
+type LocalPruner interface {
+	PruneLocal(ctx context.Context, job string, ids []uint64) error
+}
+
+// linkTo names the coordinator's own link to a node's part of the job (one
+// numbered sequence per destination: every part has the same actor id).
+func (a *jobActor) linkTo(node string) string {
+	return a.cl.r.node + "/" + a.ctx.Self().Id + ">" + node
 }

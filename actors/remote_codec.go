@@ -39,6 +39,7 @@ type wireBody struct {
 	InflightB int64               `msgpack:"inflight_bytes,omitempty"`
 	Buffers   int64               `msgpack:"buffers,omitempty"`
 	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
+	IDs       []uint64            `msgpack:"ids,omitempty"`
 }
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).
@@ -74,6 +75,7 @@ const (
 	kStopActor  = "stop_actor"
 	kTerminated = "terminated"
 	kEnd        = "end"
+	kPrune      = "prune"
 )
 
 // spawnTaskMsg asks a node's part of a job to start a task instance.
@@ -215,6 +217,8 @@ func (r *Remote) encode(j *Job, target WireRef, m any) (string, *wireBody, error
 		return transport.TypeControl, &wireBody{K: kTerminated, Op: m.op, Instance: m.instance, Token: m.token}, nil
 	case *endFragmentMsg:
 		return transport.TypeControl, &wireBody{K: kEnd, Reason: m.reason}, nil
+	case *pruneMsg:
+		return transport.TypeControl, &wireBody{K: kPrune, IDs: m.ids}, nil
 	}
 	return "", nil, fmt.Errorf("%T: %w", m, errNotRemote)
 }
@@ -314,6 +318,8 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		return &remoteTerminatedMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
 	case kEnd:
 		return &endFragmentMsg{reason: b.Reason}, nil
+	case kPrune:
+		return &pruneMsg{ids: b.IDs}, nil
 	}
 	return nil, fmt.Errorf("unknown message kind %q: %w", b.K, transport.ErrUnknownType)
 }

@@ -97,3 +97,15 @@ func (m *Mirror) Delete(ctx context.Context, job string, ckpt uint64) error {
 func (m *Mirror) Close() error {
 	return errors.Join(m.Primary.Close(), m.Local.Close())
 }
+
+// PruneLocal drops this node's copies of checkpoints ids (deleted by the
+// job's coordinator from the shared store).
+func (m *Mirror) PruneLocal(ctx context.Context, job string, ids []uint64) error {
+	var errs []error
+	for _, id := range ids {
+		if err := m.Local.Delete(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

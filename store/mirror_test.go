@@ -93,3 +93,24 @@ func TestMirrorManifestsComeFromThePrimary(t *testing.T) {
 		t.Fatalf("primary survived delete: %v", ids)
 	}
 }
+
+// TestMirrorPruneLocal drops local copies only.
+func TestMirrorPruneLocal(t *testing.T) {
+	m, primary, local := newMirror(t)
+	ctx := testCtx(t)
+	for _, id := range []uint64{1, 2} {
+		refs := putBlobs(t, m, "j", id, "a")
+		if err := m.CommitManifest(ctx, sampleManifest("j", id, refs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.PruneLocal(ctx, "j", []uint64{1, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := local.List(ctx, "j"); len(ids) != 1 || ids[0] != 2 {
+		t.Fatalf("local copies after prune: %v", ids)
+	}
+	if ids, _ := primary.List(ctx, "j"); len(ids) != 2 {
+		t.Fatalf("prune touched the primary: %v", ids)
+	}
+}

@@ -48,6 +48,15 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	}
 	verifyKeycount(t, out, n, k)
 
+	// Every node keeps copies of its tasks' checkpoint state, and drops
+	// them as the coordinator deletes old checkpoints (--retain 3).
+	for _, node := range []string{"n1", "n2", "n3"} {
+		chk, _ := filepath.Glob(filepath.Join(c.dir, node, "state", "keycount", "chk-*"))
+		if len(chk) > 5 {
+			t.Fatalf("node %s keeps %d checkpoints in its workdir, want at most retain (3) + 2 in flight", node, len(chk))
+		}
+	}
+
 	// What `node inspect` printed: every message type, decoded.
 	seen := map[string]int{}
 	sc := bufio.NewScanner(strings.NewReader(lines.String()))
