@@ -77,6 +77,25 @@ func remotePlan(rec *recorder, n int64) *plan.Job {
 	return b.job
 }
 
+// twoNodeJob starts remotePlan over nodes a and b (odd instances on b) with
+// opts and returns the coordinator's job and b's part.
+func twoNodeJob(t *testing.T, a, b *Node, rec *recorder, n int64, opts Options) (*Job, *Job) {
+	t.Helper()
+	part, err := b.StartFragment(remotePlan(rec, n), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Cluster = &ClusterOptions{
+		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
+		Nodes: func() []string { return []string{"a", "b"} },
+	}
+	job, err := a.Submit(remotePlan(rec, n), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job, part
+}
+
 // TestRemoteJobOverTwoNodes runs one job over two actor systems joined by a
 // real NATS server: odd instances on node b, even ones on the coordinator's
 // node a, so every edge has channels that cross. Unaligned checkpoints run
@@ -94,18 +113,7 @@ func TestRemoteJobOverTwoNodes(t *testing.T) {
 	}
 	opts := Options{BatchSize: 256, ChannelCapacity: 4, Checkpoint: CheckpointOptions{Mode: barriers.Unaligned,
 		Interval: 20 * time.Millisecond, Timeout: 10 * time.Second, Retain: 2, Store: st, FirstID: 1}}
-	part, err := b.StartFragment(remotePlan(rec, n), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Cluster = &ClusterOptions{
-		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
-		Nodes: func() []string { return []string{"a", "b"} },
-	}
-	job, err := a.Submit(remotePlan(rec, n), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job, part := twoNodeJob(t, a, b, rec, n, opts)
 	select {
 	case <-job.Done():
 	case <-time.After(flowDeadline):
@@ -240,17 +248,7 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 	rec.gate = make(chan struct{})
 	defer close(rec.gate)
 	opts := Options{BatchSize: 256, ChannelCapacity: 4}
-	if _, err := b.StartFragment(remotePlan(rec, n), opts); err != nil {
-		t.Fatal(err)
-	}
-	opts.Cluster = &ClusterOptions{
-		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
-		Nodes: func() []string { return []string{"a", "b"} },
-	}
-	job, err := a.Submit(remotePlan(rec, n), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job, _ := twoNodeJob(t, a, b, rec, n, opts)
 	deadline := time.Now().Add(flowDeadline)
 	for rec.writing.Load() == 0 { // a sink is blocked in Write: data flows
 		if time.Now().After(deadline) {
@@ -281,18 +279,7 @@ func TestRemoteBackpressureBoundsProducers(t *testing.T) {
 	rec := newRecorder(n)
 	rec.gate = make(chan struct{})
 	opts := Options{BatchSize: batch, ChannelCapacity: capacity}
-	part, err := b.StartFragment(remotePlan(rec, n), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Cluster = &ClusterOptions{
-		Place: func(op *plan.Operator, i int) (string, error) { return []string{"a", "b"}[i%2], nil },
-		Nodes: func() []string { return []string{"a", "b"} },
-	}
-	job, err := a.Submit(remotePlan(rec, n), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job, part := twoNodeJob(t, a, b, rec, n, opts)
 	// Per channel: C buffers in it, plus the producer's outbox (≤ 2) and the
 	// consumer's delivery window; six channels in this plan.
 	const bound = 6 * (capacity + maxOutboxBound + capacity) * batch

@@ -94,11 +94,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 // coordinator); its tasks restart on the others from the latest checkpoint
 // and the output is exactly once.
 func TestClusterSurvivesAWorkerKill(t *testing.T) {
-	bin := buildNode(t)
-	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
-	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c, out, sout, done := runOnCluster(t)
 	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	victim := ""
 	for _, j := range s.Jobs {
@@ -117,7 +113,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 		t.Fatalf("node submit after killing %s: %v\n%s", victim, err, sout.String())
 	}
 	t.Logf("job finished %v after the kill", time.Since(start))
-	verifyKeycount(t, out, n, k)
+	verifyKeycount(t, out, n600k, k100)
 	after := c.status()
 	for _, node := range after.liveNodes() {
 		if node == victim {
@@ -130,11 +126,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 // node takes the coordinator role from the last manifest and the job
 // finishes exactly once; the attached submit follows it to the end.
 func TestClusterCoordinatorTakeover(t *testing.T) {
-	bin := buildNode(t)
-	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
-	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
 		id, coord := jobCheckpoints(s, "keycount")
 		return id >= 2 && coord == "n2"
@@ -143,7 +135,7 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing the coordinator: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n, k)
+	verifyKeycount(t, out, n600k, k100)
 	for _, j := range c.status().Jobs {
 		if j.Name == "keycount" && (j.Coordinator == "n2" || j.State != "finished") {
 			t.Fatalf("job record after takeover: %+v", j)
@@ -156,11 +148,7 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 // others. The nodes keep a copy of their tasks' checkpoint state in their
 // working directories.
 func TestClusterGracefulLeave(t *testing.T) {
-	bin := buildNode(t)
-	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
-	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	local, _ := filepath.Glob(filepath.Join(c.dir, "n3", "state", "keycount", "chk-*", "*"))
 	if len(local) == 0 {
@@ -185,27 +173,36 @@ func TestClusterGracefulLeave(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after n3 left: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n, k)
+	verifyKeycount(t, out, n600k, k100)
 }
 
 // TestClusterNodeRestartedQuickly: a node SIGKILLed and started again with
 // the same id and workdir before the heartbeat timeout is noticed by its new
 // incarnation: the tasks it ran restart and the output is exactly once.
 func TestClusterNodeRestartedQuickly(t *testing.T) {
-	bin := buildNode(t)
-	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
-	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k), "--coordinator", "n2")...)
+	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	c.kill("n3")
 	c.startNode("n3", []string{"--nats", c.url})
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after n3 restarted: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n, k)
+	verifyKeycount(t, out, n600k, k100)
 	logs := c.nodes["n2"].stderr.String()
 	if !strings.Contains(logs, "node restarted") {
 		t.Fatalf("the coordinator did not notice n3's restart:\n%s", tail(logs, 3000))
 	}
 }
+
+// runOnCluster starts three nodes and submits a keycount of 600,000 records
+// coordinated by n2, attached; it returns when the job has run.
+func runOnCluster(t *testing.T) (*testCluster, string, *syncBuffer, chan error) {
+	t.Helper()
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	return c, out, sout, done
+}
+
+// The size of the keycount runs of the failure tests.
+const n600k, k100 = 600000, 100
