@@ -31,9 +31,9 @@ type Remote struct {
 	local   map[string]WireRef    // local actor id → how other nodes address it
 	jobs    map[string]*Job       // jobs with a part on this node
 	seqs    *transport.SeqChecker
-	epochs  map[string]int      // local actor id → how often it was registered
-	links   map[string]recvLink // link key → its baseline at the receiver
-	lost    map[string]bool     // nodes declared dead
+	epochs  map[string]int        // local actor id → how often it was registered
+	links   map[string]recvLink   // link key → its baseline at the receiver
+	lost    map[string]bool       // nodes declared dead
 	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
+
+	"github.com/weirstream/weir/internal/poll"
 )
 
 // int64Codec encodes batches of int64 records for the wire.
@@ -249,12 +251,9 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 	defer close(rec.gate)
 	opts := Options{BatchSize: 256, ChannelCapacity: 4}
 	job, _ := twoNodeJob(t, a, b, rec, n, opts)
-	deadline := time.Now().Add(flowDeadline)
-	for rec.writing.Load() == 0 { // a sink is blocked in Write: data flows
-		if time.Now().After(deadline) {
-			t.Fatal("no data reached a sink")
-		}
-		time.Sleep(time.Millisecond)
+	// A sink blocked in Write: data flows.
+	if !poll.Until(flowDeadline, poll.Every, func() bool { return rec.writing.Load() > 0 }) {
+		t.Fatal("no data reached a sink")
 	}
 	// sink[1] on node b reads mid[1] over data subject edge 1, 1→1.
 	b.remote.SlowConsumer(transport.DataSubject("remote", 1, 1, 1))
@@ -284,11 +283,10 @@ func TestRemoteBackpressureBoundsProducers(t *testing.T) {
 	// consumer's delivery window; six channels in this plan.
 	const bound = 6 * (capacity + maxOutboxBound + capacity) * batch
 	read := func() int64 { return job.Metrics.RecordsIn.Load() + part.Metrics.RecordsIn.Load() }
+	// Every check fails the test past the bound; the wait ends once the
+	// sources have read nothing new for 50 checks (100 ms).
 	last, still := int64(-1), 0
-	for deadline := time.Now().Add(flowDeadline); still < 50; {
-		if time.Now().After(deadline) {
-			t.Fatal("sources never stopped")
-		}
+	stopped := poll.Until(flowDeadline, poll.Every, func() bool {
 		got := read()
 		if got > bound {
 			t.Fatalf("sources read %d records with the sinks blocked; the channels hold at most %d", got, bound)
@@ -299,7 +297,10 @@ func TestRemoteBackpressureBoundsProducers(t *testing.T) {
 			still = 0
 		}
 		last = got
-		time.Sleep(2 * time.Millisecond)
+		return still >= 50
+	})
+	if !stopped {
+		t.Fatal("sources never stopped")
 	}
 	for _, m := range []*Metrics{job.Metrics, part.Metrics} {
 		if occ := m.MaxChannelOccupancy.Load(); occ > capacity {

@@ -8,6 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/internal/poll"
 )
 
 // testLog writes through t.Log so output shows only for failing tests.
@@ -63,11 +65,7 @@ func testCtx(t *testing.T) context.Context {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !poll.Until(within, poll.Every, cond) {
+		t.Fatalf("not within %s: %s", within, what)
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/internal/poll"
 )
 
 // startServer runs an embedded nats-server for the test and, at cleanup,
@@ -44,12 +46,8 @@ func connect(t *testing.T, s *server.Server, opts ...nats.Option) *nats.Conn {
 // waitFor polls cond until it holds or 5 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after 5s waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	if !poll.Until(5*time.Second, poll.Every, cond) {
+		t.Fatalf("timed out after 5s waiting for %s", what)
 	}
 }
 
@@ -58,8 +56,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func checkNoGoroutines(t *testing.T) {
 	t.Helper()
 	var left []string
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	gone := func() bool {
 		left = left[:0]
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
@@ -72,13 +69,9 @@ func checkNoGoroutines(t *testing.T) {
 				left = append(left, g)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%d goroutines outlived the test:\n%s", len(left), strings.Join(left, "\n\n"))
-			return
-		}
-		time.Sleep(time.Millisecond)
+		return len(left) == 0
+	}
+	if !poll.Until(5*time.Second, poll.Every, gone) {
+		t.Errorf("%d goroutines outlived the test:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }

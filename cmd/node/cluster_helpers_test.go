@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/samples/keycount"
+
+	"github.com/weirstream/weir/internal/poll"
 )
 
 // clusterDeadline bounds every wait of the cluster tests.
@@ -65,13 +67,9 @@ func startCluster(t *testing.T, bin string, ids []string, embedArgs, auth []stri
 	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), auth: auth, nodes: map[string]*testNode{}}
 	t.Cleanup(c.stopAll)
 	first := c.startNode(ids[0], append([]string{"--embed-nats", "127.0.0.1:0"}, append(embedArgs, auth...)...))
-	deadline := time.Now().Add(clusterDeadline)
-	for c.url == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s did not report its NATS URL; stderr:\n%s", ids[0], first.stderr.String())
-		}
-		c.url = embeddedURL(first.stderr.String())
-		time.Sleep(20 * time.Millisecond)
+	reported := func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }
+	if !poll.Until(clusterDeadline, 20*time.Millisecond, reported) {
+		t.Fatalf("node %s did not report its NATS URL; stderr:\n%s", ids[0], first.stderr.String())
 	}
 	for _, id := range ids[1:] {
 		c.startNode(id, append([]string{"--nats", c.url}, auth...))
