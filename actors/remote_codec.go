@@ -204,7 +204,12 @@ func (r *Remote) encode(j *Job, target WireRef, m any) (string, *wireBody, error
 		return transport.TypeControl, &wireBody{K: kDecline, ID: m.id, Op: m.op, Instance: m.instance, Reason: m.reason}, nil
 	case *taskFailedMsg:
 		ref := r.refOf(m.who)
-		return transport.TypeControl, &wireBody{K: kFailed, Ref: &ref, Reason: fmt.Sprint(m.reason)}, nil
+		reason := fmt.Sprint(m.reason)
+		var te *TaskError
+		if err, ok := m.reason.(error); ok && errors.As(err, &te) {
+			reason = te.Err.Error() // the coordinator names the task again
+		}
+		return transport.TypeControl, &wireBody{K: kFailed, Ref: &ref, Reason: reason}, nil
 	case *spawnTaskMsg:
 		ref := r.refOf(m.coordinator)
 		return transport.TypeControl, &wireBody{K: kSpawn, Op: m.op, Instance: m.instance, Gen: m.gen, Token: m.token,
