@@ -9,6 +9,7 @@ import (
 // TestClusterRequiresCredentials: a cluster whose embedded NATS server
 // requires a user and password runs a job for clients that log in, while a
 // client without credentials can neither read (inspect, status) nor submit.
+// A detached unbounded job is then cancelled.
 func TestClusterRequiresCredentials(t *testing.T) {
 	bin := buildNode(t)
 	auth := []string{"--nats-user", "weir", "--nats-password", "s3cret"}
@@ -39,4 +40,22 @@ func TestClusterRequiresCredentials(t *testing.T) {
 		t.Fatalf("submit with credentials: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	verifyKeycount(t, out, n, k)
+
+	// An unbounded job, detached, then cancelled: it drains and ends as
+	// cancelled.
+	if code, stdout, stderr := c.client("submit", "keycount", "--records", "-1", "--detach"); code != 0 || !strings.Contains(stdout, "submitted") {
+		t.Fatalf("submit --detach: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c.waitStatus("a checkpoint of the unbounded job", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c.waitStatus("the job cancelled", func(s statusView) bool {
+		for _, j := range s.Jobs {
+			if j.Name == "keycount" {
+				return j.State == "cancelled"
+			}
+		}
+		return false
+	})
 }
