@@ -35,6 +35,7 @@ type clusterBenchConfig struct {
 	Nodes       int
 	Kills       int
 	Heartbeat   time.Duration
+	SleepMs     float64
 }
 
 // clusterBenchResult is what it prints.
@@ -63,6 +64,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "node processes")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILL trials for the recovery time (0: none)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
+	fs.Float64Var(&cfg.SleepMs, "sleep-ms", 0, "average sleep per record in the count stage (both runs)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,8 +72,8 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return cli.ExitUsage
 	}
-	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || cfg.Parallelism < 1 {
-		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2, --kills ≥ 0, --parallelism ≥ 1 and no arguments")
+	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || cfg.Parallelism < 1 || cfg.SleepMs < 0 {
+		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2, --kills ≥ 0, --parallelism ≥ 1, --sleep-ms ≥ 0 and no arguments")
 		return cli.ExitUsage
 	}
 	res, err := benchCluster(ctx, cfg, stderr)
@@ -84,7 +86,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stdout, string(b))
 		return cli.ExitOK
 	}
-	fmt.Fprintf(stdout, "keycount, %d records, %d keys, parallelism %d, %d nodes on one machine\n", res.Records, cfg.Keys, cfg.Parallelism, cfg.Nodes)
+	fmt.Fprintf(stdout, "keycount, %d records, %d keys, parallelism %d, sleep %v ms, %d nodes on one machine\n", res.Records, cfg.Keys, cfg.Parallelism, cfg.SleepMs, cfg.Nodes)
 	fmt.Fprintf(stdout, "  one process      %12.0f records/s\n", res.OneProcessPerS)
 	fmt.Fprintf(stdout, "  cluster          %12.0f records/s   (%.1f%% of one process)\n", res.ClusterPerS, 100*res.Ratio)
 	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (raw msgpack: event %d B, count %d B)\n",
@@ -110,7 +112,7 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 
 	// One process, same job, same checkpoints (unaligned, every second).
 	fmt.Fprintln(progress, "one process ...")
-	g, err := keycount.Build(keycount.Config{Records: cfg.Records, Keys: cfg.Keys, Parallelism: cfg.Parallelism})
+	g, err := keycount.Build(keycount.Config{Records: cfg.Records, Keys: cfg.Keys, Parallelism: cfg.Parallelism, SleepMs: cfg.SleepMs})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	}
 	start := time.Now()
 	if out, err := bc.client("submit", "keycount", "--records", fmt.Sprint(cfg.Records), "--keys", fmt.Sprint(cfg.Keys),
-		"--parallelism", fmt.Sprint(cfg.Parallelism)); err != nil {
+		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", fmt.Sprint(cfg.SleepMs)); err != nil {
 		return nil, fmt.Errorf("cluster run: %w\n%s", err, out)
 	}
 	elapsed := time.Since(start)
