@@ -59,13 +59,21 @@ type mailbox struct {
 	status         atomic.Int32 // idle or running
 	suspended      atomic.Bool
 
-	invoker     actor.MessageInvoker
-	dispatcher  actor.Dispatcher
+	// handlers is set once by RegisterHandlers. protoactor publishes a new
+	// actor's process before it registers the handlers, so a message can be
+	// posted before: it waits in its lane and RegisterHandlers schedules it.
+	handlers    atomic.Pointer[handlers]
 	stats       *Stats
 	middlewares []actor.MailboxMiddleware
 }
 
 var _ actor.Mailbox = (*mailbox)(nil)
+
+// handlers are the actor's invoker and dispatcher.
+type handlers struct {
+	invoker    actor.MessageInvoker
+	dispatcher actor.Dispatcher
+}
 
 // isPriority classifies a user message, looking inside envelopes.
 func isPriority(m any) bool {
@@ -134,10 +142,13 @@ func (m *mailbox) PostSystemMessage(msg any) {
 	m.schedule()
 }
 
-// RegisterHandlers sets the actor's invoker and dispatcher.
+// RegisterHandlers sets the actor's invoker and dispatcher, and schedules
+// what was posted before.
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
-	m.invoker = invoker
-	m.dispatcher = dispatcher
+	m.handlers.Store(&handlers{invoker: invoker, dispatcher: dispatcher})
+	if m.sysMessages.Load() > 0 || m.userMessages.Load() > 0 {
+		m.schedule()
+	}
 }
 
 // Start tells the middlewares the mailbox has started.
@@ -152,9 +163,16 @@ func (m *mailbox) UserMessageCount() int {
 	return int(m.userMessages.Load())
 }
 
+// schedule runs the mailbox on its dispatcher unless it runs already; before
+// RegisterHandlers it leaves the messages queued (RegisterHandlers schedules
+// them: a poster either sees the handlers or its count is seen there).
 func (m *mailbox) schedule() {
+	h := m.handlers.Load()
+	if h == nil {
+		return
+	}
 	if m.status.CompareAndSwap(idle, running) {
-		m.dispatcher.Schedule(m.processMessages)
+		h.dispatcher.Schedule(m.processMessages)
 	}
 }
 
@@ -185,13 +203,14 @@ func (m *mailbox) processMessages() {
 // actor is recovered and escalated with the message that caused it.
 func (m *mailbox) run() {
 	var msg any
+	h := m.handlers.Load() // set: run is only scheduled once it is
 	defer func() {
 		if r := recover(); r != nil {
-			m.invoker.EscalateFailure(r, msg)
+			h.invoker.EscalateFailure(r, msg)
 		}
 	}()
 
-	i, t := 0, m.dispatcher.Throughput()
+	i, t := 0, h.dispatcher.Throughput()
 	for {
 		if i > t {
 			i = 0
@@ -206,7 +225,7 @@ func (m *mailbox) run() {
 			case *actor.ResumeMailbox:
 				m.suspended.Store(false)
 			default:
-				m.invoker.InvokeSystemMessage(msg)
+				h.invoker.InvokeSystemMessage(msg)
 			}
 			for _, mw := range m.middlewares {
 				mw.MessageReceived(msg)
@@ -221,7 +240,7 @@ func (m *mailbox) run() {
 		if msg = m.popUser(); msg == nil {
 			return
 		}
-		m.invoker.InvokeUserMessage(msg)
+		h.invoker.InvokeUserMessage(msg)
 		for _, mw := range m.middlewares {
 			mw.MessageReceived(msg)
 		}

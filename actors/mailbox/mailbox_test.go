@@ -294,3 +294,24 @@ func TestNilMessagesDropped(t *testing.T) {
 		t.Fatalf("delivered %v, %d still queued", rec.log, mb.UserMessageCount())
 	}
 }
+
+// TestPostedBeforeHandlersWaits: protoactor publishes a new actor's process
+// before it registers the mailbox's handlers, so a message can arrive first.
+// It waits in its lane (nothing is scheduled, nothing races) and is
+// delivered once the handlers are registered.
+func TestPostedBeforeHandlersWaits(t *testing.T) {
+	mb := New()().(*mailbox)
+	mb.PostUserMessage(data(1))
+	mb.PostUserMessage(barrier(2))
+	mb.PostSystemMessage(sysMsg("started"))
+	rec, d := &recorder{}, &manual{throughput: 300}
+	mb.RegisterHandlers(rec, d)
+	if len(d.queued) != 1 {
+		t.Fatalf("registering scheduled %d runs, want 1", len(d.queued))
+	}
+	d.runAll()
+	want := []any{sysMsg("started"), barrier(2), data(1)}
+	if !slices.Equal(rec.log, want) {
+		t.Fatalf("delivered %v, want %v", rec.log, want)
+	}
+}
