@@ -86,6 +86,9 @@ func (r *Result) RecordsPerSecond() float64 {
 	return float64(r.RecordsIn) / r.Duration.Seconds()
 }
 
+// jobStopWait bounds how long Run waits for a finished job's actors to stop.
+const jobStopWait = 30 * time.Second
+
 // Run runs the graph in this process until its sources end (or ctx ends, or the
 // configured duration passes, which end the sources and drain the job).
 func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
@@ -152,6 +155,13 @@ wait:
 				Float64("records_per_s", rate).Dur("elapsed", now.Sub(start)).Msg("progress")
 			lastIn, lastAt = in, now
 		}
+	}
+	// Return only once nothing of the job runs: a sink must not commit or
+	// write after Run has returned (a restore may follow at once).
+	select {
+	case <-job.Gone():
+	case <-time.After(jobStopWait):
+		cfg.Logger.Warn().Str("job", p.Name).Dur("waited", jobStopWait).Msg("job's actors still stopping")
 	}
 	res := &Result{
 		Job:                 p.Name,

@@ -29,11 +29,16 @@ type Job struct {
 	placement map[string]string // task name → node (cluster jobs)
 	err       error
 	done      chan struct{}
+	gone      chan struct{} // closed when the job's actors have all stopped
 	closed    bool
 }
 
 // Done is closed when the job has finished or failed.
 func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Gone is closed once the job's actors (its coordinator or part, its tasks
+// and their channels) have all stopped: nothing of the job runs any more.
+func (j *Job) Gone() <-chan struct{} { return j.gone }
 
 // Err is the reason the job failed, or nil after a clean finish. Valid after Done.
 func (j *Job) Err() error {

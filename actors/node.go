@@ -36,7 +36,7 @@ func (n *Node) AttachRemote(r *Remote) {
 
 // newJob makes the Job record of plan p with options o on this node.
 func (n *Node) newJob(p *plan.Job, o Options) *Job {
-	return &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), started: time.Now(),
+	return &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), gone: make(chan struct{}), started: time.Now(),
 		log: n.log.With().Str("job", p.Name).Logger()}
 }
 
@@ -112,7 +112,6 @@ func (a *nodeActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, ch
 	if j, ok := a.jobs[child.Id]; ok {
 		j.log.Error().Interface("reason", reason).Msg("job coordinator failed")
 		j.finish(fmt.Errorf("job %q: coordinator failed: %v", j.Plan.Name, reason))
-		delete(a.jobs, child.Id)
 	}
 	sup.StopChildren(child)
 }
@@ -121,6 +120,9 @@ func (a *nodeActor) HandleFailure(_ *actor.ActorSystem, sup actor.Supervisor, ch
 func (a *nodeActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Terminated:
+		if j, ok := a.jobs[m.Who.Id]; ok {
+			close(j.gone)
+		}
 		delete(a.jobs, m.Who.Id)
 	case *spawnJobMsg:
 		j := m.job
