@@ -67,9 +67,9 @@ func (p *proxy) Receive(ctx actor.Context) {
 	case *flushTickMsg:
 		// The target's node ticks its own tasks.
 	case *stopRemoteMsg:
-		if p.r.isLost(p.target.Node) {
-			// Do not wait for a lost node; Stopping still asks it, in case
-			// it was only slow.
+		if p.spawn == nil || p.r.isLost(p.target.Node) {
+			// Not a task's stand-in, or do not wait for a lost node;
+			// Stopping still asks the target, in case it was only slow.
 			ctx.Stop(ctx.Self())
 			return
 		}
