@@ -85,12 +85,6 @@ func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zer
 		owners: map[string]*actor.PID{}}
 }
 
-// NodeID is the id of this node.
-func (r *Remote) NodeID() string { return r.node }
-
-// Conn is the NATS connection the node uses.
-func (r *Remote) Conn() *nats.Conn { return r.nc }
-
 // attach binds the remote to the node's actor system.
 func (r *Remote) attach(sys *actor.ActorSystem) { r.sys = sys }
 
