@@ -13,21 +13,7 @@ import (
 // checking the capture invariant at every completed checkpoint and that the
 // task always ends idle and can still complete a checkpoint.
 func TestRandomSchedules(t *testing.T) {
-	if seed, ok := testseed.Replay(t); ok {
-		t.Logf("replaying seed %d", seed)
-		runRandom(t, seed)
-		return
-	}
-	master := uint64(time.Now().UnixNano())
-	t.Logf("master seed %d", master)
-	rng := rand.New(rand.NewPCG(master, 0))
-	runs := 600
-	if testing.Short() {
-		runs = 100
-	}
-	for range runs {
-		runRandom(t, rng.Uint64())
-	}
+	testseed.Run(t, 600, 100, func(seed uint64) { runRandom(t, seed) })
 }
 
 func runRandom(t *testing.T, seed uint64) {

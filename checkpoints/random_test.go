@@ -15,17 +15,7 @@ import (
 // and stale events, manifest results, ticks and a final request, and checks
 // its rules after every step against an independent model.
 func TestRandomRuns(t *testing.T) {
-	if seed, ok := testseed.Replay(t); ok {
-		t.Logf("replaying seed %d", seed)
-		runRandom(t, seed)
-		return
-	}
-	master := uint64(time.Now().UnixNano())
-	t.Logf("master seed %d", master)
-	rng := rand.New(rand.NewPCG(master, 0))
-	for range 300 {
-		runRandom(t, rng.Uint64())
-	}
+	testseed.Run(t, 300, 300, func(seed uint64) { runRandom(t, seed) })
 }
 
 // model is what the test expects, kept independently of the Coordinator.

@@ -13,21 +13,16 @@ import (
 // unknown and already stopped tasks), restore results, restart reports and
 // ticks, and checks every answer against an independent model of the rules.
 func TestRandomRuns(t *testing.T) {
-	if seed, ok := testseed.Replay(t); ok {
-		t.Logf("replaying seed %d", seed)
-		runRandom(t, seed)
-		return
-	}
-	master := uint64(time.Now().UnixNano())
-	t.Logf("master seed %d", master)
-	rng := rand.New(rand.NewPCG(master, 0))
 	var total simStats
-	for range 300 {
-		st := runRandom(t, rng.Uint64())
+	replayed := testseed.Run(t, 300, 300, func(seed uint64) {
+		st := runRandom(t, seed)
 		total.failJobs += st.failJobs
 		total.jobRestarts += st.jobRestarts
 		total.regionRestarts += st.regionRestarts
 		total.restoreFailures += st.restoreFailures
+	})
+	if replayed {
+		return
 	}
 	t.Logf("%+v", total)
 	if total.failJobs == 0 || total.jobRestarts == 0 || total.regionRestarts == 0 || total.restoreFailures == 0 {

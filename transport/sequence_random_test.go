@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/weirstream/weir/internal/testseed"
 )
@@ -15,21 +14,7 @@ import (
 // compared with an oracle that only looks at the history of accepted
 // messages; a clean network must give InOrder for everything.
 func TestSeqCheckerRandom(t *testing.T) {
-	if seed, ok := testseed.Replay(t); ok {
-		t.Logf("replaying seed %d", seed)
-		runSeqRandom(t, seed)
-		return
-	}
-	master := uint64(time.Now().UnixNano())
-	t.Logf("master seed %d", master)
-	rng := rand.New(rand.NewPCG(master, 0))
-	runs := 300
-	if testing.Short() {
-		runs = 50
-	}
-	for range runs {
-		runSeqRandom(t, rng.Uint64())
-	}
+	testseed.Run(t, 300, 50, func(seed uint64) { runSeqRandom(t, seed) })
 }
 
 type simMsg struct {
