@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -17,17 +16,10 @@ import (
 
 // cancel is `node cancel JOB`.
 func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("node cancel", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var cf clientFlags
-	cluster.RegisterConnFlags(fs, &cf.conn)
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		writeFlagHelp(stdout, "node cancel JOB", "Stops a running job: its sources end, it drains and takes a final checkpoint.", fs)
-		return nil
-	}
-	if err != nil {
-		return usagef("cancel: %s", doubleDash(err))
+	cf := newClientCommand(nil, "cancel", "node cancel JOB", "Stops a running job: its sources end, it drains and takes a final checkpoint.")
+	pos, help, err := cf.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
 	if len(pos) != 1 {
 		return usagef("cancel: want exactly one job name")

@@ -2,31 +2,21 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
-	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/transport"
 )
 
 // inspect is `node inspect [SUBJECT]`.
 func (r *registry) inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("node inspect", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var cf clientFlags
-	cluster.RegisterConnFlags(fs, &cf.conn)
-	maxRecords := fs.Int("records", 3, "records shown per buffer")
-	limit := fs.Duration("for", 0, "stop after this long (0: until interrupted)")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		writeFlagHelp(stdout, "node inspect [SUBJECT]",
-			"Prints the messages on SUBJECT (default weir.>) decoded to JSON lines: type,\nchannel, sequence, checkpoint, record count and the first records.", fs)
-		return nil
-	}
-	if err != nil {
-		return usagef("inspect: %s", doubleDash(err))
+	cf := newClientCommand(nil, "inspect", "node inspect [SUBJECT]",
+		"Prints the messages on SUBJECT (default weir.>) decoded to JSON lines: type,\nchannel, sequence, checkpoint, record count and the first records.")
+	maxRecords := cf.fs.Int("records", 3, "records shown per buffer")
+	limit := cf.fs.Duration("for", 0, "stop after this long (0: until interrupted)")
+	pos, help, err := cf.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
 	if len(pos) > 1 {
 		return usagef("inspect: want at most one subject")

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -44,19 +42,13 @@ type clusterJobState struct {
 
 // status is `node status [--json]`.
 func (r *registry) status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("node status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var cf clientFlags
-	cluster.RegisterConnFlags(fs, &cf.conn)
-	asJSON := fs.Bool("json", false, "print the status as one JSON object")
-	wait := fs.Duration("wait", time.Second, "how long to collect the nodes' answers")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		writeFlagHelp(stdout, "node status [--json]", "Lists the cluster's nodes (slots, heartbeat age, bad input seen), its jobs,\nwhere their tasks run and their latest checkpoints.", fs)
-		return nil
-	}
-	if err != nil {
-		return usagef("status: %s", doubleDash(err))
+	cf := newClientCommand(nil, "status", "node status [--json]",
+		"Lists the cluster's nodes (slots, heartbeat age, bad input seen), its jobs,\nwhere their tasks run and their latest checkpoints.")
+	asJSON := cf.fs.Bool("json", false, "print the status as one JSON object")
+	wait := cf.fs.Duration("wait", time.Second, "how long to collect the nodes' answers")
+	pos, help, err := cf.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
 	if len(pos) > 0 {
 		return usagef("status: unexpected argument %q", pos[0])

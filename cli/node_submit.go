@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/cluster"
@@ -21,37 +20,17 @@ import (
 // prepares every node's part of the job first).
 const submitTimeout = 60 * time.Second
 
-// clientFlags are the connection flags every cluster client command takes.
-type clientFlags struct {
-	conn cluster.ConnOptions
-}
-
-// connect joins the cluster's NATS as a client.
-func (c *clientFlags) connect(name string) (*nats.Conn, error) {
-	c.conn.Name = name
-	nc, err := c.conn.Connect(zerolog.Nop())
-	if err != nil {
-		return nil, err
-	}
-	return nc, nil
-}
-
 // submit is `node submit JOB [job flags] [--detach] [--coordinator ID]`.
 func (r *registry) submit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newRunFlagSet(&f)
-	var cf clientFlags
-	cluster.RegisterConnFlags(fs, &cf.conn)
+	cf := newClientCommand(fs, "submit", "node submit JOB [flags]",
+		"Submits a registered job to the cluster and, unless --detach, follows it: progress\non stderr, exit 0 when it finishes, 1 with the reason when it fails or is\ncancelled. Job flags are those of `node run`; checkpoints go to the cluster's\nJetStream store (--state-dir is not used).")
 	detach := fs.Bool("detach", false, "return once the job is accepted instead of following it to its end")
 	coordinator := fs.String("coordinator", "", "run the job's coordinator on this node `ID` (default: any node)")
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		writeFlagHelp(stdout, "node submit JOB [flags]",
-			"Submits a registered job to the cluster and, unless --detach, follows it: progress\non stderr, exit 0 when it finishes, 1 with the reason when it fails or is\ncancelled. Job flags are those of `node run`; checkpoints go to the cluster's\nJetStream store (--state-dir is not used).", fs)
-		return nil
-	}
-	if err != nil {
-		return usagef("submit: %s (run 'node submit --help' for the flags)", doubleDash(err))
+	pos, help, err := cf.parse(args, stdout)
+	if help || err != nil {
+		return err
 	}
 	if len(pos) != 1 {
 		return usagef("submit: want exactly one job (known: %s)", r.jobNames())
