@@ -24,7 +24,6 @@ type coordJob struct {
 	name      string
 	args      []string
 	job       *actors.Job
-	plan      *plan.Job
 	nodes     []string         // nodes with a part of the job
 	incarn    map[string]int64 // node → the incarnation (start time) that has the part
 	started   time.Time
@@ -135,7 +134,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, plan: p, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration}
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },

@@ -16,7 +16,11 @@ func (a *agent) leave() {
 	a.mu.Unlock()
 	for _, cj := range a.coordJobs() {
 		cj.job.Abandon("node leaving")
-		<-cj.job.Done()
+		select {
+		case <-cj.job.Done():
+		case <-time.After(partStopTimeout):
+			a.log.Warn().Str("job", cj.name).Msg("coordinator did not stop in time; releasing its lease anyway")
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := a.leases.Release(ctx, cj.name, a.cfg.ID); err != nil {
 			a.log.Warn().Err(err).Str("job", cj.name).Msg("release coordinator lease")

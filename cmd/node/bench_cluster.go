@@ -151,7 +151,7 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 
 	for i := 0; i < cfg.Kills; i++ {
 		fmt.Fprintf(progress, "kill %d of %d ...\n", i+1, cfg.Kills)
-		d, err := bc.killTrial(ctx, cfg)
+		d, err := bc.killTrial(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("kill trial %d: %w", i+1, err)
 		}
@@ -165,9 +165,9 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	return res, nil
 }
 
-// benchCluster is an embedded NATS server in this process (its statistics
+// benchNet is an embedded NATS server in this process (its statistics
 // count the bytes on the wire) and node processes joined to it.
-type benchClusterT struct {
+type benchNet struct {
 	dir   string
 	exe   string
 	cfg   clusterBenchConfig
@@ -178,7 +178,7 @@ type benchClusterT struct {
 }
 
 // startBenchCluster starts the server and the nodes and waits for them.
-func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchClusterT, error) {
+func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchNet, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchClusterT, erro
 	if err != nil {
 		return nil, err
 	}
-	bc := &benchClusterT{dir: dir, exe: exe, cfg: cfg, srv: srv, nodes: map[string]*exec.Cmd{}}
+	bc := &benchNet{dir: dir, exe: exe, cfg: cfg, srv: srv, nodes: map[string]*exec.Cmd{}}
 	if bc.nc, err = nats.Connect(srv.ClientURL()); err != nil {
 		srv.Shutdown()
 		return nil, err
@@ -206,7 +206,7 @@ func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchClusterT, erro
 }
 
 // startNode starts one node process.
-func (bc *benchClusterT) startNode(id string) error {
+func (bc *benchNet) startNode(id string) error {
 	log, err := os.OpenFile(filepath.Join(bc.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -226,7 +226,7 @@ func (bc *benchClusterT) startNode(id string) error {
 }
 
 // waitNodes waits until n nodes answer the status and each sees all n.
-func (bc *benchClusterT) waitNodes(n int, within time.Duration) error {
+func (bc *benchNet) waitNodes(n int, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if s, err := bc.status(); err == nil && s.allSeeAll(n) {
@@ -238,7 +238,7 @@ func (bc *benchClusterT) waitNodes(n int, within time.Duration) error {
 }
 
 // client runs a client command against the cluster.
-func (bc *benchClusterT) client(args ...string) ([]byte, error) {
+func (bc *benchNet) client(args ...string) ([]byte, error) {
 	cmd := exec.Command(bc.exe, append(args, "--nats", bc.srv.ClientURL())...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -247,7 +247,7 @@ func (bc *benchClusterT) client(args ...string) ([]byte, error) {
 }
 
 // status reads `node status --json`.
-func (bc *benchClusterT) status() (statusView, error) {
+func (bc *benchNet) status() (statusView, error) {
 	var s statusView
 	out, err := exec.Command(bc.exe, "status", "--json", "--wait", "300ms", "--nats", bc.srv.ClientURL()).Output()
 	if err != nil {
@@ -257,14 +257,14 @@ func (bc *benchClusterT) status() (statusView, error) {
 }
 
 // varz reads the server's counters.
-func (bc *benchClusterT) varz() (*server.Varz, error) {
+func (bc *benchNet) varz() (*server.Varz, error) {
 	return bc.srv.Server().Varz(nil)
 }
 
 // killTrial runs keycount until it has checkpoints, SIGKILLs a node that
 // runs its tasks (not its coordinator), and measures the time until data
 // flows again after the restart; then cancels the job and restarts the node.
-func (bc *benchClusterT) killTrial(ctx context.Context, cfg clusterBenchConfig) (time.Duration, error) {
+func (bc *benchNet) killTrial(cfg clusterBenchConfig) (time.Duration, error) {
 	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
 		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", "n1", "--detach"); err != nil {
 		return 0, fmt.Errorf("submit: %w\n%s", err, out)
@@ -363,12 +363,11 @@ func (bc *benchClusterT) killTrial(ctx context.Context, cfg clusterBenchConfig) 
 	if err := bc.waitNodes(bc.cfg.Nodes, 30*time.Second); err != nil {
 		return 0, err
 	}
-	_ = ctx
 	return running.Sub(killed), nil
 }
 
 // stop kills the nodes and the server.
-func (bc *benchClusterT) stop() {
+func (bc *benchNet) stop() {
 	bc.mu.Lock()
 	for _, cmd := range bc.nodes {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
