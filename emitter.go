@@ -4,8 +4,21 @@ import "github.com/weirstream/weir/internal/plan"
 
 // Emitter sends an operator's output records downstream.
 type Emitter[T any] struct {
-	c plan.Collector
+	ws []*plan.Writer[T]
+}
+
+// bind points the emitter at a task's output writers; it is called once per
+// batch, so Emit itself does no lookups.
+func (e *Emitter[T]) bind(out plan.Output) {
+	e.ws = e.ws[:0]
+	for _, w := range out.Writers() {
+		e.ws = append(e.ws, w.(*plan.Writer[T]))
+	}
 }
 
 // Emit sends one record.
-func (e *Emitter[T]) Emit(v T) { e.c.Collect(v) }
+func (e *Emitter[T]) Emit(v T) {
+	for _, w := range e.ws {
+		w.Write(v)
+	}
+}

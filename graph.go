@@ -102,7 +102,7 @@ func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs
 				part = plan.Rebalance
 			}
 		}
-		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, KeyHash: in.keyHash, Codec: in.codec}
+		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, NewWriter: in.newWriter, Recycle: in.recycle, Codec: in.codec}
 		g.job.Edges = append(g.job.Edges, e)
 		in.from.Outputs = append(in.from.Outputs, e)
 		op.Inputs = append(op.Inputs, e)
@@ -115,6 +115,7 @@ type upstream struct {
 	from        *plan.Operator
 	partitioner plan.Partitioner
 	explicit    bool
-	keyHash     func(any) uint32
+	newWriter   func(plan.WriterConfig) (plan.EdgeWriter, error)
+	recycle     func(plan.Batch)
 	codec       plan.BatchCodec
 }

@@ -60,7 +60,10 @@ func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string,
 	s, keyFn := ks.s, ks.keyFn
 	up := s.up
 	up.partitioner, up.explicit = plan.KeyGroupHash, true
-	up.keyHash = func(rec any) uint32 { return keygroups.HashKey(keyFn(rec.(T))) }
+	pool := s.pool
+	up.newWriter = func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
+		return plan.NewWriter(cfg, func(rec T) uint32 { return keygroups.HashKey(keyFn(rec)) }, pool)
+	}
 	op, cfg := s.g.addOperator(name, plan.KindTransform, opts, up)
 	op.Keyed = true
 	seen := map[string]bool{}
@@ -114,29 +117,28 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 }
 
 func (t *keyedInstance[T, K, Out]) Close() error                { return nil }
-func (t *keyedInstance[T, K, Out]) Finish(plan.Collector) error { return nil }
+func (t *keyedInstance[T, K, Out]) Finish(plan.Output) error { return nil }
 
 // Process runs fn on every record with its key in scope.
-func (t *keyedInstance[T, K, Out]) Process(_ int, recs []any, out plan.Collector) error {
-	t.em.c = out
+func (t *keyedInstance[T, K, Out]) Process(_ int, b plan.Batch, out plan.Output) error {
+	t.em.bind(out)
+	recs := b.(plan.Records[T])
 	max := uint32(len(t.owners))
 	cur := -1
-	return guard(t.name, recs, &cur, func() error {
-		for i, r := range recs {
+	return guard(t.name, b, &cur, func() error {
+		for i, rec := range recs {
 			cur = i
-			rec := r.(T)
 			k := t.keyFn(rec)
-			t.keyBuf = keygroups.AppendKeyBytes(t.keyBuf[:0], k)
-			g := int(keygroups.HashBytes(t.keyBuf) % max)
+			g := int(keygroups.HashKey(k) % max)
 			if int(t.owners[g]) != t.ctx.instance {
 				return fmt.Errorf("operator %q instance %d got key group %d owned by instance %d: routing table mismatch",
 					t.name, t.ctx.instance, g, t.owners[g])
 			}
 			t.ctx.k = k
 			t.ctx.core.group = g
-			t.ctx.core.key = keyString(k, t.keyBuf)
+			t.ctx.core.key = t.keyString(k)
 			if err := t.fn(&t.ctx, rec, &t.em); err != nil {
-				return &RecordError{Operator: t.name, Record: showRecord(r), Err: err}
+				return &RecordError{Operator: t.name, Record: showRecord(rec), Err: err}
 			}
 		}
 		return nil
@@ -144,12 +146,14 @@ func (t *keyedInstance[T, K, Out]) Process(_ int, recs []any, out plan.Collector
 }
 
 // keyString is the canonical key as a string: string keys as they are, other
-// keys as a copy of their canonical bytes (the buffer is reused).
-func keyString[K keygroups.Key](k K, canon []byte) string {
+// keys as a copy of their canonical bytes. HashKey(k) equals the hash of
+// those bytes, so the key group needs no second encoding.
+func (t *keyedInstance[T, K, Out]) keyString(k K) string {
 	if s, ok := any(k).(string); ok {
 		return s
 	}
-	return string(canon)
+	t.keyBuf = keygroups.AppendKeyBytes(t.keyBuf[:0], k)
+	return string(t.keyBuf)
 }
 
 // SnapshotState encodes every key group this instance owns that holds state.

@@ -59,18 +59,19 @@ func (t *statelessInstance[In, Out]) Open(info plan.TaskInfo) error {
 	return nil
 }
 func (t *statelessInstance[In, Out]) Close() error { return nil }
-func (t *statelessInstance[In, Out]) Finish(plan.Collector) error {
+func (t *statelessInstance[In, Out]) Finish(plan.Output) error {
 	return nil
 }
 
 // Process runs fn on every record of the batch.
-func (t *statelessInstance[In, Out]) Process(_ int, recs []any, out plan.Collector) error {
-	t.em.c = out
+func (t *statelessInstance[In, Out]) Process(_ int, b plan.Batch, out plan.Output) error {
+	t.em.bind(out)
+	recs := b.(plan.Records[In])
 	cur := -1
-	return guard(t.name, recs, &cur, func() error {
+	return guard(t.name, b, &cur, func() error {
 		for i, r := range recs {
 			cur = i
-			if err := t.fn(r.(In), &t.em); err != nil {
+			if err := t.fn(r, &t.em); err != nil {
 				return &RecordError{Operator: t.name, Record: showRecord(r), Err: err}
 			}
 		}

@@ -52,7 +52,6 @@ type sinkInstance[T any] struct {
 	name     string
 	sink     Sink[T]
 	twoPhase TwoPhaseSink[T]
-	buf      []T
 }
 
 func (s *sinkInstance[T]) Open(info plan.TaskInfo) error { return s.sink.Open(info) }
@@ -60,12 +59,8 @@ func (s *sinkInstance[T]) Close() error                  { return s.sink.Close()
 func (s *sinkInstance[T]) Finish() error                 { return s.sink.Finish() }
 
 // Write converts the batch to T and hands it over.
-func (s *sinkInstance[T]) Write(recs []any) error {
-	s.buf = s.buf[:0]
-	for _, r := range recs {
-		s.buf = append(s.buf, r.(T))
-	}
-	if err := s.sink.Write(s.buf); err != nil {
+func (s *sinkInstance[T]) Write(b plan.Batch) error {
+	if err := s.sink.Write(b.(plan.Records[T])); err != nil {
 		return fmt.Errorf("sink %q: %w", s.name, err)
 	}
 	return nil

@@ -42,6 +42,7 @@ type sourceInstance[T any] struct {
 	name string
 	src  Source[T]
 	buf  []T
+	em   Emitter[T]
 }
 
 func (s *sourceInstance[T]) Open(info plan.TaskInfo) error { return s.src.Open(info) }
@@ -50,7 +51,7 @@ func (s *sourceInstance[T]) Offset() int64                 { return s.src.Offset
 func (s *sourceInstance[T]) SeekTo(offset int64) error     { return s.src.SeekTo(offset) }
 
 // Read reads up to max records and emits them.
-func (s *sourceInstance[T]) Read(max int, out plan.Collector) (int, bool, error) {
+func (s *sourceInstance[T]) Read(max int, out plan.Output) (int, bool, error) {
 	if cap(s.buf) < max {
 		s.buf = make([]T, max)
 	}
@@ -58,8 +59,9 @@ func (s *sourceInstance[T]) Read(max int, out plan.Collector) (int, bool, error)
 	if err != nil {
 		return 0, false, fmt.Errorf("source %q: %w", s.name, err)
 	}
-	for i := 0; i < n; i++ {
-		out.Collect(s.buf[i])
+	s.em.bind(out)
+	for _, v := range s.buf[:n] {
+		s.em.Emit(v)
 	}
 	return n, done, nil
 }

@@ -4,12 +4,15 @@ import "github.com/weirstream/weir/internal/plan"
 
 // Stream is the typed output of an operator; pass it to the next operator.
 type Stream[T any] struct {
-	g  *Graph
-	up upstream
+	g    *Graph
+	up   upstream
+	pool *plan.Pool[T] // batches of this stream, recycled by its consumers
 }
 
 func newStream[T any](g *Graph, op *plan.Operator) Stream[T] {
-	return Stream[T]{g: g, up: upstream{from: op, codec: msgpackCodec[T]{}}}
+	pool := plan.NewPool[T]()
+	return Stream[T]{g: g, pool: pool, up: upstream{from: op, codec: plan.MsgpackCodec[T]{}, recycle: pool.Recycle,
+		newWriter: func(cfg plan.WriterConfig) (plan.EdgeWriter, error) { return plan.NewWriter(cfg, nil, pool) }}}
 }
 
 func (s Stream[T]) with(p plan.Partitioner) Stream[T] {

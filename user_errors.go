@@ -3,6 +3,8 @@ package weir
 import (
 	"fmt"
 	"runtime/debug"
+
+	"github.com/weirstream/weir/internal/plan"
 )
 
 // maxRecordText bounds how much of a failing record an error shows.
@@ -40,12 +42,12 @@ func showRecord(rec any) (s string) {
 
 // guard runs a batch of user calls; a panic becomes a RecordError naming the
 // record at *cur.
-func guard(op string, recs []any, cur *int, body func() error) (err error) {
+func guard(op string, recs plan.Batch, cur *int, body func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			var rec any
-			if *cur >= 0 && *cur < len(recs) {
-				rec = recs[*cur]
+			if *cur >= 0 && *cur < recs.Len() {
+				rec = recs.At(*cur)
 			}
 			err = &RecordError{Operator: op, Record: showRecord(rec), Err: fmt.Errorf("panic: %v", r), Stack: string(debug.Stack())}
 		}

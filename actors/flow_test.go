@@ -47,13 +47,20 @@ func (s *counterSource) SeekTo(int64) error {
 	return errors.New("counterSource cannot seek")
 }
 
-func (s *counterSource) Read(max int, out plan.Collector) (int, bool, error) {
+// emit writes one int64 record to every output edge.
+func emit(out plan.Output, v int64) {
+	for _, w := range out.Writers() {
+		w.(*plan.Writer[int64]).Write(v)
+	}
+}
+
+func (s *counterSource) Read(max int, out plan.Output) (int, bool, error) {
 	n := 0
 	for ; n < max && s.next < s.n; n++ {
 		if s.failAt > 0 && s.next >= s.failAt {
 			return n, false, errSourceBroken
 		}
-		out.Collect(s.next)
+		emit(out, s.next)
 		s.next += s.p
 	}
 	return n, s.next >= s.n, nil
@@ -66,13 +73,13 @@ type identity struct{}
 
 func (identity) Open(plan.TaskInfo) error { return nil }
 func (identity) Close() error             { return nil }
-func (identity) Process(_ int, recs []any, out plan.Collector) error {
-	for _, r := range recs {
-		out.Collect(r)
+func (identity) Process(_ int, recs plan.Batch, out plan.Output) error {
+	for _, r := range recs.(plan.Records[int64]) {
+		emit(out, r)
 	}
 	return nil
 }
-func (identity) Finish(plan.Collector) error { return nil }
+func (identity) Finish(plan.Output) error { return nil }
 
 // recorder collects what every sink instance of a job received.
 type recorder struct {
@@ -116,15 +123,18 @@ func (s *recordingSink) Open(plan.TaskInfo) error {
 func (s *recordingSink) Close() error  { return nil }
 func (s *recordingSink) Finish() error { return nil }
 
-func (s *recordingSink) Write(recs []any) error {
+func (s *recordingSink) Write(b plan.Batch) error {
 	s.rec.writing.Add(1)
 	if s.rec.gate != nil {
 		<-s.rec.gate
 	}
-	for _, r := range recs {
-		v, ok := r.(int64)
-		if !ok || v < 0 || v >= int64(len(s.rec.seen)) {
-			s.rec.problem("sink %d: unexpected record %#v", s.instance, r)
+	recs, ok := b.(plan.Records[int64])
+	if !ok {
+		s.rec.problem("sink %d: unexpected batch %T", s.instance, b)
+	}
+	for _, v := range recs {
+		if v < 0 || v >= int64(len(s.rec.seen)) {
+			s.rec.problem("sink %d: unexpected record %d", s.instance, v)
 			continue
 		}
 		if v == s.failAt {
@@ -163,10 +173,11 @@ func (b *planBuilder) op(name string, kind plan.Kind, p int, mk func(instance in
 }
 
 func (b *planBuilder) connect(from, to *plan.Operator, part plan.Partitioner) *plan.Edge {
-	e := &plan.Edge{ID: len(b.job.Edges), From: from, To: to, Partitioner: part}
-	if part == plan.KeyGroupHash {
-		e.KeyHash = func(rec any) uint32 { return keygroups.HashKey(rec.(int64)) }
-	}
+	pool := plan.NewPool[int64]()
+	e := &plan.Edge{ID: len(b.job.Edges), From: from, To: to, Partitioner: part, Codec: plan.MsgpackCodec[int64]{},
+		NewWriter: func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
+			return plan.NewWriter(cfg, keygroups.HashKey[int64], pool)
+		}, Recycle: pool.Recycle}
 	b.job.Edges = append(b.job.Edges, e)
 	from.Outputs = append(from.Outputs, e)
 	to.Inputs = append(to.Inputs, e)
@@ -548,17 +559,17 @@ type failingTransform struct{ err error }
 
 func (failingTransform) Open(plan.TaskInfo) error { return nil }
 func (failingTransform) Close() error             { return nil }
-func (f failingTransform) Process(int, []any, plan.Collector) error {
+func (f failingTransform) Process(int, plan.Batch, plan.Output) error {
 	return fmt.Errorf("explode: %w", f.err)
 }
-func (failingTransform) Finish(plan.Collector) error { return nil }
+func (failingTransform) Finish(plan.Output) error { return nil }
 
 // discard is a sink that drops everything.
 type discard struct{}
 
 func (discard) Open(plan.TaskInfo) error { return nil }
 func (discard) Close() error             { return nil }
-func (discard) Write([]any) error        { return nil }
+func (discard) Write(plan.Batch) error   { return nil }
 func (discard) Finish() error            { return nil }
 
 func TestSubmitRejectsInvalidPlan(t *testing.T) {
@@ -588,8 +599,14 @@ func TestSubmitRejectsInvalidPlan(t *testing.T) {
 		{"hash without key", func() *plan.Job {
 			j := valid()
 			j.Edges[0].Partitioner = plan.KeyGroupHash
+			j.Edges[0].NewWriter = func(cfg plan.WriterConfig) (plan.EdgeWriter, error) { return plan.NewWriter[int64](cfg, nil, nil) }
 			return j
 		}, Options{}, []string{"invalid job", "without a key function"}},
+		{"edge without writer", func() *plan.Job {
+			j := valid()
+			j.Edges[0].NewWriter = nil
+			return j
+		}, Options{}, []string{"invalid job", "no writer"}},
 		{"parallelism above max", func() *plan.Job {
 			j := valid()
 			j.MaxParallelism = 2

@@ -1,12 +1,19 @@
 package actors
 
-import "github.com/asynkron/protoactor-go/actor"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/internal/plan"
+)
 
 // Buffer is a batch of records on one channel. Seq numbers start at 1 and have no
 // gaps on a channel. A buffer is immutable once sent.
 type Buffer struct {
 	Seq     uint64
-	Records []any
+	Records plan.Batch
+	// captured is set by the consumer task when the buffer joins a
+	// checkpoint's channel state; its batch is then never recycled.
+	captured bool
 }
 
 // priority marks control messages that overtake queued data in the weir mailbox.

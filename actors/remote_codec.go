@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -116,7 +117,7 @@ type linkFailedMsg struct {
 }
 
 // encodeRecords encodes a buffer's records with the codec of edge.
-func encodeRecords(j *Job, edge int, recs []any) (msgpack.RawMessage, error) {
+func encodeRecords(j *Job, edge int, recs plan.Batch) (msgpack.RawMessage, error) {
 	if edge < 0 || edge >= len(j.Plan.Edges) {
 		return nil, fmt.Errorf("job %q has no edge %d", j.Plan.Name, edge)
 	}
@@ -124,7 +125,7 @@ func encodeRecords(j *Job, edge int, recs []any) (msgpack.RawMessage, error) {
 }
 
 // decodeRecords decodes a buffer's records with the codec of edge.
-func decodeRecords(j *Job, edge int, data []byte) ([]any, error) {
+func decodeRecords(j *Job, edge int, data []byte) (plan.Batch, error) {
 	if edge < 0 || edge >= len(j.Plan.Edges) {
 		return nil, fmt.Errorf("job %q has no edge %d", j.Plan.Name, edge)
 	}

@@ -21,20 +21,7 @@ import (
 )
 
 // int64Codec encodes batches of int64 records for the wire.
-type int64Codec struct{}
-
-func (int64Codec) EncodeBatch(recs []any) ([]byte, error) { return msgpack.Marshal(recs) }
-func (int64Codec) DecodeBatch(data []byte) ([]any, error) {
-	var vs []int64
-	if err := msgpack.Unmarshal(data, &vs); err != nil {
-		return nil, err
-	}
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out, nil
-}
+type int64Codec = plan.MsgpackCodec[int64]
 
 // startNATS runs an embedded nats-server for one test.
 func startNATS(t *testing.T) string {
@@ -170,9 +157,9 @@ func TestWireRoundTrip(t *testing.T) {
 	snap := store.TaskSnapshot{Operator: "mid", Instance: 1, SourceOffset: -1,
 		KeyGroups: map[int]store.BlobRef{7: {Name: "mid/1/state", Size: 10, CRC32C: 3}}}
 	msgs := []any{
-		&dataMsg{buf: &Buffer{Seq: 3, Records: []any{int64(1), int64(2)}}},
+		&dataMsg{buf: &Buffer{Seq: 3, Records: plan.Records[int64]{1, 2}}},
 		&eosMsg{lastSeq: 9},
-		&barrierMsg{id: 4, lastSeq: 3, unaligned: true, pending: []*Buffer{{Seq: 3, Records: []any{int64(5)}}}},
+		&barrierMsg{id: 4, lastSeq: 3, unaligned: true, pending: []*Buffer{{Seq: 3, Records: plan.Records[int64]{5}}}},
 		&creditMsg{n: 2, output: 0, channel: 1},
 		&channelWireMsg{producer: taskPID, output: 0, channel: 1},
 		&wireMsg{outputs: [][]*actor.PID{{chPID}}},
@@ -248,15 +235,35 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 	const n = 100000
 	rec := newRecorder(n)
 	rec.gate = make(chan struct{})
-	defer close(rec.gate)
+	opened := false
+	open := func() {
+		if !opened {
+			opened = true
+			close(rec.gate)
+		}
+	}
+	defer open()
 	opts := Options{BatchSize: 256, ChannelCapacity: 4}
 	job, _ := twoNodeJob(t, a, b, rec, n, opts)
-	// A sink blocked in Write: data flows.
+	// A sink blocked in Write: data flows and piles up.
 	if !poll.Until(flowDeadline, poll.Every, func() bool { return rec.writing.Load() > 0 }) {
 		t.Fatal("no data reached a sink")
 	}
-	// sink[1] on node b reads mid[1] over data subject edge 1, 1→1.
-	b.remote.SlowConsumer(transport.DataSubject("remote", 1, 1, 1))
+	// sink[1] on node b reads mid[1] over data subject edge 1, 1→1; wait until
+	// its subscription is up, or the report would find no owner.
+	subject := transport.DataSubject("remote", 1, 1, 1)
+	listening := func() bool {
+		b.remote.mu.Lock()
+		defer b.remote.mu.Unlock()
+		return b.remote.owners[subject] != nil
+	}
+	if !poll.Until(flowDeadline, poll.Every, listening) {
+		t.Fatalf("nobody listens on %s", subject)
+	}
+	b.remote.SlowConsumer(subject)
+	// The failed channel's supervisor is its sink task, which must leave the
+	// blocked Write to handle the failure.
+	open()
 	select {
 	case <-job.Done():
 	case <-time.After(flowDeadline):

@@ -65,7 +65,10 @@ func (t *task) Receive(ctx actor.Context) {
 		t.job.node.tasks.Add(1)
 		t.onStarted(ctx)
 	case *wireMsg:
-		t.out.wire(t, m.outputs)
+		if err := t.out.wire(t, m.outputs); err != nil {
+			t.fail(fmt.Errorf("wire outputs: %w", err))
+			return
+		}
 		t.wired = true
 	case *startMsg:
 		t.started = true

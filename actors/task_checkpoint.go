@@ -79,7 +79,7 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 			}
 			for _, b := range overtaken {
 				if b.Seq > a.AfterSeq {
-					t.ckpt.captured[a.Input] = append(t.ckpt.captured[a.Input], b)
+					t.capture(a.Input, b)
 				}
 			}
 		case barriers.Unblock:
@@ -133,10 +133,12 @@ func (t *task) takeSnapshot(id uint64) {
 	if t.src != nil {
 		ck.offset = t.src.Offset()
 	}
-	for i, c := range t.in.chans {
-		ck.captured[i] = append(ck.captured[i], c.replay...)
-	}
 	t.ckpt = ck
+	for i, c := range t.in.chans {
+		for _, b := range c.replay {
+			t.capture(i, b)
+		}
+	}
 }
 
 // captureIfNeeded records a buffer taken after the snapshot and before its
@@ -150,8 +152,16 @@ func (t *task) captureIfNeeded(input int, b *Buffer) {
 		t.fail(fmt.Errorf("input %d: %w", input, err))
 	}
 	if capture && t.ckpt != nil {
-		t.ckpt.captured[input] = append(t.ckpt.captured[input], b)
+		t.capture(input, b)
 	}
+}
+
+// capture adds a buffer to the channel state of the checkpoint in progress.
+// The buffer is then encoded off the task's goroutine, so its batch must not
+// be recycled.
+func (t *task) capture(input int, b *Buffer) {
+	b.captured = true
+	t.ckpt.captured[input] = append(t.ckpt.captured[input], b)
 }
 
 // completeCheckpoint encodes the task's part of checkpoint id and hands it to

@@ -99,7 +99,14 @@ func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
 		if err := t.sink.Write(b.Records); err != nil {
 			t.fail(fmt.Errorf("write: %w", err))
 		}
-		t.job.Metrics.RecordsOut.Add(int64(len(b.Records)))
+		t.job.Metrics.RecordsOut.Add(int64(b.Records.Len()))
+	}
+	// The operator is done with the batch; unless a checkpoint still has to
+	// encode it, its producer may fill it again.
+	if !b.captured {
+		if recycle := t.op.Inputs[c.edgeIndex].Recycle; recycle != nil {
+			recycle(b.Records)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
-	"github.com/weirstream/weir/keygroups"
 )
 
 // outChannel is a producer's end of one channel.
@@ -14,108 +13,60 @@ type outChannel struct {
 	pid     *actor.PID
 	credit  int
 	seq     uint64
-	cur     []any     // records of the buffer being filled
 	outbox  []*Buffer // sealed buffers waiting for credit
 	eos     bool      // end of stream requested
 	eosSent bool
 }
 
-// outEdge routes records of one output edge to its channels.
+// outEdge is one output edge: its channels and the typed writer that fills
+// their batches.
 type outEdge struct {
 	edge     *plan.Edge
 	channels []*outChannel
-	route    func(rec any) int // channel index; -1 means broadcast
+	writer   plan.EdgeWriter
 }
 
-// outputs is a task's output side. It implements plan.Collector.
+// outputs is a task's output side. It implements plan.Output.
 type outputs struct {
 	t       *task
 	ctx     actor.Context
 	edges   []*outEdge
+	writers []plan.EdgeWriter
 	blocked int // channels whose outbox is not empty
 }
 
-// wire sets up the output channels: pids[edge][consumer instance].
-func (o *outputs) wire(t *task, pids [][]*actor.PID) {
+// wire sets up the output channels, pids[edge][consumer instance], and a
+// writer per edge.
+func (o *outputs) wire(t *task, pids [][]*actor.PID) error {
 	o.t = t
-	batch := t.job.opts.BatchSize
+	o.edges, o.writers = nil, nil
 	for e, row := range pids {
 		edge := t.op.Outputs[e]
 		oe := &outEdge{edge: edge}
 		for _, pid := range row {
-			oe.channels = append(oe.channels, &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, cur: make([]any, 0, batch)})
+			oe.channels = append(oe.channels, &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity})
 		}
-		oe.route = router(edge, t.instance, len(row), t.job.Plan.MaxParallelism)
-		o.edges = append(o.edges, oe)
-	}
-}
-
-// router returns the function that picks a channel for a record.
-func router(edge *plan.Edge, instance, n, maxParallelism int) func(any) int {
-	switch edge.Partitioner {
-	case plan.Forward:
-		return func(any) int { return instance }
-	case plan.Rebalance:
-		next := instance % n
-		return func(any) int {
-			c := next
-			next++
-			if next == n {
-				next = 0
-			}
-			return c
-		}
-	case plan.Shuffle:
-		// xorshift64*, seeded per producer so runs are repeatable.
-		state := uint64(instance)*0x9E3779B97F4A7C15 + uint64(edge.ID) + 1
-		return func(any) int {
-			state ^= state >> 12
-			state ^= state << 25
-			state ^= state >> 27
-			return int((state * 2685821657736338717) >> 33 % uint64(n))
-		}
-	case plan.Broadcast:
-		return func(any) int { return -1 }
-	case plan.KeyGroupHash:
-		table, err := keygroups.Contiguous(maxParallelism, n)
+		w, err := edge.NewWriter(plan.WriterConfig{Edge: edge, Instance: t.instance, Channels: len(row),
+			MaxParallelism: t.job.Plan.MaxParallelism, BatchSize: t.job.opts.BatchSize,
+			Seal: func(c int, b plan.Batch) { o.seal(oe.channels[c], b) }})
 		if err != nil {
-			panic(fmt.Errorf("edge %s→%s: %w", edge.From.Name, edge.To.Name, err))
+			return fmt.Errorf("output %d: %w", e, err)
 		}
-		owners, hash, m := table.Owners, edge.KeyHash, uint32(maxParallelism)
-		return func(rec any) int { return int(owners[hash(rec)%m]) }
+		oe.writer = w
+		o.edges = append(o.edges, oe)
+		o.writers = append(o.writers, w)
 	}
-	panic(fmt.Errorf("edge %s→%s: unknown partitioner %v", edge.From.Name, edge.To.Name, edge.Partitioner))
+	return nil
 }
 
-// Collect routes one record (plan.Collector).
-func (o *outputs) Collect(rec any) {
-	for _, oe := range o.edges {
-		c := oe.route(rec)
-		if c >= 0 {
-			o.append(oe.channels[c], rec)
-			continue
-		}
-		for _, ch := range oe.channels {
-			o.append(ch, rec)
-		}
-	}
-}
+// Writers returns the edges' writers (plan.Output).
+func (o *outputs) Writers() []plan.EdgeWriter { return o.writers }
 
-func (o *outputs) append(ch *outChannel, rec any) {
-	ch.cur = append(ch.cur, rec)
-	if len(ch.cur) >= cap(ch.cur) {
-		o.seal(ch)
-	}
-}
-
-// seal closes the buffer being filled and sends it, or keeps it until credit comes.
-func (o *outputs) seal(ch *outChannel) {
-	if len(ch.cur) == 0 {
-		return
-	}
+// seal numbers a full or flushed batch and sends it, or keeps it until credit
+// comes.
+func (o *outputs) seal(ch *outChannel, recs plan.Batch) {
 	ch.seq++
-	b := &Buffer{Seq: ch.seq, Records: ch.cur}
-	ch.cur = make([]any, 0, o.t.job.opts.BatchSize)
+	b := &Buffer{Seq: ch.seq, Records: recs}
 	if ch.credit > 0 && len(ch.outbox) == 0 {
 		o.send(ch, b)
 		return
@@ -125,6 +76,15 @@ func (o *outputs) seal(ch *outChannel) {
 	}
 	ch.outbox = append(ch.outbox, b)
 	raise(&o.t.job.Metrics.MaxOutbox, int64(len(ch.outbox)))
+}
+
+// flushEdge seals the partially filled batches of one edge.
+func (o *outputs) flushEdge(oe *outEdge) {
+	for c, ch := range oe.channels {
+		if b := oe.writer.Take(c); b != nil {
+			o.seal(ch, b)
+		}
+	}
 }
 
 func (o *outputs) send(ch *outChannel, b *Buffer) {
@@ -155,9 +115,7 @@ func (o *outputs) credit(ctx actor.Context, edge, channel, n int) {
 func (o *outputs) flushAll(ctx actor.Context) {
 	o.ctx = ctx
 	for _, oe := range o.edges {
-		for _, ch := range oe.channels {
-			o.seal(ch)
-		}
+		o.flushEdge(oe)
 	}
 }
 
@@ -198,8 +156,8 @@ func (o *outputs) allEnded() bool {
 func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned bool) {
 	o.ctx = ctx
 	for _, oe := range o.edges {
+		o.flushEdge(oe)
 		for _, ch := range oe.channels {
-			o.seal(ch)
 			var pending []*Buffer
 			if len(ch.outbox) > 0 {
 				pending = append(pending, ch.outbox...)

@@ -22,7 +22,7 @@ const formatVersion = 1
 // Batch is one captured buffer: its sequence number on the channel and records.
 type Batch struct {
 	Seq     uint64
-	Records []any
+	Records plan.Batch
 }
 
 // wireBatch is a Batch with its records encoded by the edge's codec.
@@ -43,7 +43,7 @@ func Encode(codec plan.BatchCodec, batches []Batch) ([]byte, int, error) {
 			return nil, 0, fmt.Errorf("encode captured buffer seq %d: %w", b.Seq, err)
 		}
 		wire[i] = wireBatch{Seq: b.Seq, Data: data}
-		records += len(b.Records)
+		records += b.Records.Len()
 	}
 	body, err := msgpack.Marshal(wire)
 	if err != nil {

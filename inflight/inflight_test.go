@@ -6,37 +6,18 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/weirstream/weir/internal/plan"
 )
 
 // intCodec encodes batches of ints for the tests.
-type intCodec struct{}
+type intCodec = plan.MsgpackCodec[int]
 
-func (intCodec) EncodeBatch(recs []any) ([]byte, error) {
-	v := make([]int, len(recs))
-	for i, r := range recs {
-		n, ok := r.(int)
-		if !ok {
-			return nil, fmt.Errorf("record %d is %T", i, r)
-		}
-		v[i] = n
-	}
-	return msgpack.Marshal(v)
-}
-
-func (intCodec) DecodeBatch(data []byte) ([]any, error) {
-	var v []int
-	if err := msgpack.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	out := make([]any, len(v))
-	for i := range v {
-		out[i] = v[i]
-	}
-	return out, nil
-}
+// ints makes a batch of ints.
+func ints(v ...int) plan.Records[int] { return plan.Records[int](v) }
 
 func TestRoundTripKeepsOrder(t *testing.T) {
-	in := []Batch{{Seq: 1, Records: []any{1, 2, 3}}, {Seq: 2, Records: []any{4}}, {Seq: 5, Records: []any{5, 6}}}
+	in := []Batch{{Seq: 1, Records: ints(1, 2, 3)}, {Seq: 2, Records: ints(4)}, {Seq: 5, Records: ints(5, 6)}}
 	data, n, err := Encode(intCodec{}, in)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +35,7 @@ func TestRoundTripKeepsOrder(t *testing.T) {
 }
 
 func TestCorruptChannelStateIsReported(t *testing.T) {
-	data, _, err := Encode(intCodec{}, []Batch{{Seq: 1, Records: []any{1}}, {Seq: 2, Records: []any{2}}})
+	data, _, err := Encode(intCodec{}, []Batch{{Seq: 1, Records: ints(1)}, {Seq: 2, Records: ints(2)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +64,7 @@ func mustEncodeWire(t *testing.T, w []wireBatch) []byte {
 }
 
 func FuzzDecode(f *testing.F) {
-	data, _, _ := Encode(intCodec{}, []Batch{{Seq: 1, Records: []any{1, 2}}})
+	data, _, _ := Encode(intCodec{}, []Batch{{Seq: 1, Records: ints(1, 2)}})
 	f.Add(data)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := Decode(intCodec{}, b)

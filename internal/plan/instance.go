@@ -1,10 +1,5 @@
 package plan
 
-// Collector receives the records an operator instance emits.
-type Collector interface {
-	Collect(rec any)
-}
-
 // TaskInfo tells an operator instance who it is.
 type TaskInfo struct {
 	Job            string
@@ -35,7 +30,7 @@ type Instance interface {
 type Source interface {
 	Instance
 	// Read emits up to max records into out; done reports the end of a bounded input.
-	Read(max int, out Collector) (n int, done bool, err error)
+	Read(max int, out Output) (n int, done bool, err error)
 	// Offset is the position of the next record to read.
 	Offset() int64
 	// SeekTo moves the source to an offset taken from a checkpoint.
@@ -46,9 +41,9 @@ type Source interface {
 type Transform interface {
 	Instance
 	// Process handles one input batch.
-	Process(input int, recs []any, out Collector) error
+	Process(input int, recs Batch, out Output) error
 	// Finish is called once when every input has ended.
-	Finish(out Collector) error
+	Finish(out Output) error
 }
 
 // Sink consumes records. Sinks that make output visible only for completed
@@ -56,7 +51,7 @@ type Transform interface {
 type Sink interface {
 	Instance
 	// Write consumes one batch.
-	Write(recs []any) error
+	Write(recs Batch) error
 	// Finish flushes everything at the end of input.
 	Finish() error
 }

@@ -83,16 +83,15 @@ type Edge struct {
 	ID          int
 	From, To    *Operator
 	Partitioner Partitioner
-	// KeyHash returns the stable key hash of a record (KeyGroupHash only).
-	KeyHash func(rec any) uint32
-	// Codec encodes and decodes batches of this edge's record type (in-flight data).
+	// NewWriter makes a producer task's writer for this edge; it knows the
+	// record type and, for KeyGroupHash, the key function.
+	NewWriter func(cfg WriterConfig) (EdgeWriter, error)
+	// Recycle takes back a batch its consumer has processed and no longer
+	// references (nil: batches are left to the GC).
+	Recycle func(b Batch)
+	// Codec encodes and decodes batches of this edge's record type (in-flight
+	// data and the wire).
 	Codec BatchCodec
-}
-
-// BatchCodec turns batches of one record type into bytes and back.
-type BatchCodec interface {
-	EncodeBatch(recs []any) ([]byte, error)
-	DecodeBatch(data []byte) ([]any, error)
 }
 
 // Validate checks the plan's shape and returns an error naming the mistake.
@@ -149,8 +148,14 @@ func (j *Job) Validate() error {
 			return fmt.Errorf("edge %s → %s: forward needs equal parallelism (%d vs %d); use Rebalance or Shuffle",
 				e.From.Name, e.To.Name, e.From.Parallelism, e.To.Parallelism)
 		}
-		if e.Partitioner == KeyGroupHash && e.KeyHash == nil {
-			return fmt.Errorf("edge %s → %s: hash partitioning without a key function", e.From.Name, e.To.Name)
+		if e.NewWriter == nil {
+			return fmt.Errorf("edge %s → %s: no writer for its records", e.From.Name, e.To.Name)
+		}
+		// A trial writer catches a hash edge without a key function, an unknown
+		// partitioner or more consumers than key groups before anything runs.
+		if _, err := e.NewWriter(WriterConfig{Edge: e, Channels: e.To.Parallelism, MaxParallelism: j.MaxParallelism,
+			BatchSize: 1, Seal: func(int, Batch) {}}); err != nil {
+			return err
 		}
 	}
 	return nil

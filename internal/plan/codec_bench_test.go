@@ -1,4 +1,4 @@
-package weir
+package plan
 
 import (
 	"testing"
@@ -12,11 +12,11 @@ type benchEvent struct {
 // BenchmarkBatchCodec encodes and decodes batches of 4096 small records, as
 // a buffer that crosses nodes is.
 func BenchmarkBatchCodec(b *testing.B) {
-	recs := make([]any, 4096)
+	recs := make(Records[benchEvent], 4096)
 	for i := range recs {
 		recs[i] = benchEvent{Key: "k000042", Seq: int64(i)}
 	}
-	var c msgpackCodec[benchEvent]
+	var c MsgpackCodec[benchEvent]
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		data, err := c.EncodeBatch(recs)
