@@ -116,7 +116,7 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	return nil
 }
 
-func (t *keyedInstance[T, K, Out]) Close() error                { return nil }
+func (t *keyedInstance[T, K, Out]) Close() error             { return nil }
 func (t *keyedInstance[T, K, Out]) Finish(plan.Output) error { return nil }
 
 // Process runs fn on every record with its key in scope.
