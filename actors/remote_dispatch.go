@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/transport"
 )
@@ -38,8 +37,8 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		r.sys.Root.Send(pid, &linkFailedMsg{from: e.From, reason: reason})
 		return
 	}
-	var b wireBody
-	if err := msgpack.Unmarshal(e.Payload, &b); err != nil {
+	b, err := unmarshalBody(e.Payload)
+	if err != nil {
 		r.counters.Malformed.Add(1)
 		r.bad(subject, fmt.Errorf("decode %s body from %s: %w", e.Type, e.From, err))
 		return
@@ -51,7 +50,7 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		}
 		to = WireRef{Node: r.node, ID: e.To}
 	}
-	m, err := r.decode(j, to, &b)
+	m, err := r.decode(j, to, b)
 	if err != nil {
 		r.counters.Malformed.Add(1)
 		r.bad(subject, fmt.Errorf("decode %s from %s: %w", b.K, e.From, err))

@@ -33,6 +33,7 @@ type startFlags struct {
 	heartbeatTimeout time.Duration
 	pretty           bool
 	logLevel         string
+	cpuProfile       string
 	conn             cluster.ConnOptions
 }
 
@@ -55,6 +56,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
 	cluster.RegisterConnFlags(fs, &f.conn)
 	return fs
 }
@@ -114,6 +116,13 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return fmt.Errorf("start: workdir: %w", err)
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("start: %w", err)
+		}
+		defer stop()
 	}
 	if f.embed != "" {
 		e, err := cluster.StartEmbedded(cluster.EmbedOptions{HostPort: f.embed, StoreDir: filepath.Join(workdir, "nats"),

@@ -112,14 +112,32 @@ func TestBackendRandomOpsAgainstModel(t *testing.T) {
 	}
 	snaps := map[int]saved{}
 	key := func() string { return "k" + strconv.Itoa(rng.IntN(6)) }
+	// Half the time an op goes to the group and counts key touched last, so
+	// the counts table's remembered slot is tested against every other op.
+	lastG, lastK := 0, "k0"
 
 	for step := range 3000 {
 		g := rng.IntN(maxP)
+		if rng.IntN(2) == 0 {
+			g = lastG
+		}
+		key := key
+		if rng.IntN(2) == 0 {
+			key = func() string { return lastK }
+		}
 		switch op := rng.IntN(12); op {
 		case 0, 1:
+			// Read, then write the same key: the table's remembered slot must
+			// never outlive a Delete, DropGroup or RestoreGroup.
 			k, v := key(), rng.Int64N(1000)-500
+			got, ok := tt.counts.Get(g, k)
+			want, wantOK := m.counts[g][k]
+			if got != want || ok != wantOK {
+				t.Fatalf("step %d: Get(%d, %q) = %d, %t; want %d, %t", step, g, k, got, ok, want, wantOK)
+			}
 			tt.counts.Put(g, k, v)
 			m.counts[g][k] = v
+			lastG, lastK = g, k
 		case 2:
 			k := key()
 			tt.counts.Delete(g, k)

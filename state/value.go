@@ -1,15 +1,25 @@
 package state
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // ValueTable holds one value of type T per key, split by key group.
 //
-// Get and Put cost a slice index and one map lookup and do not allocate
-// (beyond map growth when a key is first added).
+// Values live behind pointers, and the table remembers the slot of the last
+// key Get or Put touched: the usual read-modify-write (Get then Put of the
+// same key, as a running count does) costs one map lookup. Get and Put do not
+// allocate, except when a key is first added.
 type ValueTable[T any] struct {
-	core keyed[T]
+	core keyed[*T]
 	enc  encodeFunc[T]
-	dec  func(*decoder) (T, bool, error)
+	dec  func(*decoder) (*T, bool, error)
+	// the slot of the last key looked up; nil when unknown
+	last      *T
+	lastKey   string
+	lastGroup int
 }
 
 var _ Table = (*ValueTable[int])(nil)
@@ -19,32 +29,54 @@ var _ Table = (*ValueTable[int])(nil)
 func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
 	dec := decoderFor[T]()
 	return &ValueTable[T]{
-		core: newKeyed[T](name, KindValue, maxParallelism),
+		core: newKeyed[*T](name, KindValue, maxParallelism),
 		enc:  encoderFor[T](),
-		dec: func(d *decoder) (T, bool, error) {
+		dec: func(d *decoder) (*T, bool, error) {
 			v, err := dec(d.Decoder)
-			return v, true, err
+			return &v, true, err
 		},
 	}
 }
 
+// slot returns the pointer to key's value in group g, nil when unset.
+func (t *ValueTable[T]) slot(g int, key string) *T {
+	if t.last != nil && g == t.lastGroup && key == t.lastKey {
+		return t.last
+	}
+	p := t.core.groups[g][key]
+	if p != nil {
+		t.last, t.lastKey, t.lastGroup = p, key, g
+	}
+	return p
+}
+
 // Get returns the value of key in key group g and whether it is set.
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
-	v, ok := t.core.groups[g][key]
-	return v, ok
+	if p := t.slot(g, key); p != nil {
+		return *p, true
+	}
+	var zero T
+	return zero, false
 }
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
-	m := t.core.groups[g]
-	if m == nil {
-		m = t.core.group(g)
+	if p := t.slot(g, key); p != nil {
+		*p = v
+		return
 	}
-	m[key] = v
+	p := new(T) // not &v: that would move v to the heap on every call
+	*p = v
+	t.core.group(g)[key] = p
+	t.last, t.lastKey, t.lastGroup = p, key, g
 }
+
+// forget drops the remembered slot (its entry may be gone).
+func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
+	t.forget()
 	delete(t.core.groups[g], key)
 }
 
@@ -53,8 +85,8 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
 	m := t.core.groups[g]
 	return func(yield func(string, T) bool) {
-		for k, v := range m {
-			if !yield(k, v) {
+		for k, p := range m {
+			if !yield(k, *p) {
 				return
 			}
 		}
@@ -77,20 +109,31 @@ func (t *ValueTable[T]) MaxParallelism() int { return len(t.core.groups) }
 func (t *ValueTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 
 // DropGroup removes every key of key group g.
-func (t *ValueTable[T]) DropGroup(g int) { t.core.groups[g] = nil }
+func (t *ValueTable[T]) DropGroup(g int) {
+	t.forget()
+	t.core.groups[g] = nil
+}
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key
 // to value, keys sorted), or nil when the group is empty.
 func (t *ValueTable[T]) SnapshotGroup(g int) ([]byte, error) {
-	return t.core.snapshot(g, t.enc)
+	return t.core.snapshot(g, func(e *msgpack.Encoder, p *T) error { return t.enc(e, *p) })
 }
 
 // RestoreGroup replaces key group g with the entries encoded in data. On
 // error (wrapping ErrCorrupt or ErrGroupRange) the group is unchanged.
 func (t *ValueTable[T]) RestoreGroup(g int, data []byte) error {
+	t.forget()
 	return t.core.restore(g, data, t.dec)
 }
 
 func (t *ValueTable[T]) stageGroup(g int, data []byte) (func(), error) {
-	return t.core.stage(g, data, t.dec)
+	commit, err := t.core.stage(g, data, t.dec)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		t.forget()
+		commit()
+	}, nil
 }

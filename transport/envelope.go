@@ -78,7 +78,7 @@ func (e *Envelope) Msg(subject string) *nats.Msg {
 // is nil when the message has no data.
 //
 // A payload that passes is safe to hand to a msgpack decoder: see
-// checkMsgpack for why that matters.
+// CheckMsgpack for why that matters.
 func FromMsg(m *nats.Msg) (*Envelope, error) {
 	if m == nil {
 		return nil, fmt.Errorf("nil message: %w", ErrMalformed)
@@ -156,7 +156,7 @@ func (e *Envelope) validateFields() error {
 		return fmt.Errorf("header %s: a barrier needs a checkpoint id >= 1: %w", HeaderCheckpoint, ErrMalformed)
 	}
 	if len(e.Payload) > 0 {
-		if err := checkMsgpack(e.Payload); err != nil {
+		if err := CheckMsgpack(e.Payload); err != nil {
 			return fmt.Errorf("payload (%d bytes): %v: %w", len(e.Payload), err, ErrMalformed)
 		}
 	}

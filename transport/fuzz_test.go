@@ -72,7 +72,7 @@ func FuzzFromMsg(f *testing.F) {
 	})
 }
 
-// FuzzCheckMsgpack: whatever checkMsgpack accepts, the msgpack decoder can
+// FuzzCheckMsgpack: whatever CheckMsgpack accepts, the msgpack decoder can
 // skip exactly and decode generically without panicking. (Input that it
 // rejects is never given to the decoder: that is the point of the check.)
 func FuzzCheckMsgpack(f *testing.F) {
@@ -82,12 +82,12 @@ func FuzzCheckMsgpack(f *testing.F) {
 	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0xd6, 0xff, 0, 0, 0, 1}) // timestamp ext
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if checkMsgpack(b) != nil {
+		if CheckMsgpack(b) != nil {
 			return
 		}
 		r := bytes.NewReader(b)
 		if err := msgpack.NewDecoder(r).Skip(); err != nil || r.Len() != 0 {
-			t.Fatalf("checkMsgpack accepted % x, msgpack Skip: err %v, %d bytes left", b, err, r.Len())
+			t.Fatalf("CheckMsgpack accepted % x, msgpack Skip: err %v, %d bytes left", b, err, r.Len())
 		}
 		v, err := msgpack.NewDecoder(bytes.NewReader(b)).DecodeInterface()
 		if err == nil {

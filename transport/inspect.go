@@ -115,7 +115,7 @@ func DescribeMsg(m *nats.Msg, maxRecords int) map[string]any {
 // decodeRecords returns the number of records in a buffer payload and its
 // first limit records. The payload is either a msgpack array of records or
 // a map with a "records" array; the map's other fields come back as rest.
-// The payload has passed checkMsgpack (FromMsg), so every length in it is
+// The payload has passed CheckMsgpack (FromMsg), so every length in it is
 // bounded by its size.
 func decodeRecords(payload []byte, limit int) (n int, first []any, rest map[string]any, err error) {
 	if len(payload) == 0 {
@@ -172,7 +172,7 @@ func decodePlain(data []byte) (any, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
-	if err := checkMsgpack(data); err != nil {
+	if err := CheckMsgpack(data); err != nil {
 		return nil, err
 	}
 	v, err := newDecoder(data).DecodeInterface()

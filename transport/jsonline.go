@@ -62,7 +62,7 @@ func writeJSONLine(w io.Writer, d map[string]any) error {
 // jsonSafe converts a generically decoded msgpack value into one that
 // encoding/json accepts: non-finite floats become strings, maps with
 // non-string keys get fmt.Sprint keys. Recursion depth is bounded by
-// checkMsgpack's nesting limit.
+// CheckMsgpack's nesting limit.
 func jsonSafe(v any) any {
 	switch x := v.(type) {
 	case float64:

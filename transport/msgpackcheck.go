@@ -9,7 +9,7 @@ import (
 // payload.
 const maxPayloadDepth = 100
 
-// checkMsgpack reports whether b is exactly one complete msgpack value, with
+// CheckMsgpack reports whether b is exactly one complete msgpack value, with
 // no trailing bytes and nesting at most maxPayloadDepth deep. It allocates
 // nothing and does not recurse.
 //
@@ -19,11 +19,27 @@ const maxPayloadDepth = 100
 // limit), so 5 bytes such as dd ff ff ff ff make it allocate 64 GB and kill
 // the process with a fatal, unrecoverable out-of-memory error. In a payload
 // that passes, every declared length is backed by at least that many bytes.
-func checkMsgpack(b []byte) error {
+func CheckMsgpack(b []byte) error {
+	end, err := ValueEnd(b, 0)
+	if err != nil {
+		return err
+	}
+	if end != len(b) {
+		return fmt.Errorf("msgpack: %d trailing bytes after the value", len(b)-end)
+	}
+	return nil
+}
+
+// ValueEnd returns the position just past the one complete msgpack value that
+// starts at byte start of b, checking, as CheckMsgpack does, every declared
+// length against the bytes left and nesting at most maxPayloadDepth deep. It
+// allocates nothing, so a receiver can find a value's raw bytes without a
+// decoder.
+func ValueEnd(b []byte, start int) (int, error) {
 	var stack [maxPayloadDepth + 1]uint64 // values still to read per open level
 	depth := 0
 	stack[0] = 1
-	pos := 0
+	pos := start
 	for {
 		for depth >= 0 && stack[depth] == 0 {
 			depth--
@@ -33,7 +49,7 @@ func checkMsgpack(b []byte) error {
 		}
 		stack[depth]--
 		if pos >= len(b) {
-			return fmt.Errorf("msgpack truncated: value expected at byte %d of %d", pos, len(b))
+			return 0, fmt.Errorf("msgpack truncated: value expected at byte %d of %d", pos, len(b))
 		}
 		c := b[pos]
 		start := pos
@@ -53,7 +69,7 @@ func checkMsgpack(b []byte) error {
 			switch c {
 			case 0xc0, 0xc2, 0xc3: // nil, false, true
 			case 0xc1:
-				return fmt.Errorf("msgpack: invalid code 0xc1 at byte %d", start)
+				return 0, fmt.Errorf("msgpack: invalid code 0xc1 at byte %d", start)
 			case 0xc4, 0xd9: // bin8, str8
 				lenBytes, isLen = 1, true
 			case 0xc5, 0xda:
@@ -87,7 +103,7 @@ func checkMsgpack(b []byte) error {
 			}
 			if lenBytes > 0 {
 				if len(b)-pos < lenBytes {
-					return fmt.Errorf("msgpack truncated: length of code 0x%02x at byte %d", c, start)
+					return 0, fmt.Errorf("msgpack truncated: length of code 0x%02x at byte %d", c, start)
 				}
 				var n uint64
 				switch lenBytes {
@@ -112,22 +128,19 @@ func checkMsgpack(b []byte) error {
 			}
 		}
 		if skip > uint64(len(b)-pos) {
-			return fmt.Errorf("msgpack truncated: code 0x%02x at byte %d needs %d bytes, %d left", c, start, skip, len(b)-pos)
+			return 0, fmt.Errorf("msgpack truncated: code 0x%02x at byte %d needs %d bytes, %d left", c, start, skip, len(b)-pos)
 		}
 		pos += int(skip)
 		if count > 0 {
 			if count > uint64(len(b)-pos) {
-				return fmt.Errorf("msgpack truncated: container at byte %d declares %d values, only %d bytes left", start, count, len(b)-pos)
+				return 0, fmt.Errorf("msgpack truncated: container at byte %d declares %d values, only %d bytes left", start, count, len(b)-pos)
 			}
 			if depth == maxPayloadDepth {
-				return fmt.Errorf("msgpack nested deeper than %d at byte %d", maxPayloadDepth, start)
+				return 0, fmt.Errorf("msgpack nested deeper than %d at byte %d", maxPayloadDepth, start)
 			}
 			depth++
 			stack[depth] = count
 		}
 	}
-	if pos != len(b) {
-		return fmt.Errorf("msgpack: %d trailing bytes after the value", len(b)-pos)
-	}
-	return nil
+	return pos, nil
 }

@@ -28,15 +28,15 @@ func TestCheckMsgpackAcceptsEncoderOutput(t *testing.T) {
 	}
 	for _, v := range values {
 		b := mustPack(t, v)
-		if err := checkMsgpack(b); err != nil {
-			t.Errorf("checkMsgpack(% x…) for %T: %v", b[:min(len(b), 8)], v, err)
+		if err := CheckMsgpack(b); err != nil {
+			t.Errorf("CheckMsgpack(% x…) for %T: %v", b[:min(len(b), 8)], v, err)
 		}
 	}
 }
 
 func TestCheckMsgpackRejects(t *testing.T) {
 	nested := func(depth int) []byte { return append(bytes.Repeat([]byte{0x91}, depth), 0x01) }
-	if err := checkMsgpack(nested(maxPayloadDepth)); err != nil {
+	if err := CheckMsgpack(nested(maxPayloadDepth)); err != nil {
 		t.Errorf("depth %d: %v", maxPayloadDepth, err)
 	}
 	tests := []struct {
@@ -61,9 +61,9 @@ func TestCheckMsgpackRejects(t *testing.T) {
 		{"too deep", nested(maxPayloadDepth + 1), "nested deeper than 100"},
 	}
 	for _, tt := range tests {
-		err := checkMsgpack(tt.b)
+		err := CheckMsgpack(tt.b)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: checkMsgpack(% x) = %v, want error containing %q", tt.name, tt.b, err, tt.want)
+			t.Errorf("%s: CheckMsgpack(% x) = %v, want error containing %q", tt.name, tt.b, err, tt.want)
 		}
 	}
 }

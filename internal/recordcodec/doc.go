@@ -1,0 +1,25 @@
+// Package recordcodec encodes and decodes batches of user records ([]T) as
+// msgpack without per-record reflection.
+//
+// For inspects T once with reflect and compiles, per field, an encode and a
+// decode function that work on the record's memory through unsafe field
+// offsets. The bytes AppendBatch writes are the bytes msgpack.Marshal([]T)
+// (github.com/vmihailenco/msgpack/v5, default options) writes, so the wire
+// format stays readable with `nats sub` and decodable by the library.
+// DecodeBatch decodes what msgpack.Marshal writes and what other msgpack
+// writers commonly send (keys in any order, unknown keys, any integer width,
+// nil); for input it does not handle itself (array-encoded structs, values of
+// the wrong type) it validates the input and hands it to msgpack.Unmarshal,
+// so results and errors are the library's.
+//
+// Only plain shapes are compiled: T of kind bool, int*, uint* (not uintptr),
+// float32/64, string or []byte, or a struct (not a pointer) whose exported
+// fields are of those kinds or are such structs. Field names follow the
+// library: the msgpack tag's name, else the Go name; "-" and unexported
+// fields are left out. For reports ok=false, and the caller keeps using
+// msgpack.Marshal/Unmarshal, for everything else: pointers, maps, other
+// slices, arrays, interfaces, tag options (omitempty, as_array, inline...),
+// embedded fields, two fields with one name, and types that implement
+// msgpack.CustomEncoder/CustomDecoder, Marshaler/Unmarshaler or
+// encoding.Binary/TextMarshaler/Unmarshaler (time.Time among them).
+package recordcodec
