@@ -178,7 +178,56 @@ func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.Ta
 	for _, n := range nodes {
 		slots = append(slots, cluster.Slot{Node: n.Node, Free: max(n.Slots-n.Used, 0)})
 	}
-	return cluster.Place(tasks, slots, nil)
+	return cluster.PlaceGrouped(tasks, slots, nil, forwardChains(p))
+}
+
+// forwardChains groups the task instances that forward edges connect:
+// instance i of every operator of a chain gets the group "<first op>#i", so
+// placement keeps a chain's records on one node.
+func forwardChains(p *plan.Job) map[cluster.TaskRef]string {
+	root := map[*plan.Operator]*plan.Operator{}
+	var find func(op *plan.Operator) *plan.Operator
+	find = func(op *plan.Operator) *plan.Operator {
+		r, ok := root[op]
+		if !ok || r == op {
+			return op
+		}
+		r = find(r)
+		root[op] = r
+		return r
+	}
+	for _, e := range p.Edges {
+		if e.Partitioner == plan.Forward {
+			a, b := find(e.From), find(e.To)
+			if a != b {
+				if b.ID < a.ID {
+					a, b = b, a
+				}
+				root[b] = a
+			}
+		}
+	}
+	groups := map[cluster.TaskRef]string{}
+	for _, op := range p.Operators {
+		r := find(op)
+		if r == op && !chained(p, op) {
+			continue
+		}
+		for i := 0; i < op.Parallelism; i++ {
+			groups[cluster.TaskRef{Operator: op.Name, Instance: i}] = fmt.Sprintf("%s#%d", r.Name, i)
+		}
+	}
+	return groups
+}
+
+// chained reports whether op has a forward edge in or out.
+func chained(p *plan.Job, op *plan.Operator) bool {
+	for _, e := range p.Edges {
+		if e.Partitioner == plan.Forward && (e.From == op || e.To == op) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeTask answers the coordinator's placement question for one task: at

@@ -35,6 +35,15 @@ func (t TaskRef) String() string { return fmt.Sprintf("%s[%d]", t.Operator, t.In
 // ErrNotEnoughSlots and says how many are missing. Place is pure and
 // deterministic.
 func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]string, error) {
+	return PlaceGrouped(tasks, nodes, prev, nil)
+}
+
+// PlaceGrouped is Place where tasks that share a non-empty group in groups
+// go to the same node while it has room: the first of them placed by the
+// rules above, the rest after it. The runtime groups the instances that
+// forward edges connect (instance i of each operator of a chain), so their
+// records never leave the node.
+func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups map[TaskRef]string) (map[TaskRef]string, error) {
 	free := make(map[string]int, len(nodes))
 	total := 0
 	for _, n := range nodes {
@@ -90,7 +99,18 @@ func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	groupNode := make(map[string]string) // group → node of its first member placed
+	for _, t := range order {
+		if node, ok := out[t]; ok && groups[t] != "" && groupNode[groups[t]] == "" {
+			groupNode[groups[t]] = node
+		}
+	}
 	for _, t := range rest {
+		g := groups[t]
+		if node, ok := groupNode[g]; ok && g != "" && free[node] > 0 {
+			assign(t, node)
+			continue
+		}
 		best := ""
 		for _, id := range ids {
 			if free[id] > 0 && (best == "" || better(id, best, perOp[t.Operator], free)) {
@@ -98,6 +118,9 @@ func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]
 			}
 		}
 		assign(t, best) // total >= len(tasks) guarantees a node with room
+		if g != "" {
+			groupNode[g] = best
+		}
 	}
 	return out, nil
 }

@@ -169,3 +169,42 @@ func TestPlaceRespectsCapacity(t *testing.T) {
 		t.Fatalf("11 tasks on 10 slots: err = %v", err)
 	}
 }
+
+// TestPlaceGroupedKeepsChainsTogether: keycount's shape (source →hash→ count
+// →forward→ sink) over 3 nodes: count[i] and sink[i] share a node, the
+// operators' instances still spread, and a full node sends a group member
+// elsewhere rather than failing.
+func TestPlaceGroupedKeepsChainsTogether(t *testing.T) {
+	tasks := ops("source", 2, "count", 2, "sink", 2)
+	groups := map[TaskRef]string{
+		{"count", 0}: "count#0", {"sink", 0}: "count#0",
+		{"count", 1}: "count#1", {"sink", 1}: "count#1",
+	}
+	nodes := []Slot{{"n1", 8}, {"n2", 8}, {"n3", 8}}
+	got, err := PlaceGrouped(tasks, nodes, nil, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if c, s := got[TaskRef{"count", i}], got[TaskRef{"sink", i}]; c != s {
+			t.Fatalf("count[%d] on %s, sink[%d] on %s: a forward chain was split", i, c, i, s)
+		}
+	}
+	for _, op := range []string{"source", "count"} {
+		if got[TaskRef{op, 0}] == got[TaskRef{op, 1}] {
+			t.Fatalf("both %s instances on %s", op, got[TaskRef{op, 0}])
+		}
+	}
+	ungrouped, _ := Place(tasks, nodes, nil)
+	if ungrouped[TaskRef{"count", 0}] == ungrouped[TaskRef{"sink", 0}] {
+		t.Fatalf("without groups count[0] and sink[0] share %s: the test shows nothing", ungrouped[TaskRef{"count", 0}])
+	}
+	tight := []Slot{{"n1", 1}, {"n2", 5}}
+	got, err = PlaceGrouped(tasks, tight, nil, groups)
+	if err != nil {
+		t.Fatalf("a full node must not fail a grouped placement: %v", err)
+	}
+	if n := got[TaskRef{"count", 0}]; n == "n1" && got[TaskRef{"sink", 0}] == "n1" {
+		t.Fatal("two tasks on n1, which has one slot")
+	}
+}
