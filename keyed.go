@@ -119,20 +119,34 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 func (t *keyedInstance[T, K, Out]) Close() error             { return nil }
 func (t *keyedInstance[T, K, Out]) Finish(plan.Output) error { return nil }
 
-// Process runs fn on every record with its key in scope.
+// Process runs fn on every record with its key in scope. A batch from a
+// producer on this node brings each record's key group along; one decoded
+// from bytes (another node, restored channel state) is hashed here.
 func (t *keyedInstance[T, K, Out]) Process(_ int, b plan.Batch, out plan.Output) error {
 	t.em.bind(out)
-	recs := b.(plan.Records[T])
-	max := uint32(len(t.owners))
+	recs, ok := plan.RecordsOf[T](b)
+	if !ok {
+		return fmt.Errorf("operator %q: got a batch of %T, want %T records", t.name, b, *new(T))
+	}
+	var given []uint16
+	if grouped, ok := b.(plan.Grouped[T]); ok && len(grouped.Groups) == len(recs) {
+		given = grouped.Groups
+	}
+	groups := keygroups.NewDivisor(uint32(len(t.owners)))
 	cur := -1
 	return guard(t.name, b, &cur, func() error {
 		for i, rec := range recs {
 			cur = i
 			k := t.keyFn(rec)
-			g := int(keygroups.HashKey(k) % max)
-			if int(t.owners[g]) != t.ctx.instance {
-				return fmt.Errorf("operator %q instance %d got key group %d owned by instance %d: routing table mismatch",
-					t.name, t.ctx.instance, g, t.owners[g])
+			var g int
+			if given != nil {
+				g = int(given[i])
+			} else {
+				g = int(groups.Mod(keygroups.HashKey(k)))
+			}
+			if g >= len(t.owners) || int(t.owners[g]) != t.ctx.instance {
+				return fmt.Errorf("operator %q instance %d got a record of key group %d, which it does not own: routing table mismatch",
+					t.name, t.ctx.instance, g)
 			}
 			t.ctx.k = k
 			t.ctx.core.group = g

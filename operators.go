@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"fmt"
+
 	"github.com/weirstream/weir/internal/plan"
 )
 
@@ -66,7 +68,10 @@ func (t *statelessInstance[In, Out]) Finish(plan.Output) error {
 // Process runs fn on every record of the batch.
 func (t *statelessInstance[In, Out]) Process(_ int, b plan.Batch, out plan.Output) error {
 	t.em.bind(out)
-	recs := b.(plan.Records[In])
+	recs, ok := plan.RecordsOf[In](b)
+	if !ok {
+		return fmt.Errorf("operator %q: got a batch of %T, want %T records", t.name, b, *new(In))
+	}
 	cur := -1
 	return guard(t.name, b, &cur, func() error {
 		for i, r := range recs {

@@ -61,7 +61,9 @@ type Result struct {
 	Job        string
 	RecordsIn  int64
 	RecordsOut int64
-	Duration   time.Duration
+	// Duration is the time from submitting the job until it finished (every
+	// record processed and committed), not counting its actors' teardown.
+	Duration time.Duration
 	// LatencyP50 and LatencyP99 are set when the graph recorded latencies.
 	LatencyP50, LatencyP99 time.Duration
 	LatencyCount           int64
@@ -156,6 +158,9 @@ wait:
 			lastIn, lastAt = in, now
 		}
 	}
+	// The job's time ends when it has finished (every record processed and
+	// committed); tearing down its actors is not part of it.
+	took := time.Since(start)
 	// Return only once nothing of the job runs: a sink must not commit or
 	// write after Run has returned (a restore may follow at once).
 	select {
@@ -167,7 +172,7 @@ wait:
 		Job:                 p.Name,
 		RecordsIn:           job.Metrics.RecordsIn.Load(),
 		RecordsOut:          job.Metrics.RecordsOut.Load(),
-		Duration:            time.Since(start),
+		Duration:            took,
 		MaxChannelOccupancy: job.Metrics.MaxChannelOccupancy.Load(),
 	}
 	if co.Restore != nil {

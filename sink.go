@@ -60,7 +60,11 @@ func (s *sinkInstance[T]) Finish() error                 { return s.sink.Finish(
 
 // Write converts the batch to T and hands it over.
 func (s *sinkInstance[T]) Write(b plan.Batch) error {
-	if err := s.sink.Write(b.(plan.Records[T])); err != nil {
+	recs, ok := plan.RecordsOf[T](b)
+	if !ok {
+		return fmt.Errorf("sink %q: got a batch of %T, want %T records", s.name, b, *new(T))
+	}
+	if err := s.sink.Write(recs); err != nil {
 		return fmt.Errorf("sink %q: %w", s.name, err)
 	}
 	return nil

@@ -74,7 +74,8 @@ type identity struct{}
 func (identity) Open(plan.TaskInfo) error { return nil }
 func (identity) Close() error             { return nil }
 func (identity) Process(_ int, recs plan.Batch, out plan.Output) error {
-	for _, r := range recs.(plan.Records[int64]) {
+	vs, _ := plan.RecordsOf[int64](recs)
+	for _, r := range vs {
 		emit(out, r)
 	}
 	return nil
@@ -128,7 +129,7 @@ func (s *recordingSink) Write(b plan.Batch) error {
 	if s.rec.gate != nil {
 		<-s.rec.gate
 	}
-	recs, ok := b.(plan.Records[int64])
+	recs, ok := plan.RecordsOf[int64](b)
 	if !ok {
 		s.rec.problem("sink %d: unexpected batch %T", s.instance, b)
 	}

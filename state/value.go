@@ -2,6 +2,7 @@ package state
 
 import (
 	"iter"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -40,7 +41,10 @@ func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
 
 // slot returns the pointer to key's value in group g, nil when unset.
 func (t *ValueTable[T]) slot(g int, key string) *T {
-	if t.last != nil && g == t.lastGroup && key == t.lastKey {
+	// The same key is usually the same string (the record's field), so a
+	// pointer comparison decides; an equal string elsewhere in memory just
+	// takes the map lookup.
+	if t.last != nil && g == t.lastGroup && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey) {
 		return t.last
 	}
 	p := t.core.groups[g][key]

@@ -39,3 +39,30 @@ type BatchCodec interface {
 	EncodeBatch(b Batch) ([]byte, error)
 	DecodeBatch(data []byte) (Batch, error)
 }
+
+// Grouped is the batch of a KeyGroupHash edge: the records and, for each,
+// the key group its producer computed to route it, so the keyed consumer
+// need not hash the key again. Batches decoded from bytes (the wire, channel
+// state) carry no groups and are Records.
+type Grouped[T any] struct {
+	Recs   []T
+	Groups []uint16
+}
+
+// Len is the number of records.
+func (g Grouped[T]) Len() int { return len(g.Recs) }
+
+// At returns record i.
+func (g Grouped[T]) At(i int) any { return g.Recs[i] }
+
+// RecordsOf returns the records of a batch of T, with or without groups;
+// ok is false for a batch of another type.
+func RecordsOf[T any](b Batch) (recs []T, ok bool) {
+	switch b := b.(type) {
+	case Records[T]:
+		return b, true
+	case Grouped[T]:
+		return b.Recs, true
+	}
+	return nil, false
+}

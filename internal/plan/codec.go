@@ -15,9 +15,10 @@ import (
 // library.
 type MsgpackCodec[T any] struct{}
 
-// EncodeBatch encodes a batch that holds Records[T].
+// EncodeBatch encodes a batch of T (Records or Grouped; the key groups are
+// not encoded).
 func (MsgpackCodec[T]) EncodeBatch(b Batch) ([]byte, error) {
-	recs, ok := b.(Records[T])
+	recs, ok := RecordsOf[T](b)
 	if !ok {
 		return nil, fmt.Errorf("encode batch: got %T, want batch of %T", b, *new(T))
 	}

@@ -30,9 +30,10 @@ type Writer[T any] struct {
 	rnd      uint64 // shuffle state
 	hash     func(T) uint32
 	owners   []int32
-	groups   uint32
+	groups   keygroups.Divisor
 	size     int
 	cur      [][]T
+	curGroup [][]uint16 // KeyGroupHash: the key group of each record in cur
 	seal     func(int, Batch)
 	pool     *Pool[T]
 }
@@ -63,12 +64,18 @@ func NewWriter[T any](cfg WriterConfig, hash func(T) uint32, pool *Pool[T]) (*Wr
 		if err != nil {
 			return nil, fmt.Errorf("edge %s→%s: %w", e.From.Name, e.To.Name, err)
 		}
-		w.hash, w.owners, w.groups = hash, table.Owners, uint32(cfg.MaxParallelism)
+		w.hash, w.owners, w.groups = hash, table.Owners, keygroups.NewDivisor(uint32(cfg.MaxParallelism))
 	default:
 		return nil, fmt.Errorf("edge %s→%s: unknown partitioner %v", e.From.Name, e.To.Name, e.Partitioner)
 	}
 	for c := range w.cur {
 		w.cur[c] = w.pool.get(w.size)
+	}
+	if w.hash != nil {
+		w.curGroup = make([][]uint16, cfg.Channels)
+		for c := range w.curGroup {
+			w.curGroup[c] = w.pool.getGroups(w.size)
+		}
 	}
 	return w, nil
 }
@@ -78,7 +85,7 @@ func NewWriter[T any](cfg WriterConfig, hash func(T) uint32, pool *Pool[T]) (*Wr
 func (w *Writer[T]) Route(v T) int {
 	switch w.part {
 	case KeyGroupHash:
-		return int(w.owners[w.hash(v)%w.groups])
+		return int(w.owners[w.groups.Mod(w.hash(v))])
 	case Forward:
 		return w.instance
 	case Rebalance:
@@ -102,6 +109,13 @@ func (w *Writer[T]) Route(v T) int {
 // Write routes one record and appends it to its channel's batch (to every
 // channel's, for broadcast), sealing batches that become full.
 func (w *Writer[T]) Write(v T) {
+	if w.hash != nil {
+		g := w.groups.Mod(w.hash(v))
+		c := int(w.owners[g])
+		w.curGroup[c] = append(w.curGroup[c], uint16(g))
+		w.add(c, v)
+		return
+	}
 	c := w.Route(v)
 	if c >= 0 {
 		w.add(c, v)
@@ -119,7 +133,18 @@ func (w *Writer[T]) add(c int, v T) {
 		return
 	}
 	w.cur[c] = w.pool.get(w.size)
-	w.seal(c, Records[T](b))
+	w.seal(c, w.batch(c, b))
+}
+
+// batch makes the batch of channel c from its records, taking their key
+// groups along on a hash edge.
+func (w *Writer[T]) batch(c int, recs []T) Batch {
+	if w.hash == nil {
+		return Records[T](recs)
+	}
+	groups := w.curGroup[c]
+	w.curGroup[c] = w.pool.getGroups(w.size)
+	return Grouped[T]{Recs: recs, Groups: groups}
 }
 
 // Take removes and returns channel c's partially filled batch; nil when empty.
@@ -129,5 +154,5 @@ func (w *Writer[T]) Take(c int) Batch {
 		return nil
 	}
 	w.cur[c] = w.pool.get(w.size)
-	return Records[T](b)
+	return w.batch(c, b)
 }

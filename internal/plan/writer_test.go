@@ -290,3 +290,49 @@ func TestWriterRefillsRecycledBatches(t *testing.T) {
 		t.Fatalf("nil pool gave a batch of cap %d, want 3", cap(b))
 	}
 }
+
+// TestWriterHashBatchesCarryKeyGroups: on a hash edge every sealed or taken
+// batch is Grouped, each record sits in its key group owner's batch, and its
+// group is the key's key group; recycling returns both slices to the pool.
+func TestWriterHashBatchesCarryKeyGroups(t *testing.T) {
+	const max, n = 128, 3
+	pool := NewPool[any]()
+	var batches []Batch
+	var channels []int
+	w, err := NewWriter(WriterConfig{Edge: testEdge(KeyGroupHash, 1, n), Channels: n, MaxParallelism: max, BatchSize: 8,
+		Seal: func(c int, b Batch) { batches, channels = append(batches, b), append(channels, c) }},
+		func(rec any) uint32 { return keygroups.HashKey(rec.(string)) }, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 100; k++ {
+		w.Write(fmt.Sprintf("key-%d", k))
+	}
+	for c := range n {
+		if b := w.Take(c); b != nil {
+			batches, channels = append(batches, b), append(channels, c)
+		}
+	}
+	table, _ := keygroups.Contiguous(max, n)
+	seen := 0
+	for i, b := range batches {
+		g, ok := b.(Grouped[any])
+		if !ok || len(g.Groups) != len(g.Recs) {
+			t.Fatalf("batch %d is %T with %d groups, want Grouped with one group per record", i, b, len(g.Groups))
+		}
+		for j, rec := range g.Recs {
+			want := keygroups.KeyGroup(rec.(string), max)
+			if int(g.Groups[j]) != want || table.Owner(want) != channels[i] {
+				t.Fatalf("%v: group %d on channel %d, want group %d owned by %d", rec, g.Groups[j], channels[i], want, table.Owner(want))
+			}
+			seen++
+		}
+		pool.Recycle(b)
+	}
+	if seen != 100 {
+		t.Fatalf("%d records in the batches, want 100", seen)
+	}
+	if len(pool.free) == 0 || len(pool.groups) == 0 {
+		t.Fatalf("recycling Grouped batches left %d record and %d group slices in the pool", len(pool.free), len(pool.groups))
+	}
+}
