@@ -19,30 +19,39 @@ func NewPool[T any]() *Pool[T] {
 
 // getGroups returns an empty key-group slice with room for size records.
 func (p *Pool[T]) getGroups(size int) []uint16 {
-	if p != nil {
-		select {
-		case g := <-p.groups:
-			if cap(g) >= size {
-				return g[:0]
-			}
-		default:
-		}
+	if p == nil {
+		return make([]uint16, 0, size)
 	}
-	return make([]uint16, 0, size)
+	return take(p.groups, size)
 }
 
 // get returns an empty batch with room for size records.
 func (p *Pool[T]) get(size int) []T {
-	if p != nil {
-		select {
-		case b := <-p.free:
-			if cap(b) >= size {
-				return b[:0]
-			}
-		default:
-		}
+	if p == nil {
+		return make([]T, 0, size)
 	}
-	return make([]T, 0, size)
+	return take(p.free, size)
+}
+
+// take returns an empty slice with room for size elements: a free one from
+// the channel when there is one big enough, else a new one.
+func take[E any](free chan []E, size int) []E {
+	select {
+	case s := <-free:
+		if cap(s) >= size {
+			return s[:0]
+		}
+	default:
+	}
+	return make([]E, 0, size)
+}
+
+// put hands an emptied slice back to the channel unless it is full.
+func put[E any](free chan []E, s []E) {
+	select {
+	case free <- s[:0]:
+	default:
+	}
 }
 
 // Recycle takes back a batch of T (Records or Grouped) that nothing
@@ -53,17 +62,10 @@ func (p *Pool[T]) Recycle(b Batch) {
 		return
 	}
 	if g, ok := b.(Grouped[T]); ok && cap(g.Groups) > 0 {
-		select {
-		case p.groups <- g.Groups[:0]:
-		default:
-		}
+		put(p.groups, g.Groups)
 	}
 	recs, ok := RecordsOf[T](b)
-	if !ok || cap(recs) == 0 {
-		return
-	}
-	select {
-	case p.free <- recs[:0]:
-	default:
+	if ok && cap(recs) > 0 {
+		put(p.free, recs)
 	}
 }
