@@ -11,7 +11,7 @@ type Stream[T any] struct {
 
 func newStream[T any](g *Graph, op *plan.Operator) Stream[T] {
 	pool := plan.NewPool[T]()
-	return Stream[T]{g: g, pool: pool, up: upstream{from: op, codec: plan.MsgpackCodec[T]{}, recycle: pool.Recycle,
+	return Stream[T]{g: g, pool: pool, up: upstream{from: op, codec: plan.MsgpackCodec[T]{Pool: pool}, recycle: pool.Recycle,
 		newWriter: func(cfg plan.WriterConfig) (plan.EdgeWriter, error) { return plan.NewWriter(cfg, nil, pool) }}}
 }
 

@@ -77,7 +77,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
 		}
 	}
@@ -231,7 +231,7 @@ func (a *jobActor) pruneParts(ids []uint64) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node to drop old checkpoints")
 		}
 	}

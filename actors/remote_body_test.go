@@ -21,7 +21,7 @@ func TestUnmarshalDataMatchesLibrary(t *testing.T) {
 			for i := range recs {
 				recs[i] = int64(i) * -7
 			}
-			raw, err := codec.EncodeBatch(recs)
+			raw, err := codec.AppendBatch(nil, recs)
 			if err != nil {
 				t.Fatal(err)
 			}

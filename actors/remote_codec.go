@@ -116,12 +116,13 @@ type linkFailedMsg struct {
 	reason string
 }
 
-// encodeRecords encodes a buffer's records with the codec of edge.
-func encodeRecords(j *Job, edge int, recs plan.Batch) (msgpack.RawMessage, error) {
+// encodeRecords appends a buffer's records, encoded with the codec of edge,
+// to dst.
+func encodeRecords(j *Job, edge int, dst []byte, recs plan.Batch) (msgpack.RawMessage, error) {
 	if edge < 0 || edge >= len(j.Plan.Edges) {
 		return nil, fmt.Errorf("job %q has no edge %d", j.Plan.Name, edge)
 	}
-	return j.Plan.Edges[edge].Codec.EncodeBatch(recs)
+	return j.Plan.Edges[edge].Codec.AppendBatch(dst, recs)
 }
 
 // decodeRecords decodes a buffer's records with the codec of edge.
@@ -135,13 +136,22 @@ func decodeRecords(j *Job, edge int, data []byte) (plan.Batch, error) {
 // errNotRemote marks a message that never crosses nodes.
 var errNotRemote = errors.New("message does not cross nodes")
 
-// encode turns a message for target into an envelope type and a body.
-func (r *Remote) encode(j *Job, target WireRef, m any) (string, *wireBody, error) {
+// encode turns a message for target into an envelope type and a body. A
+// data message's records are encoded into buf's scratch space when buf is
+// not nil (the body is then valid until buf's next use).
+func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *wireBody, error) {
 	switch m := m.(type) {
 	case *dataMsg:
-		recs, err := encodeRecords(j, target.Edge, m.buf.Records)
+		var dst []byte
+		if buf != nil {
+			dst = buf.records[:0]
+		}
+		recs, err := encodeRecords(j, target.Edge, dst, m.buf.Records)
 		if err != nil {
 			return "", nil, err
+		}
+		if buf != nil {
+			buf.records = recs
 		}
 		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, Records: recs}, nil
 	case *eosMsg:
@@ -149,7 +159,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any) (string, *wireBody, error
 	case *barrierMsg:
 		b := &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned}
 		for _, p := range m.pending {
-			recs, err := encodeRecords(j, target.Edge, p.Records)
+			recs, err := encodeRecords(j, target.Edge, nil, p.Records)
 			if err != nil {
 				return "", nil, err
 			}

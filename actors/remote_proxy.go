@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/transport"
 )
@@ -28,6 +27,7 @@ type proxy struct {
 	from   string
 	spawn  *spawnTaskMsg
 	quiet  bool // stopping without telling the target (it is gone or the job is over)
+	buf    *sendBuf
 }
 
 // stopRemoteMsg asks a task stand-in to stop its task and end once it has.
@@ -102,18 +102,23 @@ func (p *proxy) fragment() WireRef {
 // send publishes m for to. A message that cannot be sent is logged; the
 // receiver's sequence check turns the gap into a failure and a recovery.
 func (p *proxy) send(to WireRef, m any) {
-	if err := p.r.send(p.job, p.from, p.gen, to, m); err != nil {
+	if p.buf == nil {
+		p.buf = newSendBuf()
+	}
+	if err := p.r.send(p.job, p.from, p.gen, to, m, p.buf); err != nil {
 		p.r.log.Error().Err(err).Str("job", p.job).Str("to", to.Node+"/"+to.ID).Msg("send to remote actor")
 	}
 }
 
-// send encodes m for the actor to and publishes it on its subject.
-func (r *Remote) send(job, from string, gen int, to WireRef, m any) error {
+// send encodes m for the actor to and publishes it on its subject. A sender
+// that sends often passes its own buf, reused for every message; nil
+// allocates.
+func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf) error {
 	j, ok := r.job(job)
 	if !ok {
 		return fmt.Errorf("job %q has no part on node %s", job, r.node)
 	}
-	typ, body, err := r.encode(j, to, m)
+	typ, body, err := r.encode(j, to, m, buf)
 	if errors.Is(err, errNotRemote) {
 		r.log.Debug().Str("message", fmt.Sprintf("%T", m)).Msg("local-only message for a remote actor: dropped")
 		return nil
@@ -121,7 +126,7 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any) error {
 	if err != nil {
 		return fmt.Errorf("encode %T: %w", m, err)
 	}
-	payload, err := msgpack.Marshal(body)
+	payload, err := buf.marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", body.K, err)
 	}

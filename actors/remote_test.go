@@ -174,7 +174,7 @@ func TestWireRoundTrip(t *testing.T) {
 		&endFragmentMsg{reason: "finished"}, &pruneMsg{ids: []uint64{3, 4}},
 	}
 	for _, m := range msgs {
-		typ, body, err := r.encode(j, ch, m)
+		typ, body, err := r.encode(j, ch, m, nil)
 		if err != nil {
 			t.Fatalf("encode %T: %v", m, err)
 		}
@@ -194,7 +194,7 @@ func TestWireRoundTrip(t *testing.T) {
 			t.Fatalf("%T: round trip gave %#v, want %#v", m, got, m)
 		}
 	}
-	if _, _, err := r.encode(j, ch, &pumpMsg{}); err == nil {
+	if _, _, err := r.encode(j, ch, &pumpMsg{}, nil); err == nil {
 		t.Fatal("a local-only message was encoded")
 	}
 	if _, err := r.decode(j, ch, &wireBody{K: "launch"}); err == nil {

@@ -38,7 +38,7 @@ func Encode(codec plan.BatchCodec, batches []Batch) ([]byte, int, error) {
 	wire := make([]wireBatch, len(batches))
 	records := 0
 	for i, b := range batches {
-		data, err := codec.EncodeBatch(b.Records)
+		data, err := codec.AppendBatch(nil, b.Records)
 		if err != nil {
 			return nil, 0, fmt.Errorf("encode captured buffer seq %d: %w", b.Seq, err)
 		}

@@ -224,7 +224,7 @@ func TestPublishErrors(t *testing.T) {
 	if err := p.Publish(subj, bad); !errors.Is(err, ErrUnknownType) || !strings.Contains(err.Error(), subj) {
 		t.Errorf("unknown type: %v", err)
 	}
-	bad = &Envelope{Type: TypeBuffer, Job: "j", From: "a", To: "b", Payload: []byte{0x92}}
+	bad = &Envelope{Type: TypeControl, Job: "j", From: "a", To: "b", Payload: []byte{0x92}}
 	if err := p.Publish(subj, bad); !errors.Is(err, ErrMalformed) || bad.Seq != 0 {
 		t.Errorf("truncated payload: %v, seq %d", err, bad.Seq)
 	}

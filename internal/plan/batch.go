@@ -36,7 +36,9 @@ type EdgeWriter interface {
 
 // BatchCodec turns batches of one record type into bytes and back.
 type BatchCodec interface {
-	EncodeBatch(b Batch) ([]byte, error)
+	// AppendBatch appends the encoding of b to dst (a sender reuses dst).
+	AppendBatch(dst []byte, b Batch) ([]byte, error)
+	// DecodeBatch decodes a batch; it does not keep data.
 	DecodeBatch(data []byte) (Batch, error)
 }
 

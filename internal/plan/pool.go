@@ -33,6 +33,19 @@ func (p *Pool[T]) get(size int) []T {
 	return take(p.free, size)
 }
 
+// spare returns a recycled batch of any capacity, or nil when there is none.
+func (p *Pool[T]) spare() []T {
+	if p == nil {
+		return nil
+	}
+	select {
+	case s := <-p.free:
+		return s[:0]
+	default:
+		return nil
+	}
+}
+
 // take returns an empty slice with room for size elements: a free one from
 // the channel when there is one big enough, else a new one.
 func take[E any](free chan []E, size int) []E {

@@ -125,6 +125,13 @@ func (c *Codec[T]) AppendBatch(dst []byte, recs []T) ([]byte, error) {
 // even where the library, recursing, would accept it. Decoded strings and
 // byte slices never alias data, so the caller may reuse it.
 func (c *Codec[T]) DecodeBatch(data []byte) ([]T, error) {
+	return c.DecodeBatchInto(nil, data)
+}
+
+// DecodeBatchInto is DecodeBatch that fills dst's backing array, cleared
+// first, when it has room for the batch (a recycled batch), instead of
+// allocating one. The result is what DecodeBatch returns.
+func (c *Codec[T]) DecodeBatchInto(dst []T, data []byte) ([]T, error) {
 	var (
 		out []T
 		err error
@@ -132,7 +139,7 @@ func (c *Codec[T]) DecodeBatch(data []byte) ([]T, error) {
 	if c.bytesBatch {
 		out, err = c.decodeBytesBatch(data)
 	} else {
-		out, err = c.decodeArray(data)
+		out, err = c.decodeArray(dst, data)
 	}
 	if err == errSlow {
 		return decodeWithLibrary[T](data)
@@ -141,7 +148,7 @@ func (c *Codec[T]) DecodeBatch(data []byte) ([]T, error) {
 }
 
 // decodeArray decodes the usual form of a batch: an array of records.
-func (c *Codec[T]) decodeArray(data []byte) ([]T, error) {
+func (c *Codec[T]) decodeArray(dst []T, data []byte) ([]T, error) {
 	d := decoder{data: data}
 	n, err := d.readArrayLen()
 	if err != nil {
@@ -157,7 +164,13 @@ func (c *Codec[T]) decodeArray(data []byte) ([]T, error) {
 	if n > len(data)-d.pos {
 		return nil, fmt.Errorf("decode batch: %d records announced in %d bytes: %w", n, len(data)-d.pos, errTruncated)
 	}
-	out := make([]T, n)
+	var out []T
+	if n > 0 && cap(dst) >= n {
+		out = dst[:n]
+		clear(out) // absent fields decode as zero
+	} else {
+		out = make([]T, n)
+	}
 	if s := c.strct; s != nil {
 		for i := range out {
 			if err := s.decode(&d, unsafe.Pointer(&out[i])); err != nil {

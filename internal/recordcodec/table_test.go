@@ -89,7 +89,7 @@ func fastPath[T any](c *Codec[T], data []byte) ([]T, error) {
 	if c.bytesBatch {
 		return c.decodeBytesBatch(data)
 	}
-	return c.decodeArray(data)
+	return c.decodeArray(nil, data)
 }
 
 // TestEventVariants decodes hand-made variants of event batches: what
