@@ -112,23 +112,29 @@ func follow(ctx context.Context, nc *nats.Conn, job string, events <-chan *nats.
 					job, ev.Coordinator, ev.Checkpoints, ev.Latest, ev.Restarts, ev.ElapsedS)
 				continue
 			}
-			return ended(job, ev.State, ev.Error, stdout)
+			return ended(job, ev.State, ev.Error, ev.ElapsedS, stdout)
 		case <-poll.C:
 			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			rec, _, err := jobs.Get(qctx, job)
 			cancel()
 			if err == nil && rec.State != cluster.JobRunning {
-				return ended(job, rec.State, rec.Error, stdout)
+				return ended(job, rec.State, rec.Error, 0, stdout)
 			}
 		}
 	}
 }
 
-// ended reports a job's end: nil when it finished, an error otherwise.
-func ended(job, state, reason string, stdout io.Writer) error {
+// ended reports a job's end: nil when it finished, an error otherwise. A
+// finished job's run time (from its coordinator taking it to its end, as
+// the coordinator measured it) is printed when known (elapsedS > 0).
+func ended(job, state, reason string, elapsedS float64, stdout io.Writer) error {
 	switch state {
 	case cluster.JobFinished:
-		fmt.Fprintf(stdout, "job %s finished\n", job)
+		if elapsedS > 0 {
+			fmt.Fprintf(stdout, "job %s finished in %.3f s\n", job, elapsedS)
+		} else {
+			fmt.Fprintf(stdout, "job %s finished\n", job)
+		}
 		return nil
 	case cluster.JobCancelled:
 		return fmt.Errorf("job %s was cancelled", job)
