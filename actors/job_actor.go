@@ -179,7 +179,7 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 		}
 	} else {
 		props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i, gen, m) },
-			actor.WithMailbox(mailbox.New()),
+			actor.WithMailbox(mailbox.New()), actor.WithDispatcher(a.job.node.dispatcher),
 			actor.WithSupervisor(escalateStrategy{}))
 		if pid, err = ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i)); err != nil {
 			return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)

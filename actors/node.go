@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,8 @@ type Node struct {
 	log    zerolog.Logger
 	remote *Remote // nil outside a cluster
 	tasks  atomic.Int64
+	// dispatcher runs the mailboxes of tasks and channels
+	dispatcher *workerDispatcher
 }
 
 // Tasks is the number of task instances running on this node (its used slots).
@@ -45,7 +48,7 @@ func NewNode(log zerolog.Logger) *Node {
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)))
 	}))
-	n := &Node{system: sys, log: log}
+	n := &Node{system: sys, log: log, dispatcher: newWorkerDispatcher(8 * runtime.GOMAXPROCS(0))}
 	na := &nodeActor{log: log, jobs: map[string]*Job{}}
 	props := actor.PropsFromProducer(func() actor.Actor { return na },
 		actor.WithMailbox(mailbox.New()),
@@ -89,6 +92,7 @@ func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
 // Shutdown stops the actor system. It is safe to call more than once.
 func (n *Node) Shutdown() {
 	n.system.Shutdown()
+	n.dispatcher.stop()
 }
 
 // spawnJobMsg asks the node actor to start a job's actor: its coordinator,

@@ -160,7 +160,7 @@ func (t *task) onStarted(ctx actor.Context) {
 			input := len(pids)
 			name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
 			props := actor.PropsFromProducer(func() actor.Actor { return newChannel(t.job, name, ctx.Self(), input) },
-				actor.WithMailbox(mailbox.New()))
+				actor.WithMailbox(mailbox.New()), actor.WithDispatcher(t.job.node.dispatcher))
 			pid, err := ctx.SpawnNamed(props, fmt.Sprintf("in-%s-%d", edge.From.Name, j))
 			if err != nil {
 				t.fail(fmt.Errorf("spawn input channel %s: %w", name, err))
