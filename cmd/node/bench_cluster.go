@@ -61,7 +61,7 @@ var finishedIn = regexp.MustCompile(`finished in ([0-9.]+) s`)
 
 // runClusterBench is `node bench cluster`.
 func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg := clusterBenchConfig{Records: 5_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
+	cfg := clusterBenchConfig{Records: 20_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
 	fs := flag.NewFlagSet("node bench cluster", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of the throughput runs")
