@@ -152,6 +152,13 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 		}
 		if buf != nil {
 			buf.records = recs
+			// Encoding a data message is the batch's last use on this node:
+			// its producer's outbox has let go of it, and a barrier that
+			// carried it as pending data was encoded before it. The
+			// producer may fill it again.
+			if recycle := j.Plan.Edges[target.Edge].Recycle; recycle != nil {
+				recycle(m.buf.Records)
+			}
 		}
 		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, Records: recs}, nil
 	case *eosMsg:
