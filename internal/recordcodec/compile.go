@@ -30,7 +30,7 @@ func compile(t reflect.Type) (valueCodec, error) {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return valueCodec{enc: encodeBool, dec: decodeBool, minSize: 1}, nil
+		return valueCodec{enc: encodeBool, dec: decodeAs((*decoder).readBool), minSize: 1}, nil
 	case reflect.Int:
 		return valueCodec{enc: encodeInt, dec: decodeInt[int], minSize: 1}, nil
 	case reflect.Int8:
@@ -52,15 +52,15 @@ func compile(t reflect.Type) (valueCodec, error) {
 	case reflect.Uint64:
 		return valueCodec{enc: encodeUint64, dec: decodeInt[uint64], minSize: 9}, nil
 	case reflect.Float32:
-		return valueCodec{enc: encodeFloat32, dec: decodeFloat32, minSize: 5}, nil
+		return valueCodec{enc: encodeFloat32, dec: decodeAs((*decoder).readFloat32), minSize: 5}, nil
 	case reflect.Float64:
-		return valueCodec{enc: encodeFloat64, dec: decodeFloat64, minSize: 9}, nil
+		return valueCodec{enc: encodeFloat64, dec: decodeAs((*decoder).readFloat64), minSize: 9}, nil
 	case reflect.String:
-		return valueCodec{enc: encodeString, dec: decodeString, minSize: 1}, nil
+		return valueCodec{enc: encodeString, dec: decodeAs((*decoder).readString), minSize: 1}, nil
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			// The library encodes any slice of a byte kind as bin.
-			return valueCodec{enc: encodeBytes, dec: decodeBytes, minSize: 1}, nil
+			return valueCodec{enc: encodeBytes, dec: decodeAs((*decoder).readBytes), minSize: 1}, nil
 		}
 	case reflect.Struct:
 		s, err := compileStruct(t)
@@ -144,13 +144,16 @@ func encodeBytes(b []byte, p unsafe.Pointer) ([]byte, error) {
 // for that kind accepts (any integer width, nil as the zero value, ...) and
 // returns errSlow for the rest, whose error the library then gives.
 
-func decodeBool(d *decoder, p unsafe.Pointer) error {
-	v, err := d.readBool()
-	if err != nil {
-		return err
+// decodeAs makes the decoder of a kind from the reader of its values.
+func decodeAs[V any](read func(*decoder) (V, error)) func(*decoder, unsafe.Pointer) error {
+	return func(d *decoder, p unsafe.Pointer) error {
+		v, err := read(d)
+		if err != nil {
+			return err
+		}
+		*(*V)(p) = v
+		return nil
 	}
-	*(*bool)(p) = v
-	return nil
 }
 
 // decodeInt decodes any integer kind: the library reads every integer as an
@@ -161,41 +164,5 @@ func decodeInt[I ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uin
 		return err
 	}
 	*(*I)(p) = I(n)
-	return nil
-}
-
-func decodeFloat32(d *decoder, p unsafe.Pointer) error {
-	v, err := d.readFloat32()
-	if err != nil {
-		return err
-	}
-	*(*float32)(p) = v
-	return nil
-}
-
-func decodeFloat64(d *decoder, p unsafe.Pointer) error {
-	v, err := d.readFloat64()
-	if err != nil {
-		return err
-	}
-	*(*float64)(p) = v
-	return nil
-}
-
-func decodeString(d *decoder, p unsafe.Pointer) error {
-	v, err := d.readString()
-	if err != nil {
-		return err
-	}
-	*(*string)(p) = v
-	return nil
-}
-
-func decodeBytes(d *decoder, p unsafe.Pointer) error {
-	v, err := d.readBytes()
-	if err != nil {
-		return err
-	}
-	*(*[]byte)(p) = v
 	return nil
 }
