@@ -85,7 +85,7 @@ func NewWriter[T any](cfg WriterConfig, hash func(T) uint32, pool *Pool[T]) (*Wr
 func (w *Writer[T]) Route(v T) int {
 	switch w.part {
 	case KeyGroupHash:
-		return int(w.owners[w.groups.Mod(w.hash(v))])
+		return int(w.owners[w.keyGroup(v)])
 	case Forward:
 		return w.instance
 	case Rebalance:
@@ -106,11 +106,15 @@ func (w *Writer[T]) Route(v T) int {
 	return -1
 }
 
+// keyGroup is the key group of a record on a KeyGroupHash edge.
+func (w *Writer[T]) keyGroup(v T) uint32 { return w.groups.Mod(w.hash(v)) }
+
 // Write routes one record and appends it to its channel's batch (to every
-// channel's, for broadcast), sealing batches that become full.
+// channel's, for broadcast), sealing batches that become full. On a hash
+// edge the record's key group goes along.
 func (w *Writer[T]) Write(v T) {
 	if w.hash != nil {
-		g := w.groups.Mod(w.hash(v))
+		g := w.keyGroup(v)
 		c := int(w.owners[g])
 		w.curGroup[c] = append(w.curGroup[c], uint16(g))
 		w.add(c, v)
