@@ -34,7 +34,7 @@ func panicky(out, stateDir string, n int64, failAt int64, armed *atomic.Bool) *w
 	sleeper := []*weir.Sleeper{weir.NewSleeper(50 * time.Microsecond), weir.NewSleeper(50 * time.Microsecond)}
 	res := weir.Process(weir.KeyBy(checked, func(e keycount.Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e keycount.Event, o *weir.Emitter[keycount.Count]) error {
-			sleeper[ctx.Task().Instance].Tick()
+			sleeper[ctx.Instance()].Tick()
 			c := counts.Get(ctx) + 1
 			counts.Set(ctx, c)
 			o.Emit(keycount.Count{Key: e.Key, Count: c})

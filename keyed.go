@@ -83,6 +83,10 @@ func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string,
 	return newStream[Out](s.g, op)
 }
 
+// Instance is the index of the running instance (Task().Instance without
+// copying the task's info), for per-instance resources such as a Sleeper.
+func (c *KeyedContext[K]) Instance() int { return c.instance }
+
 // keyedInstance runs a keyed process function over its key groups' state.
 type keyedInstance[T any, K keygroups.Key, Out any] struct {
 	name    string

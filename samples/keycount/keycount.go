@@ -70,7 +70,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 	}
 	out := weir.Process(weir.KeyBy(events, func(e Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e Event, out *weir.Emitter[Count]) error {
-			sleepers[ctx.Task().Instance].Tick()
+			sleepers[ctx.Instance()].Tick()
 			c := counts.Get(ctx) + 1
 			counts.Set(ctx, c)
 			out.Emit(Count{Key: e.Key, Count: c})
