@@ -7,7 +7,8 @@ import (
 )
 
 // Buffer is a batch of records on one channel. Seq numbers start at 1 and have no
-// gaps on a channel. A buffer is immutable once sent.
+// gaps on a channel. Its records are not changed once it is sent; only its
+// consumer marks it captured.
 type Buffer struct {
 	Seq     uint64
 	Records plan.Batch
