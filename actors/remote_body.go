@@ -1,11 +1,9 @@
 package actors
 
 import (
-	"encoding/binary"
-
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/weirstream/weir/transport"
+	"github.com/weirstream/weir/internal/recordcodec"
 )
 
 // unmarshalBody decodes a message body from the wire. Data messages, the
@@ -33,101 +31,38 @@ func unmarshalBody(payload []byte) (*wireBody, error) {
 // writes them, they run to the end of the checked payload and are not walked
 // here (the batch codec walks them as it decodes).
 func unmarshalData(p []byte) (b *wireBody, ok bool) {
-	n, pos, ok := mapLen(p, 0)
-	if !ok || n != 3 {
+	r := recordcodec.NewReader(p)
+	n, err := r.MapLen()
+	if err != nil || n != 3 {
 		return nil, false
 	}
 	b = &wireBody{}
 	for i := range n {
-		var key string
-		if key, pos, ok = shortString(p, pos); !ok {
+		key, err := r.String()
+		if err != nil {
 			return nil, false
 		}
 		switch key {
 		case "k":
-			if b.K, pos, ok = shortString(p, pos); !ok || b.K != kData {
+			if b.K, err = r.String(); err != nil || b.K != kData {
 				return nil, false
 			}
 		case "seq":
-			if b.Seq, pos, ok = unsigned(p, pos); !ok {
-				return nil, false
-			}
-		case "records":
-			if i == n-1 {
-				b.Records, pos = msgpack.RawMessage(p[pos:]), len(p)
-				continue
-			}
-			end, err := transport.ValueEnd(p, pos)
+			seq, err := r.Int()
 			if err != nil {
 				return nil, false
 			}
-			b.Records, pos = msgpack.RawMessage(p[pos:end]), end
+			b.Seq = uint64(seq)
+		case "records":
+			if i == n-1 {
+				b.Records = msgpack.RawMessage(p[r.Pos():])
+				return b, b.K == kData
+			}
+			// Records before another key: the rare form that needs a walk.
+			return nil, false
 		default:
 			return nil, false
 		}
 	}
-	return b, pos == len(p) && b.K == kData && b.Records != nil
-}
-
-// mapLen reads a map header at pos.
-func mapLen(p []byte, pos int) (n, next int, ok bool) {
-	if pos >= len(p) {
-		return 0, 0, false
-	}
-	switch c := p[pos]; {
-	case c >= 0x80 && c <= 0x8f:
-		return int(c & 0x0f), pos + 1, true
-	case c == 0xde && pos+3 <= len(p):
-		return int(binary.BigEndian.Uint16(p[pos+1:])), pos + 3, true
-	}
-	return 0, 0, false
-}
-
-// shortString reads a fixstr or str8 at pos.
-func shortString(p []byte, pos int) (s string, next int, ok bool) {
-	if pos >= len(p) {
-		return "", 0, false
-	}
-	c, l := p[pos], 0
-	switch {
-	case c >= 0xa0 && c <= 0xbf:
-		l, pos = int(c&0x1f), pos+1
-	case c == 0xd9 && pos+2 <= len(p):
-		l, pos = int(p[pos+1]), pos+2
-	default:
-		return "", 0, false
-	}
-	if pos+l > len(p) {
-		return "", 0, false
-	}
-	return string(p[pos : pos+l]), pos + l, true
-}
-
-// unsigned reads a non-negative integer in any msgpack form at pos.
-func unsigned(p []byte, pos int) (v uint64, next int, ok bool) {
-	if pos >= len(p) {
-		return 0, 0, false
-	}
-	c := p[pos]
-	if c <= 0x7f {
-		return uint64(c), pos + 1, true
-	}
-	size := 0
-	switch c {
-	case 0xcc:
-		size = 1
-	case 0xcd:
-		size = 2
-	case 0xce:
-		size = 4
-	case 0xcf:
-		size = 8
-	}
-	if size == 0 || pos+1+size > len(p) {
-		return 0, 0, false
-	}
-	for _, x := range p[pos+1 : pos+1+size] {
-		v = v<<8 | uint64(x)
-	}
-	return v, pos + 1 + size, true
+	return nil, false
 }

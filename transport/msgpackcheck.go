@@ -20,7 +20,7 @@ const maxPayloadDepth = 100
 // the process with a fatal, unrecoverable out-of-memory error. In a payload
 // that passes, every declared length is backed by at least that many bytes.
 func CheckMsgpack(b []byte) error {
-	end, err := ValueEnd(b, 0)
+	end, err := valueEnd(b, 0)
 	if err != nil {
 		return err
 	}
@@ -30,12 +30,11 @@ func CheckMsgpack(b []byte) error {
 	return nil
 }
 
-// ValueEnd returns the position just past the one complete msgpack value that
+// valueEnd returns the position just past the one complete msgpack value that
 // starts at byte start of b, checking, as CheckMsgpack does, every declared
 // length against the bytes left and nesting at most maxPayloadDepth deep. It
-// allocates nothing, so a receiver can find a value's raw bytes without a
-// decoder.
-func ValueEnd(b []byte, start int) (int, error) {
+// allocates nothing and does not recurse.
+func valueEnd(b []byte, start int) (int, error) {
 	var stack [maxPayloadDepth + 1]uint64 // values still to read per open level
 	depth := 0
 	stack[0] = 1
