@@ -41,13 +41,14 @@ bench-cluster: build
 # A local 3-node cluster in the background (n1 embeds NATS on
 # 127.0.0.1:$(CLUSTER_PORT)); state and logs under .cluster/.
 CLUSTER_PORT ?= 4222
+CLUSTER_MONITOR_PORT ?= 8222
 CLUSTER_DIR := .cluster
 cluster: build
 	@mkdir -p $(CLUSTER_DIR)
 	@if [ -f $(CLUSTER_DIR)/n1.pid ] && kill -0 $$(cat $(CLUSTER_DIR)/n1.pid) 2>/dev/null; then \
 		echo "a cluster is already running (make cluster-stop first)"; exit 1; fi
 	@bin/node start --id n1 --workdir $(CLUSTER_DIR)/n1 --embed-nats 127.0.0.1:$(CLUSTER_PORT) \
-		> $(CLUSTER_DIR)/n1.log 2>&1 & echo $$! > $(CLUSTER_DIR)/n1.pid
+		--embed-monitor 127.0.0.1:$(CLUSTER_MONITOR_PORT) > $(CLUSTER_DIR)/n1.log 2>&1 & echo $$! > $(CLUSTER_DIR)/n1.pid
 	@for i in $$(seq 50); do bin/node status --nats nats://127.0.0.1:$(CLUSTER_PORT) --wait 100ms >/dev/null 2>&1 && break; sleep 0.1; done
 	@for n in n2 n3; do \
 		bin/node start --id $$n --workdir $(CLUSTER_DIR)/$$n --nats nats://127.0.0.1:$(CLUSTER_PORT) \
@@ -58,6 +59,7 @@ cluster: build
 	@echo "cluster running; logs in $(CLUSTER_DIR)/n*.log. Try:"
 	@echo "  bin/node submit keycount --records 5000000 --out $(CURDIR)/$(CLUSTER_DIR)/out.jsonl --nats nats://127.0.0.1:$(CLUSTER_PORT)"
 	@echo "  bin/node status --nats nats://127.0.0.1:$(CLUSTER_PORT)"
+	@echo "  curl -s http://127.0.0.1:$(CLUSTER_MONITOR_PORT)/varz   # NATS's own statistics"
 	@echo "  bin/node inspect 'weir.keycount.>' --nats nats://127.0.0.1:$(CLUSTER_PORT)   (or: nats sub 'weir.>')"
 	@echo "  make cluster-stop"
 

@@ -29,7 +29,8 @@ type coordJob struct {
 	started   time.Time
 	lastEvent time.Time
 	cancelled atomic.Bool
-	duration  time.Duration // --duration: end the sources after this long
+	duration  time.Duration              // --duration: end the sources after this long
+	groups    map[cluster.TaskRef]string // each task's pipeline (see pipelines)
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -134,7 +135,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration}
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.flags.duration, groups: pipelines(p)}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
@@ -178,13 +179,16 @@ func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.Ta
 	for _, n := range nodes {
 		slots = append(slots, cluster.Slot{Node: n.Node, Free: max(n.Slots-n.Used, 0)})
 	}
-	return cluster.PlaceGrouped(tasks, slots, nil, forwardChains(p))
+	return cluster.PlaceGrouped(tasks, slots, nil, pipelines(p))
 }
 
-// forwardChains groups the task instances that forward edges connect:
-// instance i of every operator of a chain gets the group "<first op>#i", so
-// placement keeps a chain's records on one node.
-func forwardChains(p *plan.Job) map[cluster.TaskRef]string {
+// pipelines groups the task instances of a job the way Flink's default slot
+// sharing does: instance i of every operator of a connected dataflow gets
+// the group "<first op>#i", so placement keeps pipeline i (keycount's
+// source[i], count[i] and sink[i]) on one node. Records of a forward edge
+// then never leave the node, and a key-partitioned edge of parallelism p
+// sends only (p-1)/p of its records across nodes.
+func pipelines(p *plan.Job) map[cluster.TaskRef]string {
 	root := map[*plan.Operator]*plan.Operator{}
 	var find func(op *plan.Operator) *plan.Operator
 	find = func(op *plan.Operator) *plan.Operator {
@@ -197,22 +201,17 @@ func forwardChains(p *plan.Job) map[cluster.TaskRef]string {
 		return r
 	}
 	for _, e := range p.Edges {
-		if e.Partitioner == plan.Forward {
-			a, b := find(e.From), find(e.To)
-			if a != b {
-				if b.ID < a.ID {
-					a, b = b, a
-				}
-				root[b] = a
+		a, b := find(e.From), find(e.To)
+		if a != b {
+			if b.ID < a.ID {
+				a, b = b, a
 			}
+			root[b] = a
 		}
 	}
 	groups := map[cluster.TaskRef]string{}
 	for _, op := range p.Operators {
 		r := find(op)
-		if r == op && !chained(p, op) {
-			continue
-		}
 		for i := 0; i < op.Parallelism; i++ {
 			groups[cluster.TaskRef{Operator: op.Name, Instance: i}] = fmt.Sprintf("%s#%d", r.Name, i)
 		}
@@ -220,19 +219,11 @@ func forwardChains(p *plan.Job) map[cluster.TaskRef]string {
 	return groups
 }
 
-// chained reports whether op has a forward edge in or out.
-func chained(p *plan.Job, op *plan.Operator) bool {
-	for _, e := range p.Edges {
-		if e.Partitioner == plan.Forward && (e.From == op || e.To == op) {
-			return true
-		}
-	}
-	return false
-}
-
 // placeTask answers the coordinator's placement question for one task: at
 // deploy the initial placement; at a restart the same node while it lives,
-// else the live node of the job with the most free slots.
+// else the live node that already took another task of its pipeline (so a
+// dead node's pipeline moves as one), else the live node of the job with the
+// most free slots.
 func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *plan.Operator, i int) (string, error) {
 	ref := cluster.TaskRef{Operator: op.Name, Instance: i}
 	// Eligible: the live nodes that still run the incarnation that was
@@ -247,6 +238,10 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 		if _, live := eligible[node]; live || node == a.cfg.ID {
 			return node, nil
 		}
+	}
+	if node := pipelineNode(cj.groups, placed, ref, eligible); node != "" {
+		placed[ref] = node
+		return node, nil
 	}
 	var slots []cluster.Slot
 	for _, n := range cj.nodes {
@@ -266,6 +261,22 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 	}
 	placed[ref] = got[ref]
 	return got[ref], nil
+}
+
+// pipelineNode is the eligible node with a free slot that runs another task
+// of ref's pipeline (the smallest id when several do), or "".
+func pipelineNode(groups, placed map[cluster.TaskRef]string, ref cluster.TaskRef, eligible map[string]cluster.Heartbeat) string {
+	g := groups[ref]
+	best := ""
+	for peer, node := range placed {
+		if peer == ref || g == "" || groups[peer] != g {
+			continue
+		}
+		if hb, ok := eligible[node]; ok && hb.Slots > hb.Used && (best == "" || node < best) {
+			best = node
+		}
+	}
+	return best
 }
 
 // watch waits for a coordinated job to end and records how it ended.

@@ -29,6 +29,7 @@ type startFlags struct {
 	embedTLSCert     string
 	embedTLSKey      string
 	embedTLSCA       string
+	embedMonitor     string
 	slots            int
 	heartbeatTimeout time.Duration
 	pretty           bool
@@ -52,6 +53,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.StringVar(&f.embedTLSCert, "embed-tls-cert", "", "with --embed-nats: server certificate `FILE` (PEM) to serve TLS")
 	fs.StringVar(&f.embedTLSKey, "embed-tls-key", "", "with --embed-nats: private key `FILE` of --embed-tls-cert")
 	fs.StringVar(&f.embedTLSCA, "embed-tls-ca", "", "with --embed-nats: CA `FILE` that client certificates must be signed by (mutual TLS)")
+	fs.StringVar(&f.embedMonitor, "embed-monitor", "", "with --embed-nats: serve NATS's HTTP monitoring (/varz, /connz, /subsz) on `HOST:PORT`")
 	fs.IntVar(&f.slots, "slots", 8, "task instances this node runs at most")
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
@@ -74,8 +76,8 @@ func (f *startFlags) check(set map[string]bool) error {
 		return fmt.Errorf("--heartbeat-timeout %v must be at least 300ms", f.heartbeatTimeout)
 	case f.embed != "" && set["nats"]:
 		return errors.New("--embed-nats and --nats exclude each other: a node embeds a server or joins one")
-	case f.embed == "" && (f.embedUser != "" || f.embedToken != "" || f.embedConfig != "" || f.embedTLSCert != ""):
-		return errors.New("--embed-user, --embed-token, --embed-config and --embed-tls-* need --embed-nats")
+	case f.embed == "" && (f.embedUser != "" || f.embedToken != "" || f.embedConfig != "" || f.embedTLSCert != "" || f.embedMonitor != ""):
+		return errors.New("--embed-user, --embed-token, --embed-config, --embed-tls-* and --embed-monitor need --embed-nats")
 	}
 	if err := transport.ValidNode(f.id); err != nil {
 		return fmt.Errorf("--id: %w", err)
@@ -127,7 +129,7 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	if f.embed != "" {
 		e, err := cluster.StartEmbedded(cluster.EmbedOptions{HostPort: f.embed, StoreDir: filepath.Join(workdir, "nats"),
 			User: f.embedUser, Password: f.embedPassword, Token: f.embedToken, ConfigFile: f.embedConfig,
-			TLSCert: f.embedTLSCert, TLSKey: f.embedTLSKey, TLSCA: f.embedTLSCA}, log)
+			TLSCert: f.embedTLSCert, TLSKey: f.embedTLSKey, TLSCA: f.embedTLSCA, MonitorHostPort: f.embedMonitor}, log)
 		if err != nil {
 			return fmt.Errorf("start: embedded NATS: %w", err)
 		}

@@ -35,6 +35,10 @@ type EmbedOptions struct {
 	// TLSCert and TLSKey (PEM files) turn on TLS for clients. TLSCA, when set,
 	// also requires clients to present a certificate signed by it (mutual TLS).
 	TLSCert, TLSKey, TLSCA string
+	// MonitorHostPort, when set, serves the server's HTTP monitoring
+	// endpoints (/varz, /connz, /subsz ...) there, as nats-server's
+	// --http_port does; port 0 picks a free port.
+	MonitorHostPort string
 }
 
 // Embedded is a running embedded NATS server.
@@ -86,6 +90,13 @@ func (o EmbedOptions) serverOptions() (*server.Options, error) {
 	}
 	if err := o.tls(opts); err != nil {
 		return nil, err
+	}
+	if o.MonitorHostPort != "" {
+		host, port, err := splitHostPort(o.MonitorHostPort)
+		if err != nil {
+			return nil, fmt.Errorf("monitor: %w", err)
+		}
+		opts.HTTPHost, opts.HTTPPort = host, port
 	}
 	opts.NoSigs = true
 	opts.NoLog = true // our own logger is installed with SetLogger
@@ -161,7 +172,11 @@ func StartEmbedded(o EmbedOptions, log zerolog.Logger) (*Embedded, error) {
 		e.Shutdown()
 		return nil, fmt.Errorf("embedded NATS on %s: JetStream did not start (store %s)", e.ClientURL(), opts.StoreDir)
 	}
-	log.Info().Str("url", e.ClientURL()).Str("store", opts.StoreDir).Msg("embedded NATS started")
+	ev := log.Info().Str("url", e.ClientURL()).Str("store", opts.StoreDir)
+	if addr := srv.MonitorAddr(); addr != nil {
+		ev = ev.Str("monitor", "http://"+addr.String())
+	}
+	ev.Msg("embedded NATS started")
 	return e, nil
 }
 

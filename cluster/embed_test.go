@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +57,7 @@ func TestEmbeddedBadOptions(t *testing.T) {
 		{"cert without key", EmbedOptions{StoreDir: dir, TLSCert: "c.pem"}, "certificate and a key"},
 		{"missing cert files", EmbedOptions{StoreDir: dir, TLSCert: "nope.pem", TLSKey: "nope.pem"}, "TLS"},
 		{"missing config", EmbedOptions{StoreDir: dir, ConfigFile: filepath.Join(dir, "nope.conf")}, "nope.conf"},
+		{"bad monitor address", EmbedOptions{StoreDir: dir, MonitorHostPort: "127.0.0.1"}, "monitor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := StartEmbedded(tc.o, testLog(t))
@@ -66,6 +69,43 @@ func TestEmbeddedBadOptions(t *testing.T) {
 				t.Fatalf("err = %v, want containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestEmbeddedMonitor: MonitorHostPort serves NATS's own statistics, and
+// /varz counts the bytes a client publishes.
+func TestEmbeddedMonitor(t *testing.T) {
+	e := startServer(t, EmbedOptions{HostPort: "127.0.0.1:-1", MonitorHostPort: "127.0.0.1:0"})
+	addr := e.Server().MonitorAddr()
+	if addr == nil {
+		t.Fatal("no monitoring address")
+	}
+	varz := func() (v struct {
+		InBytes int64 `json:"in_bytes"`
+		InMsgs  int64 `json:"in_msgs"`
+	}) {
+		t.Helper()
+		resp, err := http.Get(fmt.Sprintf("http://%s/varz", addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			t.Fatalf("/varz: %v", err)
+		}
+		return v
+	}
+	before := varz()
+	nc := connect(t, ConnOptions{URL: e.ClientURL()})
+	if err := nc.Publish("weir.test", make([]byte, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	after := varz()
+	if after.InMsgs-before.InMsgs != 1 || after.InBytes-before.InBytes != 1000 {
+		t.Fatalf("/varz counted %d messages and %d bytes, want 1 and 1000", after.InMsgs-before.InMsgs, after.InBytes-before.InBytes)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +27,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cli"
-	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/samples/keycount"
 )
 
@@ -185,35 +186,49 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	return res, nil
 }
 
-// benchNet is an embedded NATS server in this process (its statistics
-// count the bytes on the wire) and node processes joined to it.
+// benchNet is a cluster of node processes as `make cluster` starts it: n1
+// embeds the NATS server (with its HTTP monitoring on, whose /varz counts
+// the bytes on the wire) and the others join it.
 type benchNet struct {
-	dir   string
-	exe   string
-	cfg   clusterBenchConfig
-	srv   *cluster.Embedded
-	nc    *nats.Conn
-	mu    sync.Mutex
-	nodes map[string]*exec.Cmd
+	dir     string
+	exe     string
+	cfg     clusterBenchConfig
+	url     string // the NATS server in n1
+	monitor string // its monitoring base URL
+	nc      *nats.Conn
+	mu      sync.Mutex
+	nodes   map[string]*exec.Cmd
 }
 
-// startBenchCluster starts the server and the nodes and waits for them.
+// startBenchCluster starts the nodes and waits until they all see each other.
 func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchNet, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	srv, err := cluster.StartEmbedded(cluster.EmbedOptions{HostPort: "127.0.0.1:0", StoreDir: filepath.Join(dir, "nats")}, zerolog.Nop())
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	bc := &benchNet{dir: dir, exe: exe, cfg: cfg, srv: srv, nodes: map[string]*exec.Cmd{}}
-	if bc.nc, err = nats.Connect(srv.ClientURL()); err != nil {
-		srv.Shutdown()
+	bc := &benchNet{dir: dir, exe: exe, cfg: cfg, nodes: map[string]*exec.Cmd{},
+		url:     fmt.Sprintf("nats://127.0.0.1:%d", ports[0]),
+		monitor: fmt.Sprintf("http://127.0.0.1:%d", ports[1])}
+	if err := bc.startNode("n1", "--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		"--embed-monitor", fmt.Sprintf("127.0.0.1:%d", ports[1])); err != nil {
 		return nil, err
 	}
-	for i := 1; i <= cfg.Nodes; i++ {
-		if err := bc.startNode(fmt.Sprintf("n%d", i)); err != nil {
+	deadline := time.Now().Add(30 * time.Second)
+	for bc.nc == nil {
+		if bc.nc, err = nats.Connect(bc.url); err != nil {
+			if time.Now().After(deadline) {
+				bc.stop()
+				return nil, fmt.Errorf("node n1's NATS server at %s: %w", bc.url, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for i := 2; i <= cfg.Nodes; i++ {
+		if err := bc.startNode(fmt.Sprintf("n%d", i), "--nats", bc.url); err != nil {
 			bc.stop()
 			return nil, err
 		}
@@ -225,14 +240,29 @@ func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchNet, error) {
 	return bc, nil
 }
 
-// startNode starts one node process.
-func (bc *benchNet) startNode(id string) error {
+// freePorts finds n free TCP ports on the loopback address.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// startNode starts one node process with the given connection flags.
+func (bc *benchNet) startNode(id string, conn ...string) error {
 	log, err := os.OpenFile(filepath.Join(bc.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bc.exe, "start", "--id", id, "--workdir", filepath.Join(bc.dir, id), "--nats", bc.srv.ClientURL(),
-		"--heartbeat-timeout", bc.cfg.Heartbeat.String(), "--log-level", "warn")
+	args := append([]string{"start", "--id", id, "--workdir", filepath.Join(bc.dir, id),
+		"--heartbeat-timeout", bc.cfg.Heartbeat.String(), "--log-level", "warn"}, conn...)
+	cmd := exec.Command(bc.exe, args...)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		log.Close()
@@ -259,7 +289,7 @@ func (bc *benchNet) waitNodes(n int, within time.Duration) error {
 
 // client runs a client command against the cluster.
 func (bc *benchNet) client(args ...string) ([]byte, error) {
-	cmd := exec.Command(bc.exe, append(args, "--nats", bc.srv.ClientURL())...)
+	cmd := exec.Command(bc.exe, append(args, "--nats", bc.url)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -269,16 +299,28 @@ func (bc *benchNet) client(args ...string) ([]byte, error) {
 // status reads `node status --json`.
 func (bc *benchNet) status() (statusView, error) {
 	var s statusView
-	out, err := exec.Command(bc.exe, "status", "--json", "--wait", "300ms", "--nats", bc.srv.ClientURL()).Output()
+	out, err := exec.Command(bc.exe, "status", "--json", "--wait", "300ms", "--nats", bc.url).Output()
 	if err != nil {
 		return s, err
 	}
 	return s, json.Unmarshal(out, &s)
 }
 
-// varz reads the server's counters.
+// varz reads the NATS server's counters from its monitoring endpoint.
 func (bc *benchNet) varz() (*server.Varz, error) {
-	return bc.srv.Server().Varz(nil)
+	resp, err := http.Get(bc.monitor + "/varz")
+	if err != nil {
+		return nil, fmt.Errorf("NATS monitoring: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("NATS monitoring %s/varz: %s", bc.monitor, resp.Status)
+	}
+	var v server.Varz
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return nil, fmt.Errorf("NATS monitoring %s/varz: %w", bc.monitor, err)
+	}
+	return &v, nil
 }
 
 // killTrial runs keycount until it has checkpoints, SIGKILLs a node that
@@ -318,7 +360,7 @@ func (bc *benchNet) killTrial(cfg clusterBenchConfig) (time.Duration, error) {
 			}
 			restarts = j.Restarts
 			for _, node := range j.Tasks {
-				if node != j.Coordinator {
+				if node != j.Coordinator && node != "n1" { // n1 runs the NATS server
 					victim = node
 				}
 			}
@@ -377,7 +419,7 @@ func (bc *benchNet) killTrial(cfg clusterBenchConfig) (time.Duration, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := bc.startNode(victim); err != nil {
+	if err := bc.startNode(victim, "--nats", bc.url); err != nil {
 		return 0, err
 	}
 	if err := bc.waitNodes(bc.cfg.Nodes, 30*time.Second); err != nil {
@@ -396,7 +438,6 @@ func (bc *benchNet) stop() {
 	if bc.nc != nil {
 		bc.nc.Close()
 	}
-	bc.srv.Shutdown()
 }
 
 // statusView is the part of `node status --json` the benchmark reads.

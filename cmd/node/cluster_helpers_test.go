@@ -234,8 +234,10 @@ func verifyKeycount(t *testing.T, path string, n int64, k int) {
 	}
 }
 
-// keycountArgs are the flags of a keycount run that lasts a few seconds.
+// keycountArgs are the flags of a keycount run that lasts a few seconds. At
+// parallelism 3 each of the three nodes runs a pipeline (source[i],
+// count[i], and the single sink on one of them).
 func keycountArgs(out string, n int64, k int) []string {
-	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "2",
+	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--log-level", "warn"}
 }

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/samples/keycount"
+	"github.com/weirstream/weir/samples/wordcount"
+)
+
+// TestPipelines: instance i of every operator of a connected job forms one
+// group, across forward and key-partitioned edges alike, as Flink's default
+// slot sharing puts subtask i of each operator into slot i.
+func TestPipelines(t *testing.T) {
+	g, err := keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[cluster.TaskRef]string{}
+	for i := range 2 {
+		for _, op := range []string{"source", "count", "sink"} {
+			want[cluster.TaskRef{Operator: op, Instance: i}] = fmt.Sprintf("source#%d", i)
+		}
+	}
+	if got := pipelines(p); !maps.Equal(got, want) {
+		t.Fatalf("keycount pipelines %v, want %v", got, want)
+	}
+	wg, err := wordcount.Build(wordcount.Config{Records: 10, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, err := wg.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// source →forward→ split →hash→ count →forward→ sink: one pipeline per instance.
+	wantWC := map[cluster.TaskRef]string{}
+	for i := range 2 {
+		for _, op := range []string{"source", "split", "count", "sink"} {
+			wantWC[cluster.TaskRef{Operator: op, Instance: i}] = fmt.Sprintf("source#%d", i)
+		}
+	}
+	if got := pipelines(wp); !maps.Equal(got, wantWC) {
+		t.Fatalf("wordcount pipelines %v, want %v", got, wantWC)
+	}
+}
+
+// TestPlaceAllKeepsPipelinesTogether: keycount at parallelism 2 over three
+// nodes puts pipeline i on one node and the two pipelines on different nodes.
+func TestPlaceAllKeepsPipelinesTogether(t *testing.T) {
+	g, err := keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{}
+	placed, err := a.placeAll(p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var homes []string
+	for i := range 2 {
+		home := placed[cluster.TaskRef{Operator: "source", Instance: i}]
+		for _, op := range []string{"count", "sink"} {
+			if n := placed[cluster.TaskRef{Operator: op, Instance: i}]; n != home {
+				t.Fatalf("%s[%d] on %s, source[%d] on %s: pipeline %d split (%v)", op, i, n, i, home, i, placed)
+			}
+		}
+		homes = append(homes, home)
+	}
+	if homes[0] == homes[1] {
+		t.Fatalf("both pipelines on %s: %v", homes[0], placed)
+	}
+}
+
+// TestPipelineNode: a task whose node died follows the first task of its
+// pipeline already re-placed on a live node with room; otherwise there is
+// no preference.
+func TestPipelineNode(t *testing.T) {
+	groups := map[cluster.TaskRef]string{
+		{Operator: "source", Instance: 1}: "source#1",
+		{Operator: "count", Instance: 1}:  "source#1",
+		{Operator: "sink", Instance: 1}:   "source#1",
+		{Operator: "count", Instance: 0}:  "source#0",
+	}
+	placed := map[cluster.TaskRef]string{
+		{Operator: "source", Instance: 1}: "n3", // re-placed already
+		{Operator: "count", Instance: 1}:  "n2", // on the dead node
+		{Operator: "sink", Instance: 1}:   "n2",
+		{Operator: "count", Instance: 0}:  "n1",
+	}
+	eligible := map[string]cluster.Heartbeat{"n1": {Node: "n1", Slots: 8, Used: 3}, "n3": {Node: "n3", Slots: 8, Used: 1}}
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, eligible); got != "n3" {
+		t.Fatalf("count[1] goes to %q, want n3 (where source[1] went)", got)
+	}
+	eligible["n3"] = cluster.Heartbeat{Node: "n3", Slots: 1, Used: 1}
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, eligible); got != "" {
+		t.Fatalf("count[1] goes to full node %q, want no preference", got)
+	}
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 0}, eligible); got != "" {
+		t.Fatalf("count[0], alone in its pipeline, goes to %q, want no preference", got)
+	}
+}
