@@ -265,7 +265,9 @@ func (r *Remote) isLost(node string) bool {
 // job; owner is the actor that fails when the subscription loses messages
 // (see SlowConsumer). The returned function unsubscribes.
 func (r *Remote) listen(job, subject string, owner *actor.PID) (func(), error) {
-	sub, err := transport.Subscribe(r.nc, subject, func(e *transport.Envelope) { r.dispatch(job, subject, e) },
+	// Buffer payloads are not walked on arrival: dispatch decodes them with
+	// bounds-checked decoders before anything acts on them.
+	sub, err := transport.SubscribeUnwalked(r.nc, subject, func(e *transport.Envelope) { r.dispatch(job, subject, e) },
 		func(subj string, err error) { r.bad(subj, err) })
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", subject, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/internal/recordcodec"
+	"github.com/weirstream/weir/transport"
 )
 
 // unmarshalBody decodes a message body from the wire. Data messages, the
@@ -12,11 +13,17 @@ import (
 // goes, which cost more than decoding the records themselves. Every other
 // body, and any data body in an unexpected form, goes through the library.
 //
-// The payload must have passed transport.CheckMsgpack (FromMsg checks every
-// envelope): it is then one complete value with every length backed by bytes.
+// A buffer's payload arrives unwalked (transport.FromMsgUnwalked): the data
+// form is read here with bounds-checked readers and its records by the
+// batch codec, which checks what it reads; anything else is checked with
+// transport.CheckMsgpack before the library, which trusts declared lengths,
+// sees it.
 func unmarshalBody(payload []byte) (*wireBody, error) {
 	if b, ok := unmarshalData(payload); ok {
 		return b, nil
+	}
+	if err := transport.CheckMsgpack(payload); err != nil {
+		return nil, err
 	}
 	var b wireBody
 	if err := msgpack.Unmarshal(payload, &b); err != nil {

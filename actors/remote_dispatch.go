@@ -9,8 +9,8 @@ import (
 )
 
 // dispatch delivers one received envelope to the local actor it names. Bad
-// input is logged with its subject and counted, never delivered and never a
-// crash; a lost message (a gap in the link's sequence) fails the receiving
+// input is logged with its subject and counted once (r.bad), never delivered
+// and never a crash; a lost message (a gap in the link's sequence) fails the receiving
 // actor, which makes its region restart from the latest checkpoint.
 func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 	j, ok := r.job(job)
@@ -19,9 +19,30 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		r.log.Warn().Str("subject", subject).Str("job", e.Job).Msg("message for a job without a part on this node: dropped")
 		return
 	}
+	// Decode before the sequence check: a message whose body does not
+	// decode is bad input and uses no sequence number, so a forged one with
+	// the right number cannot shadow the genuine message that follows it.
+	r.mu.Lock()
+	to, registered := r.local[e.To]
+	r.mu.Unlock()
+	b, err := unmarshalBody(e.Payload)
+	if err != nil {
+		r.bad(subject, fmt.Errorf("decode %s body from %s: %w", e.Type, e.From, err))
+		return
+	}
+	drop := !registered && (b.K == kData || b.K == kBarrier)
+	if !registered {
+		to = WireRef{Node: r.node, ID: e.To}
+	}
+	var m any
+	if !drop {
+		if m, err = r.decode(j, to, b); err != nil {
+			r.bad(subject, fmt.Errorf("decode %s from %s: %w", b.K, e.From, err))
+			return
+		}
+	}
 	r.mu.Lock()
 	verdict := r.checkSeq(e)
-	to, registered := r.local[e.To]
 	r.mu.Unlock()
 	pid := actor.NewPID(r.sys.Address(), e.To)
 	switch verdict {
@@ -37,23 +58,8 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		r.sys.Root.Send(pid, &linkFailedMsg{from: e.From, reason: reason})
 		return
 	}
-	b, err := unmarshalBody(e.Payload)
-	if err != nil {
-		r.counters.Malformed.Add(1)
-		r.bad(subject, fmt.Errorf("decode %s body from %s: %w", e.Type, e.From, err))
-		return
-	}
-	if !registered {
-		if b.K == kData || b.K == kBarrier {
-			r.log.Debug().Str("subject", subject).Str("to", e.To).Msg("data for an actor that is gone: dropped")
-			return
-		}
-		to = WireRef{Node: r.node, ID: e.To}
-	}
-	m, err := r.decode(j, to, b)
-	if err != nil {
-		r.counters.Malformed.Add(1)
-		r.bad(subject, fmt.Errorf("decode %s from %s: %w", b.K, e.From, err))
+	if drop {
+		r.log.Debug().Str("subject", subject).Str("to", e.To).Msg("data for an actor that is gone: dropped")
 		return
 	}
 	if _, stop := m.(*stopActorMsg); stop {

@@ -70,11 +70,23 @@ func (p *Publisher) Reset(from, to string) {
 // message at a time in arrival order. Pending limits are PendingMsgsLimit
 // and PendingBytesLimit.
 func Subscribe(nc *nats.Conn, subject string, h func(*Envelope), bad func(subject string, err error)) (*nats.Subscription, error) {
+	return subscribe(nc, subject, FromMsg, h, bad)
+}
+
+// SubscribeUnwalked is Subscribe with FromMsgUnwalked: for a receiver that
+// decodes buffer payloads only with bounds-checked decoders and treats a
+// decode error as bad input.
+func SubscribeUnwalked(nc *nats.Conn, subject string, h func(*Envelope), bad func(subject string, err error)) (*nats.Subscription, error) {
+	return subscribe(nc, subject, FromMsgUnwalked, h, bad)
+}
+
+// subscribe is Subscribe with the given message check.
+func subscribe(nc *nats.Conn, subject string, from func(*nats.Msg) (*Envelope, error), h func(*Envelope), bad func(subject string, err error)) (*nats.Subscription, error) {
 	if nc == nil || h == nil || bad == nil {
 		return nil, fmt.Errorf("subscribe %q: %w", subject, errors.New("nil connection or callback"))
 	}
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		e, err := FromMsg(m)
+		e, err := from(m)
 		if err != nil {
 			bad(m.Subject, err)
 			return

@@ -80,6 +80,21 @@ func (e *Envelope) Msg(subject string) *nats.Msg {
 // A payload that passes is safe to hand to a msgpack decoder: see
 // CheckMsgpack for why that matters.
 func FromMsg(m *nats.Msg) (*Envelope, error) {
+	return fromMsg(m, true)
+}
+
+// FromMsgUnwalked is FromMsg that leaves a buffer's payload unwalked, for a
+// receiver that reads buffer payloads only with bounds-checked decoders and
+// treats a decode error as bad input (actors.Remote): the bulk of the
+// traffic is then read once instead of twice. Every other message type, and
+// all headers, are checked as FromMsg checks them.
+func FromMsgUnwalked(m *nats.Msg) (*Envelope, error) {
+	return fromMsg(m, false)
+}
+
+// fromMsg is FromMsg; walkBuffers says whether a buffer's payload is
+// checked too.
+func fromMsg(m *nats.Msg, walkBuffers bool) (*Envelope, error) {
 	if m == nil {
 		return nil, fmt.Errorf("nil message: %w", ErrMalformed)
 	}
@@ -99,7 +114,7 @@ func FromMsg(m *nats.Msg) (*Envelope, error) {
 	if p.err != nil {
 		return nil, fmt.Errorf("weir message on %q: %w", m.Subject, p.err)
 	}
-	if err := e.Validate(); err != nil {
+	if err := e.validate(walkBuffers || e.Type != TypeBuffer); err != nil {
 		return nil, fmt.Errorf("weir message on %q: %w", m.Subject, err)
 	}
 	if job, ok := subjectJob(m.Subject); ok && job != e.Job {
@@ -116,7 +131,12 @@ func FromMsg(m *nats.Msg) (*Envelope, error) {
 // control characters or leading blanks; Payload empty or one well-formed
 // msgpack value.
 func (e *Envelope) Validate() error {
-	if err := e.validateFields(true); err != nil {
+	return e.validate(true)
+}
+
+// validate is Validate; the payload is walked only when checkPayload is set.
+func (e *Envelope) validate(checkPayload bool) error {
+	if err := e.validateFields(checkPayload); err != nil {
 		return err
 	}
 	if e.Seq == 0 {

@@ -139,3 +139,36 @@ func TestFromMsgJoblessOnNodeSubject(t *testing.T) {
 		t.Fatalf("eos without job: %v", err)
 	}
 }
+
+// TestFromMsgUnwalked: only a buffer's payload is left unwalked; its headers
+// and every other message type are checked as FromMsg checks them.
+func TestFromMsgUnwalked(t *testing.T) {
+	subj := DataSubject("keycount", 0, 0, 1)
+	garbage := []byte{0xdd, 0xff, 0xff, 0xff, 0xff} // an array claiming 4G elements
+	buf := testEnvelope(t)
+	buf.Payload = garbage
+	if _, err := FromMsg(buf.Msg(subj)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("FromMsg of a buffer with a garbage payload: %v, want ErrMalformed", err)
+	}
+	got, err := FromMsgUnwalked(buf.Msg(subj))
+	if err != nil {
+		t.Fatalf("FromMsgUnwalked of a buffer with a garbage payload: %v, want it passed on unwalked", err)
+	}
+	if string(got.Payload) != string(garbage) {
+		t.Fatalf("payload %x, want %x", got.Payload, garbage)
+	}
+	barrier := &Envelope{Type: TypeBarrier, Job: "keycount", From: "a", To: "b", Seq: 1, Checkpoint: 1, Payload: garbage}
+	if _, err := FromMsgUnwalked(barrier.Msg(subj)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("FromMsgUnwalked of a barrier with a garbage payload: %v, want ErrMalformed", err)
+	}
+	noSeq := testEnvelope(t)
+	noSeq.Seq = 0
+	if _, err := FromMsgUnwalked(noSeq.Msg(subj)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("FromMsgUnwalked of a buffer with seq 0: %v, want ErrMalformed", err)
+	}
+	otherJob := testEnvelope(t)
+	otherJob.Job = "other"
+	if _, err := FromMsgUnwalked(otherJob.Msg(subj)); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("FromMsgUnwalked of a buffer for another job: %v, want ErrMalformed", err)
+	}
+}

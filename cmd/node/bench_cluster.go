@@ -23,10 +23,10 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/samples/keycount"
 )
 
@@ -97,7 +97,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fmt.Fprintf(stdout, "  one process      %12.0f records/s\n", res.OneProcessPerS)
 	fmt.Fprintf(stdout, "  cluster          %12.0f records/s   (%.1f%% of one process; `node submit` took %.2f s of wall time)\n",
 		res.ClusterPerS, 100*res.Ratio, res.SubmitWallS)
-	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (raw msgpack: event %d B, count %d B)\n",
+	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (a record in msgpack: event %d B, count %d B)\n",
 		res.WireBytesPerRecord, res.WireMsgsPerRecord, res.RawEventBytes, res.RawCountBytes)
 	if len(res.RecoveryS) > 0 {
 		fmt.Fprintf(stdout, "  SIGKILL → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
@@ -114,9 +114,17 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	}
 	defer os.RemoveAll(dir)
 	res := &clusterBenchResult{Records: cfg.Records}
-	ev, _ := msgpack.Marshal(keycount.Event{Key: "k000042", Seq: 123456})
-	cnt, _ := msgpack.Marshal(keycount.Count{Key: "k000042", Count: 1234})
-	res.RawEventBytes, res.RawCountBytes = len(ev), len(cnt)
+	// A record's bytes as the wire encodes it (the batch's array header
+	// left out).
+	ev, err := plan.MsgpackCodec[keycount.Event]{}.AppendBatch(nil, plan.Records[keycount.Event]{{Key: "k000042", Seq: 123456}})
+	if err != nil {
+		return nil, err
+	}
+	cnt, err := plan.MsgpackCodec[keycount.Count]{}.AppendBatch(nil, plan.Records[keycount.Count]{{Key: "k000042", Count: 1234}})
+	if err != nil {
+		return nil, err
+	}
+	res.RawEventBytes, res.RawCountBytes = len(ev)-1, len(cnt)-1
 
 	// One process, same job, same checkpoints (unaligned, every second).
 	fmt.Fprintln(progress, "one process ...")

@@ -46,8 +46,8 @@ const (
 )
 
 // The append functions below write exactly what msgpack/v5's Encoder writes
-// with default flags (see encode_number.go, encode_slice.go, encode_map.go of
-// v5.4.1).
+// with UseCompactInts(true) and its other flags off (see encode_number.go,
+// encode_slice.go, encode_map.go of v5.4.1).
 
 // appendCode1 appends code and a 1-byte payload.
 func appendCode1(b []byte, code, v byte) []byte { return append(b, code, v) }

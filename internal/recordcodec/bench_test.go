@@ -16,9 +16,20 @@ func benchEvents() []event {
 	return recs
 }
 
+// reportPerRecord reports the time a record over the benchmark's records
+// and, when wire is not zero, the encoded bytes a record of a wire-byte
+// batch.
+func reportPerRecord(b *testing.B, records, wire int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*records), "ns/record")
+	if wire > 0 {
+		b.ReportMetric(float64(wire)/float64(records), "bytes/record")
+	}
+}
+
 // BenchmarkCodec encodes and decodes a batch of 4096 events with the
 // compiled codec ("recordcodec") and with msgpack.Marshal/Unmarshal
-// ("msgpack"), reporting the cost per record of both directions together.
+// ("msgpack"), reporting the cost per record of both directions together
+// and the encoded size of a record.
 func BenchmarkCodec(b *testing.B) {
 	recs := benchEvents()
 	b.Run("recordcodec", func(b *testing.B) {
@@ -38,10 +49,11 @@ func BenchmarkCodec(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+		reportPerRecord(b, len(recs), len(buf))
 	})
 	b.Run("msgpack", func(b *testing.B) {
 		b.ReportAllocs()
+		var size int
 		for b.Loop() {
 			data, err := msgpack.Marshal(recs)
 			if err != nil {
@@ -51,8 +63,9 @@ func BenchmarkCodec(b *testing.B) {
 			if err := msgpack.Unmarshal(data, &out); err != nil {
 				b.Fatal(err)
 			}
+			size = len(data)
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+		reportPerRecord(b, len(recs), size)
 	})
 }
 
@@ -68,7 +81,7 @@ func BenchmarkCodecEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+	reportPerRecord(b, len(recs), len(buf))
 }
 
 func BenchmarkCodecDecode(b *testing.B) {
@@ -84,5 +97,38 @@ func BenchmarkCodecDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+	reportPerRecord(b, len(recs), len(buf))
+}
+
+// BenchmarkCodecDecodeStrings is BenchmarkCodecDecode interning the keys
+// through one Strings, into a new batch ("fresh") and into a recycled one
+// ("recycled"), which is then free of allocations.
+func BenchmarkCodecDecodeStrings(b *testing.B) {
+	recs := benchEvents()
+	c, _ := For[event]()
+	buf, err := c.AppendBatch(nil, recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, recycled := range []bool{false, true} {
+		name := "fresh"
+		if recycled {
+			name = "recycled"
+		}
+		b.Run(name, func(b *testing.B) {
+			strs := new(Strings)
+			var out []event
+			b.ReportAllocs()
+			for b.Loop() {
+				var dst []event
+				if recycled {
+					dst = out
+				}
+				if out, err = c.DecodeBatchWith(dst, buf, strs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerRecord(b, len(recs), len(buf))
+		})
+	}
 }

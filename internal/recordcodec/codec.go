@@ -67,10 +67,11 @@ func build[T any](t reflect.Type) (*Codec[T], error) {
 }
 
 // AppendBatch appends the msgpack encoding of recs to dst and returns the
-// extended buffer. The bytes are identical to what msgpack.Marshal(recs)
-// produces with the library's default options: nil for a nil batch, else an
-// array (a bin when T is a byte kind) of records, structs as maps in field
-// order.
+// extended buffer. The bytes are identical to what the library's Encoder
+// writes for recs with UseCompactInts(true) (and its other options off):
+// nil for a nil batch, else an array (a bin when T is a byte kind) of
+// records, structs as maps in field order, every integer in its smallest
+// form, floats in their own width. msgpack.Unmarshal decodes them.
 //
 // It fails only for a batch, string or byte slice longer than a msgpack
 // 32-bit header can say, for which the library would write a corrupt
@@ -112,9 +113,10 @@ func (c *Codec[T]) AppendBatch(dst []byte, recs []T) ([]byte, error) {
 // DecodeBatch decodes a batch and returns the same values (or, for input it
 // refuses, an error) as msgpack.Unmarshal(data, &out) with out a []T.
 //
-// Everything msgpack.Marshal([]T) writes, and keys in any order, unknown
-// keys, integers of any width, floats written as integers, strings written
-// as bin and nil values, are decoded without the library. Array-encoded
+// Everything AppendBatch and msgpack.Marshal([]T) write (compact integers
+// or not, so old checkpoints too), and keys in any order, unknown keys,
+// integers of any width, floats written as integers, strings written as bin
+// and nil values, are decoded without the library. Array-encoded
 // structs and values of the wrong type are left to msgpack.Unmarshal, after
 // a check that the input is complete, so its results and errors are the
 // library's. Like the library it ignores bytes after the batch.
@@ -132,6 +134,20 @@ func (c *Codec[T]) DecodeBatch(data []byte) ([]T, error) {
 // first, when it has room for the batch (a recycled batch), instead of
 // allocating one. The result is what DecodeBatch returns.
 func (c *Codec[T]) DecodeBatchInto(dst []T, data []byte) ([]T, error) {
+	return c.DecodeBatchWith(dst, data, nil)
+}
+
+// DecodeBatchWith is DecodeBatchInto that interns decoded strings through
+// strs: a string of at most 32 bytes (in a string field, or a T of kind
+// string) equal to one strs holds is that string, not a new allocation, and
+// new ones are cached in strs. A nil strs interns nothing, which is
+// DecodeBatchInto. The values are what DecodeBatchInto returns either way;
+// []byte values, being mutable, are never shared. Batches left to the
+// library (see DecodeBatch) are decoded without strs.
+//
+// strs must not be in use by another goroutine during the call; the strings
+// returned may be shared freely.
+func (c *Codec[T]) DecodeBatchWith(dst []T, data []byte, strs *Strings) ([]T, error) {
 	var (
 		out []T
 		err error
@@ -139,7 +155,7 @@ func (c *Codec[T]) DecodeBatchInto(dst []T, data []byte) ([]T, error) {
 	if c.bytesBatch {
 		out, err = c.decodeBytesBatch(data)
 	} else {
-		out, err = c.decodeArray(dst, data)
+		out, err = c.decodeArray(dst, data, strs)
 	}
 	if err == errSlow {
 		return decodeWithLibrary[T](data)
@@ -147,9 +163,10 @@ func (c *Codec[T]) DecodeBatchInto(dst []T, data []byte) ([]T, error) {
 	return out, err
 }
 
-// decodeArray decodes the usual form of a batch: an array of records.
-func (c *Codec[T]) decodeArray(dst []T, data []byte) ([]T, error) {
-	d := decoder{data: data}
+// decodeArray decodes the usual form of a batch: an array of records,
+// interning strings through strs if it is not nil.
+func (c *Codec[T]) decodeArray(dst []T, data []byte, strs *Strings) ([]T, error) {
+	d := decoder{data: data, strs: strs}
 	n, err := d.readArrayLen()
 	if err != nil {
 		if err == errSlow {

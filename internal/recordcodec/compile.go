@@ -34,23 +34,23 @@ func compile(t reflect.Type) (valueCodec, error) {
 	case reflect.Int:
 		return valueCodec{enc: encodeInt, dec: decodeInt[int], minSize: 1}, nil
 	case reflect.Int8:
-		return valueCodec{enc: encodeInt8, dec: decodeInt[int8], minSize: 2}, nil
+		return valueCodec{enc: encodeInt8, dec: decodeInt[int8], minSize: 1}, nil
 	case reflect.Int16:
-		return valueCodec{enc: encodeInt16, dec: decodeInt[int16], minSize: 3}, nil
+		return valueCodec{enc: encodeInt16, dec: decodeInt[int16], minSize: 1}, nil
 	case reflect.Int32:
-		return valueCodec{enc: encodeInt32, dec: decodeInt[int32], minSize: 5}, nil
+		return valueCodec{enc: encodeInt32, dec: decodeInt[int32], minSize: 1}, nil
 	case reflect.Int64:
-		return valueCodec{enc: encodeInt64, dec: decodeInt[int64], minSize: 9}, nil
+		return valueCodec{enc: encodeInt64, dec: decodeInt[int64], minSize: 1}, nil
 	case reflect.Uint:
 		return valueCodec{enc: encodeUint, dec: decodeInt[uint], minSize: 1}, nil
 	case reflect.Uint8:
-		return valueCodec{enc: encodeUint8, dec: decodeInt[uint8], minSize: 2}, nil
+		return valueCodec{enc: encodeUint8, dec: decodeInt[uint8], minSize: 1}, nil
 	case reflect.Uint16:
-		return valueCodec{enc: encodeUint16, dec: decodeInt[uint16], minSize: 3}, nil
+		return valueCodec{enc: encodeUint16, dec: decodeInt[uint16], minSize: 1}, nil
 	case reflect.Uint32:
-		return valueCodec{enc: encodeUint32, dec: decodeInt[uint32], minSize: 5}, nil
+		return valueCodec{enc: encodeUint32, dec: decodeInt[uint32], minSize: 1}, nil
 	case reflect.Uint64:
-		return valueCodec{enc: encodeUint64, dec: decodeInt[uint64], minSize: 9}, nil
+		return valueCodec{enc: encodeUint64, dec: decodeInt[uint64], minSize: 1}, nil
 	case reflect.Float32:
 		return valueCodec{enc: encodeFloat32, dec: decodeAs((*decoder).readFloat32), minSize: 5}, nil
 	case reflect.Float64:
@@ -74,8 +74,10 @@ func compile(t reflect.Type) (valueCodec, error) {
 
 // The encoders of the scalar kinds. Each reads the value with the Go type of
 // its kind, which has the same layout as any named type of that kind, and
-// writes what the library's encoder for that kind writes with default flags:
-// int and uint in the smallest form, sized kinds in their own width.
+// writes what the library's encoder for that kind writes with
+// UseCompactInts(true): every integer in its smallest form (EncodeInt for
+// the signed kinds, EncodeUint for the unsigned ones), floats in their own
+// width.
 
 func encodeBool(b []byte, p unsafe.Pointer) ([]byte, error) {
 	if *(*bool)(p) {
@@ -89,19 +91,19 @@ func encodeInt(b []byte, p unsafe.Pointer) ([]byte, error) {
 }
 
 func encodeInt8(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode1(b, codeInt8, byte(*(*int8)(p))), nil
+	return appendCompactInt(b, int64(*(*int8)(p))), nil
 }
 
 func encodeInt16(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode2(b, codeInt16, uint16(*(*int16)(p))), nil
+	return appendCompactInt(b, int64(*(*int16)(p))), nil
 }
 
 func encodeInt32(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode4(b, codeInt32, uint32(*(*int32)(p))), nil
+	return appendCompactInt(b, int64(*(*int32)(p))), nil
 }
 
 func encodeInt64(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode8(b, codeInt64, uint64(*(*int64)(p))), nil
+	return appendCompactInt(b, *(*int64)(p)), nil
 }
 
 func encodeUint(b []byte, p unsafe.Pointer) ([]byte, error) {
@@ -109,19 +111,19 @@ func encodeUint(b []byte, p unsafe.Pointer) ([]byte, error) {
 }
 
 func encodeUint8(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode1(b, codeUint8, *(*uint8)(p)), nil
+	return appendCompactUint(b, uint64(*(*uint8)(p))), nil
 }
 
 func encodeUint16(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode2(b, codeUint16, *(*uint16)(p)), nil
+	return appendCompactUint(b, uint64(*(*uint16)(p))), nil
 }
 
 func encodeUint32(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode4(b, codeUint32, *(*uint32)(p)), nil
+	return appendCompactUint(b, uint64(*(*uint32)(p))), nil
 }
 
 func encodeUint64(b []byte, p unsafe.Pointer) ([]byte, error) {
-	return appendCode8(b, codeUint64, *(*uint64)(p)), nil
+	return appendCompactUint(b, *(*uint64)(p)), nil
 }
 
 func encodeFloat32(b []byte, p unsafe.Pointer) ([]byte, error) {

@@ -13,11 +13,14 @@ import (
 )
 
 // TestDifferential runs random batches of every test shape through the
-// codec and the library: the encoded bytes must be identical, the decoded
-// values equal, and reworded encodings (keys shuffled, unknown keys, compact
-// ints and floats, nil values, missing keys, array-encoded structs) must
-// decode as the library decodes them. A failure names its seed; -seed=N
-// replays it.
+// codec and the library: the encoded bytes must be identical to the
+// library's with compact integers, and decode with the library to the same
+// records; both those bytes and the library's default-option bytes (fixed
+// width integers, as in old checkpoints) must decode as the library decodes
+// them, with or without string interning; and reworded encodings (keys
+// shuffled, unknown keys, compact ints and floats, nil values, missing keys,
+// array-encoded structs) must decode as the library decodes them. A failure
+// names its seed; -seed=N replays it.
 func TestDifferential(t *testing.T) {
 	t.Run("event", differential[event])
 	t.Run("count", differential[count])
@@ -49,9 +52,9 @@ func differential[T any](t *testing.T) {
 		g := gen{r: rand.New(rand.NewPCG(seed, 0))}
 		batch := batchOf[T](g)
 
-		want, err := msgpack.Marshal(batch)
+		want, err := marshalCompact(batch)
 		if err != nil {
-			t.Fatalf("seed %d: msgpack.Marshal: %v", seed, err)
+			t.Fatalf("seed %d: library encode with compact ints: %v", seed, err)
 		}
 		got, err := c.AppendBatch([]byte("prefix"), batch)
 		if err != nil {
@@ -61,31 +64,62 @@ func differential[T any](t *testing.T) {
 			t.Fatalf("seed %d: AppendBatch overwrote dst", seed)
 		}
 		if !bytes.Equal(got[6:], want) {
-			t.Fatalf("seed %d: %d records: AppendBatch and msgpack.Marshal differ from byte %d:\n got % x\nwant % x",
+			t.Fatalf("seed %d: %d records: AppendBatch and the library (compact ints) differ from byte %d:\n got % x\nwant % x",
 				seed, len(batch), firstDiff(got[6:], want), clip(got[6:]), clip(want))
 		}
 
+		var lib []T
+		if err := msgpack.Unmarshal(want, &lib); err != nil {
+			t.Fatalf("seed %d: msgpack.Unmarshal of AppendBatch's bytes: %v", seed, err)
+		}
+		if err := equalBatches(lib, batch); err != nil {
+			t.Fatalf("seed %d: msgpack.Unmarshal of AppendBatch's bytes is not the batch: %v", seed, err)
+		}
 		dec, err := fastPath(c, want) // no help from the library
 		if err != nil {
 			t.Fatalf("seed %d: DecodeBatch without the library: %v", seed, err)
 		}
-		var lib []T
-		if err := msgpack.Unmarshal(want, &lib); err != nil {
+		if err := equalBatches(dec, lib); err != nil {
+			t.Fatalf("seed %d: DecodeBatch(AppendBatch(x)) and msgpack.Unmarshal differ: %v", seed, err)
+		}
+		if again, _ := c.AppendBatch(nil, dec); !bytes.Equal(again, want) {
+			t.Fatalf("seed %d: the decoded batch does not encode back to the same bytes", seed)
+		}
+		strs := new(Strings)
+		var interned [2][]T
+		for i := range interned {
+			if interned[i], err = c.DecodeBatchWith(nil, want, strs); err != nil {
+				t.Fatalf("seed %d: DecodeBatchWith, pass %d: %v", seed, i, err)
+			}
+			if err := equalBatches(interned[i], lib); err != nil {
+				t.Fatalf("seed %d: DecodeBatchWith, pass %d, and msgpack.Unmarshal differ: %v", seed, i, err)
+			}
+		}
+
+		// Old checkpoints hold the library's default encoding.
+		fixed := mp(batch)
+		var libFixed []T
+		if err := msgpack.Unmarshal(fixed, &libFixed); err != nil {
 			t.Fatalf("seed %d: msgpack.Unmarshal: %v", seed, err)
 		}
-		if err := equalBatches(dec, lib); err != nil {
-			t.Fatalf("seed %d: DecodeBatch(msgpack.Marshal(x)) and msgpack.Unmarshal differ: %v", seed, err)
+		decFixed, err := fastPath(c, fixed)
+		if err != nil {
+			t.Fatalf("seed %d: DecodeBatch(msgpack.Marshal(x)) without the library: %v", seed, err)
 		}
-		if again, _ := msgpack.Marshal(dec); !bytes.Equal(again, want) {
-			t.Fatalf("seed %d: the decoded batch does not encode back to the same bytes", seed)
+		if err := equalBatches(decFixed, libFixed); err != nil {
+			t.Fatalf("seed %d: DecodeBatch(msgpack.Marshal(x)) and msgpack.Unmarshal differ: %v", seed, err)
 		}
 
 		// Decoded values must not alias the input, which callers reuse.
-		for i := range want {
-			want[i] = 0xff
+		for _, data := range [][]byte{want, fixed} {
+			for i := range data {
+				data[i] = 0xff
+			}
 		}
-		if err := equalBatches(dec, lib); err != nil {
-			t.Fatalf("seed %d: decoded values changed with the input buffer: %v", seed, err)
+		for name, out := range map[string][]T{"DecodeBatch": dec, "DecodeBatchWith": interned[0], "DecodeBatchWith again": interned[1], "DecodeBatch(fixed)": decFixed} {
+			if err := equalBatches(out, lib); err != nil {
+				t.Fatalf("seed %d: %s: decoded values changed with the input buffer: %v", seed, name, err)
+			}
 		}
 
 		for v := range 4 {
@@ -111,7 +145,7 @@ func differential[T any](t *testing.T) {
 }
 
 // TestLargeBatches checks the batch sizes around the array16/array32 (and,
-// for bytes, bin16/bin32) boundary against the library.
+// for bytes, bin16/bin32) boundary against the library, compact and not.
 func TestLargeBatches(t *testing.T) {
 	t.Run("event", large[event])
 	t.Run("nested", large[nested])
@@ -136,19 +170,19 @@ func large[T any](t *testing.T) {
 		for i := range batch {
 			g.fill(reflect.ValueOf(&batch[i]).Elem())
 		}
-		want, err := msgpack.Marshal(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := mpc(batch)
 		got, err := c.AppendBatch(nil, batch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("%d records: AppendBatch and msgpack.Marshal differ from byte %d", n, firstDiff(got, want))
+			t.Fatalf("%d records: AppendBatch and the library (compact ints) differ from byte %d", n, firstDiff(got, want))
 		}
 		if err := sameAsLibrary(c, want); err != nil {
 			t.Fatalf("%d records: %v", n, err)
+		}
+		if err := sameAsLibrary(c, mp(batch)); err != nil {
+			t.Fatalf("%d records, default encoding: %v", n, err)
 		}
 	}
 }

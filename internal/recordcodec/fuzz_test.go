@@ -9,7 +9,9 @@ import (
 // FuzzDecodeBatch decodes arbitrary bytes as batches of several shapes:
 // DecodeBatch must never panic, and must agree with msgpack.Unmarshal (both
 // fail, or both give equal values) wherever the library can be asked without
-// risking a huge allocation; elsewhere it must fail.
+// risking a huge allocation; elsewhere it must fail. DecodeBatchWith, twice
+// with one Strings (a cold cache, then a warm one), must give what
+// DecodeBatch gives, error for error.
 //
 //	go test -run XXX -fuzz FuzzDecodeBatch ./internal/recordcodec
 func FuzzDecodeBatch(f *testing.F) {
@@ -17,7 +19,9 @@ func FuzzDecodeBatch(f *testing.F) {
 	g := gen{r: rand.New(rand.NewPCG(1, 2))}
 	for n := range 4 {
 		f.Add(mp(smallBatch[event](g, n)))
+		f.Add(mpc(smallBatch[event](g, n)))
 		f.Add(mp(smallBatch[allKinds](g, n)))
+		f.Add(mpc(smallBatch[allKinds](g, n)))
 		f.Add(mp(smallBatch[nested](g, n)))
 		f.Add(reworded(g, smallBatch[nested](g, n)))
 		f.Add(mp(smallBatch[int64](g, n)))
@@ -36,6 +40,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	bs, _ := For[[]byte]()
 	f32, _ := For[float32]()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		cache := new(Strings) // shared by the shapes, as strings are strings
 		for name, err := range map[string]error{
 			"event":    verdict(ev, data),
 			"allKinds": verdict(all, data),
@@ -45,12 +50,38 @@ func FuzzDecodeBatch(f *testing.F) {
 			"uint8":    verdict(u8, data),
 			"bytes":    verdict(bs, data),
 			"float32":  verdict(f32, data),
+
+			"event interned":    sameInterned(ev, data, cache),
+			"allKinds interned": sameInterned(all, data, cache),
+			"nested interned":   sameInterned(nest, data, cache),
+			"string interned":   sameInterned(strs, data, cache),
+			"bytes interned":    sameInterned(bs, data, cache),
 		} {
 			if err != nil {
 				t.Errorf("%s: % x: %v", name, clip(data), err)
 			}
 		}
 	})
+}
+
+// sameInterned decodes data with DecodeBatch and twice with DecodeBatchWith
+// and strs: the results must be equal, or the errors identical.
+func sameInterned[T any](c *Codec[T], data []byte, strs *Strings) error {
+	want, wantErr := c.DecodeBatch(data)
+	for pass := range 2 {
+		got, err := c.DecodeBatchWith(nil, data, strs)
+		switch {
+		case (err == nil) != (wantErr == nil):
+			return errorf("pass %d: DecodeBatchWith: %v, DecodeBatch: %v", pass, err, wantErr)
+		case err != nil && err.Error() != wantErr.Error():
+			return errorf("pass %d: DecodeBatchWith: %v, DecodeBatch: %v", pass, err, wantErr)
+		case err == nil:
+			if err := equalBatches(got, want); err != nil {
+				return errorf("pass %d: DecodeBatchWith and DecodeBatch differ: %v", pass, err)
+			}
+		}
+	}
+	return nil
 }
 
 // smallBatch is a batch of n records with short values.

@@ -53,8 +53,9 @@ func truncated[T any](t *testing.T) {
 	})
 }
 
-// TestGarbage feeds random and mutated bytes: no panic, and the same
-// verdict as the library wherever the library can be asked safely.
+// TestGarbage feeds random and mutated bytes: no panic, the same verdict
+// as the library wherever the library can be asked safely, and the same
+// result with string interning as without.
 func TestGarbage(t *testing.T) {
 	ev, _ := For[event]()
 	all, _ := For[allKinds]()
@@ -77,10 +78,13 @@ func TestGarbage(t *testing.T) {
 				}
 			}
 		}
+		strs := new(Strings)
 		for name, check := range map[string]func([]byte) error{
 			"event":    func(d []byte) error { return verdict(ev, d) },
 			"allKinds": func(d []byte) error { return verdict(all, d) },
 			"nested":   func(d []byte) error { return verdict(nest, d) },
+
+			"nested interned": func(d []byte) error { return sameInterned(nest, d, strs) },
 		} {
 			if err := check(data); err != nil {
 				t.Fatalf("seed %d: %s: % x: %v", seed, name, clip(data), err)

@@ -8,6 +8,8 @@ import "math"
 type decoder struct {
 	data []byte
 	pos  int
+	// strs, when not nil, interns the strings read (see Strings).
+	strs *Strings
 }
 
 // readByte returns the next byte.
@@ -193,15 +195,15 @@ func (d *decoder) readRaw() (b []byte, isNil bool, err error) {
 	return b, false, err
 }
 
-// readString reads a str or bin value (nil is "") into a new string that
-// does not alias data.
+// readString reads a str or bin value (nil is "") into a string that does
+// not alias data: a new one, or one from d.strs.
 func (d *decoder) readString() (string, error) {
 	if d.pos < len(d.data) {
 		if c := d.data[d.pos]; c >= fixStrLow && c <= fixStrLow|0x1f {
 			// The common case: a fixstr.
 			n := int(c & 0x1f)
 			if n < len(d.data)-d.pos {
-				s := string(d.data[d.pos+1 : d.pos+1+n])
+				s := d.strs.str(d.data[d.pos+1 : d.pos+1+n])
 				d.pos += 1 + n
 				return s, nil
 			}
@@ -211,7 +213,7 @@ func (d *decoder) readString() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return d.strs.str(b), nil
 }
 
 // readBytes reads a str or bin value into a new slice, as the library's

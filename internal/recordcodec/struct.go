@@ -11,13 +11,24 @@ import (
 // a linear scan.
 const manyFields = 8
 
+// inlineClass says which fields structCodec.decode reads inline.
+type inlineClass uint8
+
+const (
+	inlineNone   inlineClass = iota
+	inlineInt                // any integer kind; structField.size is its width
+	inlineString             // a string kind
+)
+
 // structField is one encoded field of a struct codec.
 type structField struct {
-	name  string
-	off   uintptr
-	kind  reflect.Kind // for the kinds encoded and decoded inline
-	key   []byte       // the field name msgpack-encoded, as the library writes it
-	codec valueCodec
+	name   string
+	off    uintptr
+	kind   reflect.Kind // for the kinds encoded inline
+	inline inlineClass  // for the kinds decoded inline
+	size   uint8        // the field's size in bytes, for inlineInt
+	key    []byte       // the field name msgpack-encoded, as the library writes it
+	codec  valueCodec
 	// For keys of at most 8 encoded bytes: the key as a little-endian word
 	// and the mask of its bytes, to match or write it with one 8-byte access.
 	keyWord, keyMask uint64
@@ -60,6 +71,13 @@ func compileStruct(t reflect.Type) (*structCodec, error) {
 			return nil, fmt.Errorf("%s field %s: %w", t, fi.goName, err)
 		}
 		f := structField{name: fi.name, off: fi.off, kind: fi.typ.Kind(), key: key, codec: c}
+		switch f.kind {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			f.inline, f.size = inlineInt, uint8(fi.typ.Size())
+		case reflect.String:
+			f.inline = inlineString
+		}
 		if len(key) <= 8 {
 			var w [8]byte
 			copy(w[:], key)
@@ -95,7 +113,11 @@ func (s *structCodec) encode(b []byte, p unsafe.Pointer) ([]byte, error) {
 		// The common kinds inline; the rest through their encodeFunc.
 		switch f.kind {
 		case reflect.Int64:
-			b = appendCode8(b, codeInt64, uint64(*(*int64)(q)))
+			if v := *(*int64)(q); v >= 0 {
+				b = appendCompactUint(b, uint64(v))
+			} else {
+				b = appendCompactInt(b, v)
+			}
 			continue
 		case reflect.String:
 			if v := *(*string)(q); len(v) < 32 {
@@ -116,9 +138,11 @@ func (s *structCodec) encode(b []byte, p unsafe.Pointer) ([]byte, error) {
 // again over the first, nil zeroes the struct. Array-encoded structs are
 // left to the library.
 //
-// Input written by msgpack.Marshal (fixmap, keys in declaration order,
-// int64 and short strings) is read inline with the position in a local;
-// everything else goes through the decoder's general readers.
+// Input written by AppendBatch or msgpack.Marshal (fixmap, keys in
+// declaration order, integers of any width in integer fields, fixstr in
+// string fields) is read inline with the position in a local; everything
+// else (nil, other types, truncated values...) goes through the decoder's
+// general readers, so results and errors are theirs.
 func (s *structCodec) decode(d *decoder, p unsafe.Pointer) error {
 	data, pos := d.data, d.pos
 	var n int
@@ -171,17 +195,62 @@ func (s *structCodec) decode(d *decoder, p unsafe.Pointer) error {
 			pos = d.pos
 		}
 		q := unsafe.Add(p, f.off)
-		switch f.kind {
-		case reflect.Int64:
-			if len(data)-pos >= 9 && data[pos] == codeInt64 {
-				*(*int64)(q) = int64(binary.BigEndian.Uint64(data[pos+1:]))
-				pos += 9
-				continue
+	inline:
+		switch f.inline {
+		case inlineInt:
+			// What decoder.intAfter reads, for the forms it reads, when
+			// there are 8 bytes after the code: the payload is then the
+			// top 1, 2, 4 or 8 bytes of one big-endian load, shifted down
+			// (arithmetically for the signed forms, which sign-extends;
+			// uint64 wraps). Each form advances pos by a constant, so the
+			// next read waits on a predicted branch, not on this value.
+			// Anything else (nil, other types, the end of the data) is
+			// left to the general reader.
+			if len(data)-pos <= 8 {
+				break
 			}
-		case reflect.String:
+			word := binary.BigEndian.Uint64(data[pos+1:])
+			var v int64
+			if c := data[pos]; c <= 0x7f || c >= negFixLow {
+				v = int64(int8(c))
+				pos++
+			} else {
+				switch c { // dense: a jump table
+				case codeUint8:
+					v, pos = int64(word>>56), pos+2
+				case codeUint16:
+					v, pos = int64(word>>48), pos+3
+				case codeUint32:
+					v, pos = int64(word>>32), pos+5
+				case codeUint64:
+					v, pos = int64(word), pos+9
+				case codeInt8:
+					v, pos = int64(word)>>56, pos+2
+				case codeInt16:
+					v, pos = int64(word)>>48, pos+3
+				case codeInt32:
+					v, pos = int64(word)>>32, pos+5
+				case codeInt64:
+					v, pos = int64(word), pos+9
+				default:
+					break inline
+				}
+			}
+			// Truncated to the field's width, as decodeInt does.
+			if f.size == 8 {
+				*(*uint64)(q) = uint64(v)
+			} else if f.size == 4 {
+				*(*uint32)(q) = uint32(v)
+			} else if f.size == 2 {
+				*(*uint16)(q) = uint16(v)
+			} else {
+				*(*uint8)(q) = uint8(v)
+			}
+			continue
+		case inlineString:
 			if pos < len(data) && data[pos]&0xe0 == fixStrLow {
 				if l := int(data[pos] & 0x1f); l < len(data)-pos {
-					*(*string)(q) = string(data[pos+1 : pos+1+l])
+					*(*string)(q) = d.strs.str(data[pos+1 : pos+1+l])
 					pos += 1 + l
 					continue
 				}

@@ -160,14 +160,16 @@ func TestForCaches(t *testing.T) {
 	}
 }
 
-// TestConcurrentUse shares one codec between goroutines (run with -race).
+// TestConcurrentUse shares one codec between goroutines, each with its own
+// Strings (run with -race).
 func TestConcurrentUse(t *testing.T) {
 	recs := []nested{{ID: 1, Mid: middle{Tag: "a", In: inner{A: 2, S: "b"}}}, {ID: 3}}
-	want := mp(recs)
+	want := mpc(recs)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			c, _ := For[nested]()
+			strs := new(Strings)
 			for range 200 {
 				b, err := c.AppendBatch(nil, recs)
 				if err != nil || string(b) != string(want) {
@@ -177,6 +179,11 @@ func TestConcurrentUse(t *testing.T) {
 				out, err := c.DecodeBatch(b)
 				if err != nil || !reflect.DeepEqual(out, recs) {
 					t.Errorf("DecodeBatch = %+v, %v", out, err)
+					return
+				}
+				out, err = c.DecodeBatchWith(out, b, strs)
+				if err != nil || !reflect.DeepEqual(out, recs) {
+					t.Errorf("DecodeBatchWith = %+v, %v", out, err)
 					return
 				}
 			}
