@@ -239,18 +239,10 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 			return node, nil
 		}
 	}
-	if node := pipelineNode(cj.groups, placed, ref, eligible); node != "" {
+	free, slots := freeSlots(cj.nodes, eligible, placed, ref)
+	if node := pipelineNode(cj.groups, placed, ref, free); node != "" {
 		placed[ref] = node
 		return node, nil
-	}
-	var slots []cluster.Slot
-	for _, n := range cj.nodes {
-		if hb, ok := eligible[n]; ok {
-			slots = append(slots, cluster.Slot{Node: n, Free: max(hb.Slots-hb.Used, 0)})
-		}
-	}
-	if len(slots) == 0 {
-		slots = []cluster.Slot{{Node: a.cfg.ID, Free: a.cfg.Slots}}
 	}
 	got, err := cluster.Place([]cluster.TaskRef{ref}, slots, nil)
 	if err != nil {
@@ -263,16 +255,39 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 	return got[ref], nil
 }
 
-// pipelineNode is the eligible node with a free slot that runs another task
-// of ref's pipeline (the smallest id when several do), or "".
-func pipelineNode(groups, placed map[cluster.TaskRef]string, ref cluster.TaskRef, eligible map[string]cluster.Heartbeat) string {
+// freeSlots are the free slots of the eligible nodes among nodes, for
+// placing ref. A node's used slots are what its heartbeat says or, when
+// more, the other tasks of the job placed on it: during a region restart
+// the heartbeat of a node whose tasks restart too reads low.
+func freeSlots(nodes []string, eligible map[string]cluster.Heartbeat, placed map[cluster.TaskRef]string, ref cluster.TaskRef) (map[string]int, []cluster.Slot) {
+	mine := map[string]int{}
+	for peer, node := range placed {
+		if peer != ref {
+			mine[node]++
+		}
+	}
+	free := map[string]int{}
+	var slots []cluster.Slot
+	for _, n := range nodes {
+		if hb, ok := eligible[n]; ok {
+			free[n] = max(hb.Slots-max(hb.Used, mine[n]), 0)
+			slots = append(slots, cluster.Slot{Node: n, Free: free[n]})
+		}
+	}
+	return free, slots
+}
+
+// pipelineNode is the node with a free slot (free lists the eligible nodes)
+// that runs another task of ref's pipeline (the smallest id when several
+// do), or "".
+func pipelineNode(groups, placed map[cluster.TaskRef]string, ref cluster.TaskRef, free map[string]int) string {
 	g := groups[ref]
 	best := ""
 	for peer, node := range placed {
 		if peer == ref || g == "" || groups[peer] != g {
 			continue
 		}
-		if hb, ok := eligible[node]; ok && hb.Slots > hb.Used && (best == "" || node < best) {
+		if free[node] > 0 && (best == "" || node < best) {
 			best = node
 		}
 	}

@@ -98,15 +98,39 @@ func TestPipelineNode(t *testing.T) {
 		{Operator: "sink", Instance: 1}:   "n2",
 		{Operator: "count", Instance: 0}:  "n1",
 	}
-	eligible := map[string]cluster.Heartbeat{"n1": {Node: "n1", Slots: 8, Used: 3}, "n3": {Node: "n3", Slots: 8, Used: 1}}
-	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, eligible); got != "n3" {
+	free := map[string]int{"n1": 5, "n3": 7}
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, free); got != "n3" {
 		t.Fatalf("count[1] goes to %q, want n3 (where source[1] went)", got)
 	}
-	eligible["n3"] = cluster.Heartbeat{Node: "n3", Slots: 1, Used: 1}
-	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, eligible); got != "" {
+	free["n3"] = 0
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 1}, free); got != "" {
 		t.Fatalf("count[1] goes to full node %q, want no preference", got)
 	}
-	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 0}, eligible); got != "" {
+	if got := pipelineNode(groups, placed, cluster.TaskRef{Operator: "count", Instance: 0}, free); got != "" {
 		t.Fatalf("count[0], alone in its pipeline, goes to %q, want no preference", got)
+	}
+}
+
+// TestFreeSlotsDuringARegionRestart: while a region restarts, the
+// coordinator's node reports no used slots in its heartbeat, but pipeline 0
+// is placed there again; a task of the dead node's pipeline 1 goes to the
+// idle node n3, not back onto the coordinator's.
+func TestFreeSlotsDuringARegionRestart(t *testing.T) {
+	placed := map[cluster.TaskRef]string{
+		{Operator: "source", Instance: 0}: "n1", {Operator: "count", Instance: 0}: "n1", {Operator: "sink", Instance: 0}: "n1",
+		{Operator: "source", Instance: 1}: "n2", {Operator: "count", Instance: 1}: "n2", {Operator: "sink", Instance: 1}: "n2",
+	}
+	eligible := map[string]cluster.Heartbeat{"n1": {Node: "n1", Slots: 8, Used: 0}, "n3": {Node: "n3", Slots: 8, Used: 1}}
+	ref := cluster.TaskRef{Operator: "source", Instance: 1}
+	free, slots := freeSlots([]string{"n1", "n2", "n3"}, eligible, placed, ref)
+	if !maps.Equal(free, map[string]int{"n1": 5, "n3": 7}) {
+		t.Fatalf("free slots %v, want n1: 5 (its heartbeat's 0 used is stale), n3: 7", free)
+	}
+	got, err := cluster.Place([]cluster.TaskRef{ref}, slots, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[ref] != "n3" {
+		t.Fatalf("source[1] placed on %s, want n3", got[ref])
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,7 +63,7 @@ var finishedIn = regexp.MustCompile(`finished in ([0-9.]+) s`)
 
 // runClusterBench is `node bench cluster`.
 func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg := clusterBenchConfig{Records: 20_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
+	cfg := clusterBenchConfig{Records: 60_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
 	fs := flag.NewFlagSet("node bench cluster", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of the throughput runs")
@@ -182,7 +183,7 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 		fmt.Fprintf(progress, "kill %d of %d ...\n", i+1, cfg.Kills)
 		d, err := bc.killTrial(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("kill trial %d: %w", i+1, err)
+			return nil, fmt.Errorf("kill trial %d: %w\n%s", i+1, err, bc.logTails(4000))
 		}
 		res.RecoveryS = append(res.RecoveryS, d.Seconds())
 	}
@@ -434,6 +435,25 @@ func (bc *benchNet) killTrial(cfg clusterBenchConfig) (time.Duration, error) {
 		return 0, err
 	}
 	return running.Sub(killed), nil
+}
+
+// logTails is the end of each node's log (at most n bytes of each), for an
+// error report.
+func (bc *benchNet) logTails(n int) string {
+	var b strings.Builder
+	for i := 1; i <= bc.cfg.Nodes; i++ {
+		id := fmt.Sprintf("n%d", i)
+		data, err := os.ReadFile(filepath.Join(bc.dir, id+".log"))
+		if err != nil {
+			fmt.Fprintf(&b, "--- log of %s: %v\n", id, err)
+			continue
+		}
+		if len(data) > n {
+			data = data[len(data)-n:]
+		}
+		fmt.Fprintf(&b, "--- end of %s's log:\n%s\n", id, data)
+	}
+	return b.String()
 }
 
 // stop kills the nodes and the server.
