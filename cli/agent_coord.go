@@ -189,31 +189,19 @@ func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.Ta
 // then never leave the node, and a key-partitioned edge of parallelism p
 // sends only (p-1)/p of its records across nodes.
 func pipelines(p *plan.Job) map[cluster.TaskRef]string {
-	root := map[*plan.Operator]*plan.Operator{}
-	var find func(op *plan.Operator) *plan.Operator
-	find = func(op *plan.Operator) *plan.Operator {
-		r, ok := root[op]
-		if !ok || r == op {
-			return op
-		}
-		r = find(r)
-		root[op] = r
-		return r
+	index := make(map[*plan.Operator]int, len(p.Operators))
+	for i, op := range p.Operators {
+		index[op] = i
 	}
+	uf := plan.NewUnionFind(len(p.Operators))
 	for _, e := range p.Edges {
-		a, b := find(e.From), find(e.To)
-		if a != b {
-			if b.ID < a.ID {
-				a, b = b, a
-			}
-			root[b] = a
-		}
+		uf.Union(index[e.From], index[e.To])
 	}
 	groups := map[cluster.TaskRef]string{}
-	for _, op := range p.Operators {
-		r := find(op)
-		for i := 0; i < op.Parallelism; i++ {
-			groups[cluster.TaskRef{Operator: op.Name, Instance: i}] = fmt.Sprintf("%s#%d", r.Name, i)
+	for i, op := range p.Operators {
+		first := p.Operators[uf.Find(i)]
+		for inst := 0; inst < op.Parallelism; inst++ {
+			groups[cluster.TaskRef{Operator: op.Name, Instance: inst}] = fmt.Sprintf("%s#%d", first.Name, inst)
 		}
 	}
 	return groups

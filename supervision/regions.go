@@ -42,7 +42,7 @@ func Regions(j *plan.Job) []Region {
 	for i, op := range ops {
 		base[i+1] = base[i] + max(op.Parallelism, 0)
 	}
-	uf := newUnionFind(base[len(ops)])
+	uf := plan.NewUnionFind(base[len(ops)])
 	for _, e := range allEdges(j) {
 		f, t := index[e.From], index[e.To]
 		pf, pt := max(ops[f].Parallelism, 0), max(ops[t].Parallelism, 0)
@@ -51,15 +51,15 @@ func Regions(j *plan.Job) []Region {
 		}
 		if e.Partitioner == plan.Forward && pf == pt {
 			for i := range pf {
-				uf.union(base[f]+i, base[t]+i)
+				uf.Union(base[f]+i, base[t]+i)
 			}
 			continue
 		}
 		for i := range pf {
-			uf.union(base[f], base[f]+i)
+			uf.Union(base[f], base[f]+i)
 		}
 		for i := range pt {
-			uf.union(base[f], base[t]+i)
+			uf.Union(base[f], base[t]+i)
 		}
 	}
 
@@ -74,7 +74,7 @@ func Regions(j *plan.Job) []Region {
 	for _, oi := range order {
 		op := ops[oi]
 		for inst := range max(op.Parallelism, 0) {
-			root := uf.find(base[oi] + inst)
+			root := uf.Find(base[oi] + inst)
 			r, ok := regionOfRoot[root]
 			if !ok {
 				r = len(regions)
@@ -142,30 +142,4 @@ func allEdges(j *plan.Job) []*plan.Edge {
 		}
 	}
 	return edges
-}
-
-// unionFind is a disjoint-set forest over 0..n-1.
-type unionFind struct{ parent []int }
-
-func newUnionFind(n int) *unionFind {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	return &unionFind{parent: p}
-}
-
-func (u *unionFind) find(x int) int {
-	for u.parent[x] != x {
-		u.parent[x] = u.parent[u.parent[x]]
-		x = u.parent[x]
-	}
-	return x
-}
-
-func (u *unionFind) union(a, b int) {
-	ra, rb := u.find(a), u.find(b)
-	if ra != rb {
-		u.parent[max(ra, rb)] = min(ra, rb)
-	}
 }
