@@ -35,7 +35,7 @@ func unmarshalBody(payload []byte) (*wireBody, error) {
 // unmarshalData reads a body that is a map of exactly the keys k ("data"),
 // seq and records, as encode writes a data message; ok is false for
 // anything else. The records alias payload. When they come last, as encode
-// writes them, they run to the end of the checked payload and are not walked
+// writes them, they run to the end of the payload and are not walked
 // here (the batch codec walks them as it decodes).
 func unmarshalData(p []byte) (b *wireBody, ok bool) {
 	r := recordcodec.NewReader(p)
