@@ -40,9 +40,9 @@ func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]
 
 // PlaceGrouped is Place where tasks that share a non-empty group in groups
 // go to the same node while it has room: the first of them placed by the
-// rules above, the rest after it. The runtime groups the instances that
-// forward edges connect (instance i of each operator of a chain), so their
-// records never leave the node.
+// rules above, the rest after it. The runtime groups pipeline i, instance i
+// of every operator of a connected job (Flink's default slot sharing), so
+// forward edges never leave a node and key-partitioned edges cross less.
 func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups map[TaskRef]string) (map[TaskRef]string, error) {
 	free := make(map[string]int, len(nodes))
 	total := 0
