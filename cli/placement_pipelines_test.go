@@ -5,7 +5,9 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/samples/wordcount"
 )
@@ -14,54 +16,48 @@ import (
 // group, across forward and key-partitioned edges alike, as Flink's default
 // slot sharing puts subtask i of each operator into slot i.
 func TestPipelines(t *testing.T) {
-	g, err := keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := g.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[cluster.TaskRef]string{}
-	for i := range 2 {
-		for _, op := range []string{"source", "count", "sink"} {
-			want[cluster.TaskRef{Operator: op, Instance: i}] = fmt.Sprintf("source#%d", i)
-		}
-	}
-	if got := pipelines(p); !maps.Equal(got, want) {
+	p := mustPlan(t)(keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2}))
+	if got, want := pipelines(p), pipelineGroups(2, "source", "count", "sink"); !maps.Equal(got, want) {
 		t.Fatalf("keycount pipelines %v, want %v", got, want)
 	}
-	wg, err := wordcount.Build(wordcount.Config{Records: 10, Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wp, err := wg.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
+	wp := mustPlan(t)(wordcount.Build(wordcount.Config{Records: 10, Parallelism: 2}))
 	// source →forward→ split →hash→ count →forward→ sink: one pipeline per instance.
-	wantWC := map[cluster.TaskRef]string{}
-	for i := range 2 {
-		for _, op := range []string{"source", "split", "count", "sink"} {
-			wantWC[cluster.TaskRef{Operator: op, Instance: i}] = fmt.Sprintf("source#%d", i)
-		}
-	}
-	if got := pipelines(wp); !maps.Equal(got, wantWC) {
+	if got, wantWC := pipelines(wp), pipelineGroups(2, "source", "split", "count", "sink"); !maps.Equal(got, wantWC) {
 		t.Fatalf("wordcount pipelines %v, want %v", got, wantWC)
 	}
+}
+
+// mustPlan returns a function that plans a built graph or fails t.
+func mustPlan(t *testing.T) func(*weir.Graph, error) *plan.Job {
+	return func(g *weir.Graph, err error) *plan.Job {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := g.Plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+// pipelineGroups is the grouping pipelines should give ops, the first of
+// which is the job's first operator, at parallelism p.
+func pipelineGroups(p int, ops ...string) map[cluster.TaskRef]string {
+	want := map[cluster.TaskRef]string{}
+	for i := range p {
+		for _, op := range ops {
+			want[cluster.TaskRef{Operator: op, Instance: i}] = fmt.Sprintf("%s#%d", ops[0], i)
+		}
+	}
+	return want
 }
 
 // TestPlaceAllKeepsPipelinesTogether: keycount at parallelism 2 over three
 // nodes puts pipeline i on one node and the two pipelines on different nodes.
 func TestPlaceAllKeepsPipelinesTogether(t *testing.T) {
-	g, err := keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := g.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustPlan(t)(keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2}))
 	a := &agent{}
 	placed, err := a.placeAll(p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}})
 	if err != nil {
