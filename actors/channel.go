@@ -161,7 +161,7 @@ func (c *channel) deliver(ctx actor.Context) {
 			b := c.barriers[0]
 			c.barriers = c.barriers[1:]
 			c.blocked = true
-			ctx.Send(c.consumer, &barrierInOrderMsg{input: c.input, id: b.id, lastSeq: b.lastSeq})
+			ctx.Send(c.consumer, &barrierInOrderMsg{input: c.input, id: b.id, lastSeq: b.lastSeq, final: b.final})
 			return
 		}
 		if len(c.queue) == 0 || len(c.unacked) >= c.job.opts.DeliveryWindow {

@@ -21,11 +21,13 @@ type triggerMsg struct {
 //
 // It travels in the normal lane, behind the data sent before it, so the channel
 // has received every earlier buffer when it sees the barrier; the channel then
-// lets the barrier overtake its queue (unaligned) or not (aligned).
+// lets the barrier overtake its queue (unaligned) or not (aligned). final
+// marks the end-of-input checkpoint, which always travels aligned.
 type barrierMsg struct {
 	id        uint64
 	lastSeq   uint64
 	unaligned bool
+	final     bool
 	pending   []*Buffer
 }
 
@@ -40,11 +42,13 @@ type barrierOvertakeMsg struct {
 }
 
 // barrierInOrderMsg delivers a barrier behind all data before it (aligned); the
-// channel then holds further data until unblocked.
+// channel then holds further data until unblocked. final marks the
+// end-of-input checkpoint.
 type barrierInOrderMsg struct {
 	input   int
 	id      uint64
 	lastSeq uint64
+	final   bool
 }
 
 // unblockMsg lets an aligned channel resume delivery after barrier id.

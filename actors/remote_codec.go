@@ -164,7 +164,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *eosMsg:
 		return transport.TypeEOS, &wireBody{K: kEOS, LastSeq: m.lastSeq}, nil
 	case *barrierMsg:
-		b := &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned}
+		b := &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned, Final: m.final}
 		for _, p := range m.pending {
 			recs, err := encodeRecords(j, target.Edge, nil, p.Records)
 			if err != nil {
@@ -260,7 +260,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 	case kEOS:
 		return &eosMsg{lastSeq: b.LastSeq}, nil
 	case kBarrier:
-		m := &barrierMsg{id: b.ID, lastSeq: b.LastSeq, unaligned: b.Unaligned}
+		m := &barrierMsg{id: b.ID, lastSeq: b.LastSeq, unaligned: b.Unaligned, final: b.Final}
 		for _, p := range b.Pending {
 			recs, err := decodeRecords(j, to.Edge, p.Records)
 			if err != nil {

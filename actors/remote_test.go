@@ -160,6 +160,7 @@ func TestWireRoundTrip(t *testing.T) {
 		&dataMsg{buf: &Buffer{Seq: 3, Records: plan.Records[int64]{1, 2}}},
 		&eosMsg{lastSeq: 9},
 		&barrierMsg{id: 4, lastSeq: 3, unaligned: true, pending: []*Buffer{{Seq: 3, Records: plan.Records[int64]{5}}}},
+		&barrierMsg{id: 6, lastSeq: 8, final: true},
 		&creditMsg{n: 2, output: 0, channel: 1},
 		&channelWireMsg{producer: taskPID, output: 0, channel: 1},
 		&wireMsg{outputs: [][]*actor.PID{{chPID}}},

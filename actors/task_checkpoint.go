@@ -49,7 +49,7 @@ func (t *task) onTrigger(ctx actor.Context, id uint64, final bool) {
 	}
 	unaligned := t.job.opts.Checkpoint.Mode == barriers.Unaligned && !final
 	t.takeSnapshot(id)
-	t.out.barrier(ctx, id, unaligned)
+	t.out.barrier(ctx, id, unaligned, final)
 	t.completeCheckpoint(ctx, id, 0, unaligned)
 }
 
@@ -65,6 +65,19 @@ func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overt
 	t.carryOut(ctx, acts, overtaken)
 }
 
+// onFinalBarrier feeds an in-order barrier of the final checkpoint to the
+// aligner, which aligns it whatever the mode, and carries out its actions.
+func (t *task) onFinalBarrier(ctx actor.Context, input int, id, lastSeq uint64) {
+	if t.aligner == nil {
+		t.fail(fmt.Errorf("final barrier %d on input %d but checkpoints are off", id, input))
+	}
+	acts, err := t.aligner.OnFinalBarrier(input, id, lastSeq, t.now())
+	if err != nil {
+		t.fail(fmt.Errorf("final barrier %d on input %d: %w", id, input, err))
+	}
+	t.carryOut(ctx, acts, nil)
+}
+
 // carryOut performs the aligner's actions in order.
 func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*Buffer) {
 	for _, a := range acts {
@@ -72,7 +85,7 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 		case barriers.Snapshot:
 			t.takeSnapshot(a.ID)
 		case barriers.ForwardBarrier:
-			t.out.barrier(ctx, a.ID, a.Unaligned)
+			t.out.barrier(ctx, a.ID, a.Unaligned, a.Final)
 		case barriers.CaptureOvertaken:
 			if t.ckpt == nil || t.ckpt.id != a.ID {
 				t.fail(fmt.Errorf("capture for checkpoint %d without its snapshot", a.ID))

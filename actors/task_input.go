@@ -119,5 +119,9 @@ func (t *task) handleInOrderBarrier(ctx actor.Context, input int) {
 	}
 	m := c.barrier
 	c.barrier = nil
+	if m.final {
+		t.onFinalBarrier(ctx, input, m.id, m.lastSeq)
+		return
+	}
 	t.onBarrier(ctx, input, m.id, m.lastSeq, false, nil)
 }

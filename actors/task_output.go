@@ -153,7 +153,7 @@ func (o *outputs) allEnded() bool {
 // to every output channel at once (barriers need no credit). The sealed
 // buffers still waiting for credit travel along as copies, so an unaligned
 // channel can hand them over with the barrier.
-func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned bool) {
+func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned, final bool) {
 	o.ctx = ctx
 	for _, oe := range o.edges {
 		o.flushEdge(oe)
@@ -162,7 +162,7 @@ func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned bool) {
 			if len(ch.outbox) > 0 {
 				pending = append(pending, ch.outbox...)
 			}
-			ctx.Send(ch.pid, &barrierMsg{id: id, lastSeq: ch.seq, unaligned: unaligned, pending: pending})
+			ctx.Send(ch.pid, &barrierMsg{id: id, lastSeq: ch.seq, unaligned: unaligned, final: final, pending: pending})
 		}
 	}
 }

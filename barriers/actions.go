@@ -18,10 +18,12 @@ type Action interface {
 type Snapshot struct{ ID uint64 }
 
 // ForwardBarrier tells the task to send barrier ID to every output; Unaligned
-// means at the head of each output queue, overtaking queued data.
+// means at the head of each output queue, overtaking queued data. Final marks
+// the barrier of the final checkpoint, which downstream tasks align too.
 type ForwardBarrier struct {
 	ID        uint64
 	Unaligned bool
+	Final     bool
 }
 
 // CaptureOvertaken tells the task to keep, as channel state of checkpoint ID,
@@ -89,8 +91,11 @@ func (a Snapshot) String() string { return fmt.Sprintf("Snapshot(%d)", a.ID) }
 
 // String renders the action for logs and scripted tests.
 func (a ForwardBarrier) String() string {
-	if a.Unaligned {
+	switch {
+	case a.Unaligned:
 		return fmt.Sprintf("ForwardBarrier(%d, unaligned)", a.ID)
+	case a.Final:
+		return fmt.Sprintf("ForwardBarrier(%d, aligned, final)", a.ID)
 	}
 	return fmt.Sprintf("ForwardBarrier(%d, aligned)", a.ID)
 }

@@ -27,6 +27,7 @@ type Aligner struct {
 	// The checkpoint in progress (phase != idle).
 	phase    phase
 	id       uint64
+	final    bool          // the end-of-input checkpoint: always aligned
 	firstAt  time.Duration // logical time of its first barrier
 	arrived  []bool        // per input: barrier id is in
 	blocked  []bool        // per input: channel blocked (aligning only)
@@ -83,14 +84,15 @@ func (a *Aligner) badInput(input int) error {
 	return fmt.Errorf("input %d of %d: %w", input, len(a.processed), ErrProtocol)
 }
 
-// start begins checkpoint id at logical time now.
-func (a *Aligner) start(id uint64, now time.Duration) {
+// start begins checkpoint id at logical time now; a final one always aligns.
+func (a *Aligner) start(id uint64, now time.Duration, final bool) {
 	a.id = id
+	a.final = final
 	a.firstAt = now
 	a.nArrived = 0
 	clear(a.arrived)
 	clear(a.blocked)
-	if a.cfg.Mode == Unaligned {
+	if a.cfg.Mode == Unaligned && !final {
 		a.phase = capturing
 	} else {
 		a.phase = aligning
@@ -101,6 +103,7 @@ func (a *Aligner) start(id uint64, now time.Duration) {
 func (a *Aligner) finish() {
 	a.lastDone = a.id
 	a.phase = idle
+	a.final = false
 	a.nArrived = 0
 	clear(a.arrived)
 	clear(a.blocked)

@@ -16,6 +16,20 @@ import (
 // Unblock as idempotent. Protocol violations return an error wrapping
 // ErrProtocol and change nothing.
 func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool, now time.Duration) ([]Action, error) {
+	return a.onBarrier(input, id, lastSeq, overtook, false, now)
+}
+
+// OnFinalBarrier handles an in-order barrier of the final checkpoint (the end
+// of input). A final checkpoint always aligns, in every mode: no timer is
+// started for it and nothing switches it to unaligned, so the snapshot comes
+// after every record before the barriers and no data is left in flight. Every
+// barrier of one checkpoint must agree on being final; an overtaking barrier
+// of a final checkpoint is a protocol violation.
+func (a *Aligner) OnFinalBarrier(input int, id uint64, lastSeq uint64, now time.Duration) ([]Action, error) {
+	return a.onBarrier(input, id, lastSeq, false, true, now)
+}
+
+func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, final bool, now time.Duration) ([]Action, error) {
 	if uint(input) >= uint(len(a.processed)) {
 		return nil, fmt.Errorf("barrier %d: %w", id, a.badInput(input))
 	}
@@ -24,7 +38,7 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 	}
 	if id <= a.lastDone || (a.phase != idle && id < a.id) {
 		acts := []Action{Ignored{ID: id, Input: input}}
-		if a.cfg.Mode == Aligned && !overtook {
+		if (a.cfg.Mode == Aligned || final) && !overtook {
 			// An aligned channel blocks itself after any in-order barrier,
 			// stale or not; let it go on.
 			acts = append(acts, Unblock{ID: id, Inputs: []int{input}})
@@ -35,11 +49,18 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 	if same && a.arrived[input] {
 		return nil, fmt.Errorf("barrier %d on input %d twice: %w", id, input, ErrProtocol)
 	}
+	if overtook && (final || (same && a.final)) {
+		return nil, fmt.Errorf("barrier %d on input %d overtook data, but final checkpoints align: %w", id, input, ErrProtocol)
+	}
+	if same && a.final != final {
+		return nil, fmt.Errorf("barrier %d on input %d final=%v, but its checkpoint has final=%v: %w",
+			id, input, final, a.final, ErrProtocol)
+	}
 	// The phase this barrier meets: the current one, or that of a new checkpoint.
 	ph := a.phase
 	if !same {
 		ph = capturing
-		if a.cfg.Mode == Aligned {
+		if a.cfg.Mode == Aligned || final {
 			ph = aligning
 		}
 	}
@@ -58,7 +79,7 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 			if a.phase != idle {
 				acts = a.abortCurrent(acts) // superseded by id
 			}
-			a.start(id, now)
+			a.start(id, now, false)
 			same = true
 		}
 		acts = append(acts, a.OnTimeout(id, now)...)
@@ -68,7 +89,7 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 		if a.phase != idle {
 			acts = a.abortCurrent(acts) // superseded by id
 		}
-		a.start(id, now)
+		a.start(id, now, final)
 		if a.phase == capturing {
 			acts = append(acts, Snapshot{ID: id}, ForwardBarrier{ID: id, Unaligned: true})
 		}
@@ -89,7 +110,7 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 	if a.nArrived == len(a.arrived) {
 		return a.complete(acts, now), nil
 	}
-	if !same && a.phase == aligning && a.cfg.AlignedTimeout > 0 {
+	if !same && a.phase == aligning && a.cfg.AlignedTimeout > 0 && !a.final {
 		acts = append(acts, StartTimer{ID: id, At: now + a.cfg.AlignedTimeout})
 	}
 	return acts, nil
@@ -122,7 +143,7 @@ func (a *Aligner) complete(acts []Action, now time.Duration) []Action {
 		}
 		acts = append(acts,
 			Snapshot{ID: id},
-			ForwardBarrier{ID: id, Unaligned: false},
+			ForwardBarrier{ID: id, Unaligned: false, Final: a.final},
 			Unblock{ID: id, Inputs: all})
 	}
 	acts = append(acts, Complete{ID: id, AlignmentDuration: now - a.firstAt, Unaligned: unaligned})
@@ -134,9 +155,9 @@ func (a *Aligner) complete(acts []Action, now time.Duration) []Action {
 // aligning it switches to unaligned: snapshot now, forward the barrier
 // overtaking, release the blocked inputs (their channel state is empty) and
 // ask the others to deliver their barrier overtaking. For a finished, switched
-// or unknown id it returns no actions.
+// or unknown id, and for a final checkpoint, it returns no actions.
 func (a *Aligner) OnTimeout(id uint64, now time.Duration) []Action {
-	if a.phase != aligning || id != a.id {
+	if a.phase != aligning || id != a.id || a.final {
 		return nil
 	}
 	a.phase = capturing

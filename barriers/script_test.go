@@ -22,6 +22,7 @@ import (
 //	buffer in=I seq=S                          -> capture / - / error
 //	buffers in=I from=S to=T                   -> the seqs captured
 //	barrier in=I id=K last=S [overtook] now=D  -> actions or error
+//	barrier in=I id=K last=S final now=D       -> a final barrier: actions or error
 //	timeout id=K now=D                         -> actions
 //	abort id=K                                 -> actions
 //	inprogress                                 -> id or none
@@ -123,8 +124,14 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		}
 		return []string{"captured [" + strings.Join(captured, " ") + "]"}
 	case "barrier":
-		acts, err := a.OnBarrier(args.int(t, where, "in"), args.u64(t, where, "id"), args.u64(t, where, "last"),
-			args["overtook"] == "true", args.dur(t, where, "now"))
+		in, id, last, now := args.int(t, where, "in"), args.u64(t, where, "id"), args.u64(t, where, "last"), args.dur(t, where, "now")
+		var acts []Action
+		var err error
+		if args["final"] == "true" {
+			acts, err = a.OnFinalBarrier(in, id, last, now)
+		} else {
+			acts, err = a.OnBarrier(in, id, last, args["overtook"] == "true", now)
+		}
 		if err != nil {
 			return errLines(err)
 		}
