@@ -21,8 +21,12 @@ type RunConfig struct {
 	Logger zerolog.Logger
 	// Progress, when > 0, logs progress at this interval.
 	Progress time.Duration
-	// Duration, when > 0, ends the sources after this long (for unbounded jobs).
+	// Duration, when > 0, ends the sources after this long and drains the job
+	// (for unbounded jobs), as Drain does.
 	Duration time.Duration
+	// Drain makes a cancelled ctx end the sources and drain the job, with a
+	// final aligned checkpoint, instead of stopping it at once.
+	Drain bool
 	// Checkpoint configures checkpoints; the zero value takes none.
 	Checkpoint CheckpointConfig
 	// Restore resumes from a checkpoint in Checkpoint.StateDir: "latest" or an id.
@@ -46,6 +50,10 @@ func WithProgress(d time.Duration) RunOption { return func(c *RunConfig) { c.Pro
 
 // WithDuration ends the sources after d and lets the job drain.
 func WithDuration(d time.Duration) RunOption { return func(c *RunConfig) { c.Duration = d } }
+
+// WithDrain makes a cancelled ctx end the sources and drain the job instead
+// of stopping it at once.
+func WithDrain() RunOption { return func(c *RunConfig) { c.Drain = true } }
 
 // WithCheckpoints turns checkpoints on as configured.
 func WithCheckpoints(c CheckpointConfig) RunOption { return func(r *RunConfig) { r.Checkpoint = c } }
@@ -91,8 +99,18 @@ func (r *Result) RecordsPerSecond() float64 {
 // jobStopWait bounds how long Run waits for a finished job's actors to stop.
 const jobStopWait = 30 * time.Second
 
-// Run runs the graph in this process until its sources end (or ctx ends, or the
-// configured duration passes, which end the sources and drain the job).
+// stoppedJobWait bounds that wait for a job stopped through ctx: an actor busy
+// in a long operator call must not hold up the stop (the process is about to
+// exit; a restore rolls back what such an actor still writes to staging).
+const stoppedJobWait = 300 * time.Millisecond
+
+// Run runs the graph in this process until its sources end, or the configured
+// duration passes (which ends the sources and drains the job), or ctx ends.
+// When ctx ends the job stops without draining: with checkpoints, its sources
+// stop and a stop checkpoint captures what is in flight, so a run with
+// WithRestore("latest") continues exactly once; Run returns about a second
+// later at most, whatever the backlog (at the last completed checkpoint if the
+// stop checkpoint was not committed by then). WithDrain drains instead.
 func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	cfg := RunConfig{Logger: zerolog.New(io.Discard)}
 	for _, o := range opts {
@@ -116,7 +134,14 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 		cfg.Logger.Info().Str("job", p.Name).Uint64("checkpoint", co.Restore.CheckpointID).Msg("restoring from checkpoint")
 	}
 	node := actors.NewNode(cfg.Logger)
-	defer node.Shutdown()
+	slowStop := false // a stopped job's actors did not all stop in time
+	defer func() {
+		if !slowStop {
+			node.Shutdown()
+		} else if !node.ShutdownWithin(stoppedJobWait) {
+			cfg.Logger.Warn().Str("job", p.Name).Msg("returning while an operator call still runs")
+		}
+	}()
 	start := time.Now()
 	job, err := node.Submit(p, rt)
 	if err != nil {
@@ -134,7 +159,7 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 		defer t.Stop()
 		progress = t.C
 	}
-	stopped := false
+	cancelled, stopped := ctx.Done(), false
 	lastIn, lastAt := int64(0), start
 wait:
 	for {
@@ -142,10 +167,13 @@ wait:
 		case <-job.Done():
 			break wait
 		case <-deadline:
-			job.Stop(fmt.Sprintf("duration %v elapsed", cfg.Duration))
+			job.Drain(fmt.Sprintf("duration %v elapsed", cfg.Duration))
 			deadline = nil
-		case <-ctx.Done():
-			if !stopped {
+		case <-cancelled:
+			cancelled = nil // a closed channel is always ready: wait for the rest
+			if cfg.Drain {
+				job.Drain("interrupted")
+			} else {
 				stopped = true
 				job.Stop("interrupted")
 			}
@@ -163,10 +191,15 @@ wait:
 	took := time.Since(start)
 	// Return only once nothing of the job runs: a sink must not commit or
 	// write after Run has returned (a restore may follow at once).
+	wait := jobStopWait
+	if stopped {
+		wait = stoppedJobWait
+	}
 	select {
 	case <-job.Gone():
-	case <-time.After(jobStopWait):
-		cfg.Logger.Warn().Str("job", p.Name).Dur("waited", jobStopWait).Msg("job's actors still stopping")
+	case <-time.After(wait):
+		cfg.Logger.Warn().Str("job", p.Name).Dur("waited", wait).Msg("job's actors still stopping")
+		slowStop = stopped
 	}
 	res := &Result{
 		Job:                 p.Name,

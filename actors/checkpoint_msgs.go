@@ -8,11 +8,14 @@ import (
 
 // triggerMsg makes a source task snapshot and inject barrier id.
 // The final checkpoint (end of input) is always aligned, so it covers every
-// record: nothing is left in flight after it.
+// record: nothing is left in flight after it. The stop checkpoint is always
+// unaligned, capturing what is in flight, and the source reads no more after
+// its barrier.
 type triggerMsg struct {
 	priority
 	id    uint64
 	final bool
+	stop  bool
 }
 
 // barrierMsg carries barrier id from a producer to a channel. lastSeq is the
@@ -97,6 +100,20 @@ type checkpointDoneMsg struct {
 	priority
 	id uint64
 }
+
+// sinkCommittedMsg tells the job that a sink task committed (made visible)
+// everything checkpoint id covers. The job ends only once every sink has
+// committed its final or stop checkpoint.
+type sinkCommittedMsg struct {
+	priority
+	op, instance int
+	gen          int
+	id           uint64
+}
+
+// stopDeadlineMsg ends a stopping job whose stop checkpoint did not complete
+// in time: it stops at the last completed checkpoint.
+type stopDeadlineMsg struct{ priority }
 
 // checkpointAbortMsg tells tasks that checkpoint id was aborted.
 type checkpointAbortMsg struct {

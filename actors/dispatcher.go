@@ -2,6 +2,7 @@ package actors
 
 import (
 	"sync"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -64,4 +65,24 @@ func (d *workerDispatcher) Throughput() int { return dispatchThroughput }
 func (d *workerDispatcher) stop() {
 	d.once.Do(func() { close(d.done) })
 	d.wg.Wait()
+}
+
+// stopWithin is stop that waits at most wait for workers busy in an actor's
+// (user) code; such a worker ends by itself when that call returns. It
+// reports whether every worker ended in time.
+func (d *workerDispatcher) stopWithin(wait time.Duration) bool {
+	d.once.Do(func() { close(d.done) })
+	ended := make(chan struct{})
+	go func() {
+		d.wg.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ended:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -140,7 +140,8 @@ func (f *fragment) Receive(ctx actor.Context) {
 			delete(f.queued, key)
 			f.spawn(ctx, q)
 		}
-	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg:
+	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg,
+		*sinkCommittedMsg:
 		f.toCoordinator(ctx, m)
 	case *pruneMsg:
 		f.prune(m.ids)

@@ -47,8 +47,16 @@ func (j *Job) Err() error {
 	return j.err
 }
 
-// Stop asks the job to end its sources and drain; the job then finishes normally.
+// Stop asks the job to stop without draining: with checkpoints, its sources
+// stop reading and a stop checkpoint captures what is in flight; once it is
+// complete and committed by every sink (or after stopCheckpointWait, at the
+// last completed checkpoint), the job ends, to be restored from there.
+// Without checkpoints it ends at once.
 func (j *Job) Stop(reason string) { j.send(&stopJobMsg{reason: reason}) }
+
+// Drain asks the job to end its sources and drain; the job then finishes
+// normally, with a final aligned checkpoint.
+func (j *Job) Drain(reason string) { j.send(&stopJobMsg{reason: reason, drain: true}) }
 
 // send delivers m to the job's actor, once it has one.
 func (j *Job) send(m any) {

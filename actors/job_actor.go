@@ -25,8 +25,12 @@ type jobActor struct {
 	finished int
 	total    int
 	started  time.Time
-	draining bool // sources were told to end (stop or duration)
+	draining bool // sources were told to end (drain or duration)
+	stopping bool // a stop checkpoint was asked for (stop without draining)
 	ended    bool
+
+	stopTimer *time.Timer       // fires stopDeadlineMsg while stopping
+	committed map[[2]int]uint64 // per sink task: newest checkpoint it committed
 
 	flushTicker *ticker
 
@@ -41,7 +45,8 @@ type jobActor struct {
 }
 
 func newJobActor(j *Job) *jobActor {
-	return &jobActor{job: j, byPID: map[string][2]int{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{}}
+	return &jobActor{job: j, byPID: map[string][2]int{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{},
+		committed: map[[2]int]uint64{}}
 }
 
 // Receive handles the coordinator's messages.
@@ -88,10 +93,11 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.finished++
 		a.finishedTasks[[2]int{m.op, m.instance}] = true
 		a.job.log.Debug().Str("task", taskName(a.job.Plan.Operators[m.op], m.instance)).Msg("task finished")
-		if a.finished == a.total {
-			a.job.log.Info().Dur("took", time.Since(a.started)).Msg("job finished")
-			a.end(ctx, nil)
-		}
+		a.maybeEnd(ctx)
+	case *sinkCommittedMsg:
+		a.onSinkCommitted(ctx, m)
+	case *stopDeadlineMsg:
+		a.onStopDeadline(ctx)
 	case *taskFailedMsg:
 		a.onFailure(ctx, m.who, m.reason)
 	case *actor.Terminated:
@@ -105,7 +111,11 @@ func (a *jobActor) Receive(ctx actor.Context) {
 			a.onResumed(m.op, m.instance)
 		}
 	case *stopJobMsg:
-		a.stopSources(ctx, m.reason)
+		if m.drain {
+			a.stopSources(ctx, m.reason)
+		} else {
+			a.stop(ctx, m.reason)
+		}
 	case *remoteTerminatedMsg:
 		// A task's node reports it ended: tell its stand-in.
 		a.job.log.Debug().Int("operator", m.op).Int("instance", m.instance).Msg("task's node reports it ended")
@@ -121,6 +131,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 	case *linkFailedMsg:
 		a.onLinkFailed(ctx, m)
 	case *actor.Stopping:
+		a.stopStopTimer()
 		a.stopFlushTicker()
 		a.stopChaos()
 		a.stopIO()
@@ -243,7 +254,7 @@ func inputBase(edge *plan.Edge) int {
 
 // stopSources ends every source's input so the job drains and finishes.
 func (a *jobActor) stopSources(ctx actor.Context, reason string) {
-	if a.draining {
+	if a.draining || a.stopping {
 		return
 	}
 	a.draining = true
@@ -293,6 +304,7 @@ func (a *jobActor) end(ctx actor.Context, err error) {
 	if err != nil {
 		a.job.log.Error().Err(err).Msg("job failed")
 	}
+	a.stopStopTimer()
 	a.stopFlushTicker()
 	a.stopChaos()
 	a.stopIO()

@@ -55,6 +55,7 @@ type jobCheckpoints struct {
 	acks        map[checkpoints.TaskID]*taskAckMsg
 	triggeredAt map[uint64]time.Time
 	final       bool            // the final checkpoint completed
+	endID       uint64          // the final or stop checkpoint, once completed
 	idle        map[[2]int]bool // sources waiting for the final checkpoint
 	finalAsked  bool
 }
@@ -169,7 +170,7 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			clear(c.acks)
 			c.triggeredAt[act.ID] = time.Now()
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Bool("final", act.Final).Msg("checkpoint triggered")
-			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final})
+			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final, stop: act.Stop})
 		case checkpoints.WriteManifest:
 			a.writeManifest(ctx, act.ID)
 		case checkpoints.Completed:
@@ -186,7 +187,11 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.deleteCheckpoints(act.IDs)
 		case checkpoints.FinalDone:
 			c.final = true
+			c.endID = act.ID
 			a.toSources(ctx, &finishSourceMsg{})
+		case checkpoints.StopDone:
+			c.endID = act.ID
+			a.maybeEnd(ctx)
 		case checkpoints.Ignored:
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Str("task", act.Task.String()).Str("reason", act.Reason).Msg("checkpoint message ignored")
 		}

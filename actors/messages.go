@@ -101,10 +101,12 @@ type taskFailedMsg struct {
 	reason any
 }
 
-// stopJobMsg asks the job to stop (cancel or duration elapsed).
+// stopJobMsg asks the job to stop: at once with a stop checkpoint, or, with
+// drain, by ending the sources and draining (cancel, interrupt, duration).
 type stopJobMsg struct {
 	priority
 	reason string
+	drain  bool
 }
 
 // flushTickMsg makes a task seal partially filled output batches.

@@ -95,6 +95,14 @@ func (n *Node) Shutdown() {
 	n.dispatcher.stop()
 }
 
+// ShutdownWithin is Shutdown for a process that is about to exit after a
+// stop: it waits at most wait for actors busy in a long operator call (each
+// ends by itself when its call returns) and reports whether all had ended.
+func (n *Node) ShutdownWithin(wait time.Duration) bool {
+	n.system.Shutdown()
+	return n.dispatcher.stopWithin(wait)
+}
+
 // spawnJobMsg asks the node actor to start a job's actor: its coordinator,
 // or its part on this node (a fragment).
 type spawnJobMsg struct {

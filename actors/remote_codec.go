@@ -28,6 +28,7 @@ type wireBody struct {
 	Seq       uint64              `msgpack:"seq,omitempty"`
 	LastSeq   uint64              `msgpack:"last_seq,omitempty"`
 	Final     bool                `msgpack:"final,omitempty"`
+	Stop      bool                `msgpack:"stop,omitempty"`
 	Unaligned bool                `msgpack:"unaligned,omitempty"`
 	Reason    string              `msgpack:"reason,omitempty"`
 	Refs      [][]WireRef         `msgpack:"refs,omitempty"`
@@ -68,6 +69,7 @@ const (
 	kIdle       = "source_idle"
 	kFinished   = "finished"
 	kResumed    = "resumed"
+	kCommitted  = "sink_committed"
 	kAck        = "ack"
 	kDecline    = "decline"
 	kFailed     = "failed"
@@ -191,7 +193,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *startMsg:
 		return transport.TypeControl, &wireBody{K: kStart}, nil
 	case *triggerMsg:
-		return transport.TypeControl, &wireBody{K: kTrigger, ID: m.id, Final: m.final}, nil
+		return transport.TypeControl, &wireBody{K: kTrigger, ID: m.id, Final: m.final, Stop: m.stop}, nil
 	case *checkpointDoneMsg:
 		return transport.TypeControl, &wireBody{K: kCkptDone, ID: m.id}, nil
 	case *checkpointAbortMsg:
@@ -214,6 +216,8 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 		return transport.TypeControl, &wireBody{K: kFinished, Op: m.op, Instance: m.instance, Gen: m.gen}, nil
 	case *taskResumedMsg:
 		return transport.TypeControl, &wireBody{K: kResumed, Op: m.op, Instance: m.instance, Gen: m.gen}, nil
+	case *sinkCommittedMsg:
+		return transport.TypeControl, &wireBody{K: kCommitted, Op: m.op, Instance: m.instance, Gen: m.gen, ID: m.id}, nil
 	case *taskAckMsg:
 		snap := m.snap
 		return transport.TypeControl, &wireBody{K: kAck, ID: m.id, Op: m.op, Instance: m.instance, Snap: &snap,
@@ -289,7 +293,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 	case kStart:
 		return &startMsg{}, nil
 	case kTrigger:
-		return &triggerMsg{id: b.ID, final: b.Final}, nil
+		return &triggerMsg{id: b.ID, final: b.Final, stop: b.Stop}, nil
 	case kCkptDone:
 		return &checkpointDoneMsg{id: b.ID}, nil
 	case kCkptAbort:
@@ -314,6 +318,8 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		return &taskFinishedMsg{op: b.Op, instance: b.Instance, gen: b.Gen}, nil
 	case kResumed:
 		return &taskResumedMsg{op: b.Op, instance: b.Instance, gen: b.Gen}, nil
+	case kCommitted:
+		return &sinkCommittedMsg{op: b.Op, instance: b.Instance, gen: b.Gen, id: b.ID}, nil
 	case kAck:
 		if b.Snap == nil {
 			return nil, errors.New("acknowledgement without a snapshot")

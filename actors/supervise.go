@@ -111,10 +111,8 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		a.end(ctx, err)
 		return
 	}
-	if a.ckpt.coord.FinalDone() {
-		// Everything is committed; the job was only draining.
-		a.job.log.Warn().Err(err).Msg("failure after the final checkpoint: all output is committed, finishing")
-		a.end(ctx, nil)
+	if a.ckpt.coord.FinalDone() || a.stopping {
+		a.failWhileEnding(ctx, err)
 		return
 	}
 	if errors.Is(err, store.ErrCorrupt) {
@@ -334,7 +332,7 @@ func (a *jobActor) stopChaos() {
 // most the work since a checkpoint the job could not have taken without
 // progress, so a run under chaos always finishes, however slow the machine.
 func (a *jobActor) chaosKill(ctx actor.Context) {
-	if a.ended || !a.wired || a.restarting() || (a.ckpt != nil && a.ckpt.coord.FinalDone()) {
+	if a.ended || a.stopping || !a.wired || a.restarting() || (a.ckpt != nil && a.ckpt.coord.FinalDone()) {
 		return
 	}
 	if a.ckpt != nil {

@@ -97,7 +97,7 @@ func (t *task) Receive(ctx actor.Context) {
 			t.pump(ctx)
 		}
 	case *triggerMsg:
-		t.onTrigger(ctx, m.id, m.final)
+		t.onTrigger(ctx, m.id, m.final, m.stop)
 	case *barrierOvertakeMsg:
 		t.onBarrier(ctx, m.input, m.id, m.lastSeq, true, m.overtaken)
 		t.pump(ctx)
@@ -110,7 +110,7 @@ func (t *task) Receive(ctx actor.Context) {
 			t.carryOut(ctx, t.aligner.OnTimeout(m.id, t.now()), nil)
 		}
 	case *checkpointDoneMsg:
-		t.onCheckpointDone(m.id)
+		t.onCheckpointDone(ctx, m.id)
 	case *checkpointAbortMsg:
 		t.onCheckpointAbort(ctx, m.id)
 	case *chaosPanicMsg:

@@ -42,12 +42,17 @@ func (t *task) newAligner() error {
 // now is the task's logical clock for the aligner.
 func (t *task) now() time.Duration { return time.Since(t.job.started) }
 
-// onTrigger starts checkpoint id at a source: snapshot, barrier, done.
-func (t *task) onTrigger(ctx actor.Context, id uint64, final bool) {
+// onTrigger starts checkpoint id at a source: snapshot, barrier, done. The
+// final checkpoint's barrier is aligned; the stop checkpoint's overtakes, and
+// the source reads nothing after it.
+func (t *task) onTrigger(ctx actor.Context, id uint64, final, stop bool) {
 	if t.finished {
 		return
 	}
-	unaligned := t.job.opts.Checkpoint.Mode == barriers.Unaligned && !final
+	unaligned := (t.job.opts.Checkpoint.Mode == barriers.Unaligned && !final) || stop
+	if stop {
+		t.idle = true
+	}
 	t.takeSnapshot(id)
 	t.out.barrier(ctx, id, unaligned, final)
 	t.completeCheckpoint(ctx, id, 0, unaligned)
@@ -294,12 +299,17 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 	return b, snap, st, nil
 }
 
-// onCheckpointDone lets two-phase sinks commit what checkpoint id covers.
-func (t *task) onCheckpointDone(id uint64) {
+// onCheckpointDone lets two-phase sinks commit what checkpoint id covers, and
+// tells the job that a sink has: the job ends only after its sinks committed
+// the final (or stop) checkpoint.
+func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 	if s, ok := t.inst.(plan.TwoPhaseSink); ok {
 		if err := s.CommitCheckpoint(id); err != nil {
 			t.fail(fmt.Errorf("commit checkpoint %d: %w", id, err))
 		}
+	}
+	if t.sink != nil {
+		ctx.Send(ctx.Parent(), &sinkCommittedMsg{op: t.op.ID, instance: t.instance, gen: t.gen, id: id})
 	}
 }
 

@@ -21,11 +21,14 @@ type Coordinator struct {
 	id       uint64
 	started  time.Duration
 	final    bool
+	stop     bool
 	writing  bool // all acks in, manifest being written
 	acked    map[TaskID]struct{}
 
 	finalRequested bool
 	finalDone      bool
+	stopRequested  bool
+	stopDone       bool
 }
 
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
@@ -73,24 +76,34 @@ func (c *Coordinator) trigger(now time.Duration) Action {
 	c.inFlight = true
 	c.id = c.lastID
 	c.started = now
-	c.final = c.finalRequested
+	c.stop = c.stopRequested
+	c.final = c.finalRequested && !c.stop
 	c.writing = false
 	clear(c.acked)
-	return Trigger{ID: c.id, Final: c.final}
+	return Trigger{ID: c.id, Final: c.final, Stop: c.stop}
 }
 
 // end closes the checkpoint in flight (completed or aborted) and, if a final
-// checkpoint is still wanted, triggers it at once.
+// or stop checkpoint is still wanted, triggers it at once.
 func (c *Coordinator) end(acts []Action, now time.Duration) []Action {
 	c.inFlight = false
 	c.writing = false
 	clear(c.acked)
 	c.nextAt = now + c.cfg.Interval
-	if c.finalRequested && !c.finalDone {
+	if c.lastWanted() {
 		acts = append(acts, c.trigger(now))
 	}
 	return acts
 }
+
+// lastWanted says a final or stop checkpoint is requested and not done.
+func (c *Coordinator) lastWanted() bool {
+	return !c.done() && (c.finalRequested || c.stopRequested)
+}
+
+// done says the job's last checkpoint (final or stop) completed: nothing
+// more is triggered.
+func (c *Coordinator) done() bool { return c.finalDone || c.stopDone }
 
 // abort aborts the checkpoint in flight for reason.
 func (c *Coordinator) abort(acts []Action, reason string, now time.Duration) []Action {

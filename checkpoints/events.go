@@ -11,7 +11,7 @@ import (
 // the next checkpoint once Interval has passed since the last one ended, or
 // at once if a final checkpoint is wanted.
 func (c *Coordinator) Tick(now time.Duration) []Action {
-	if c.finalDone {
+	if c.done() {
 		return nil
 	}
 	var acts []Action
@@ -19,7 +19,7 @@ func (c *Coordinator) Tick(now time.Duration) []Action {
 		acts = c.abort(acts, fmt.Sprintf("timeout: not acknowledged by %d of %d tasks after %v",
 			len(c.tasks)-len(c.acked), len(c.tasks), now-c.started), now)
 	}
-	if !c.inFlight && (c.finalRequested || now >= c.nextAt) {
+	if !c.inFlight && (c.lastWanted() || now >= c.nextAt) {
 		acts = append(acts, c.trigger(now))
 	}
 	return acts
@@ -71,17 +71,21 @@ func (c *Coordinator) OnManifestWritten(id uint64, now time.Duration) []Action {
 	if !c.inFlight || !c.writing || id != c.id {
 		return nil
 	}
-	final := c.final
-	acts := []Action{Completed{ID: id, Duration: now - c.started, Final: final}}
+	final, stop := c.final, c.stop
+	acts := []Action{Completed{ID: id, Duration: now - c.started, Final: final, Stop: stop}}
 	c.retained = append(c.retained, id)
 	if n := len(c.retained) - c.cfg.Retain; n > 0 {
 		old := append([]uint64(nil), c.retained[:n]...)
 		c.retained = append(c.retained[:0], c.retained[n:]...)
 		acts = append(acts, Delete{IDs: old})
 	}
-	if final {
+	switch {
+	case final:
 		c.finalDone = true
 		acts = append(acts, FinalDone{ID: id})
+	case stop:
+		c.stopDone = true
+		acts = append(acts, StopDone{ID: id})
 	}
 	return c.end(acts, now)
 }
@@ -98,7 +102,7 @@ func (c *Coordinator) OnManifestFailed(id uint64, err error, now time.Duration) 
 // once if none is in flight, else as soon as the one in flight ends, and
 // retried until it completes.
 func (c *Coordinator) RequestFinal(now time.Duration) []Action {
-	if c.finalRequested || c.finalDone {
+	if c.finalRequested || c.done() {
 		return nil
 	}
 	c.finalRequested = true
@@ -119,6 +123,30 @@ func (c *Coordinator) CancelFinal() {
 	c.finalRequested = false
 	c.final = false
 }
+
+// RequestStop asks for a stop checkpoint: the job stops without draining its
+// input and is to be restored from it, so it may be unaligned. A checkpoint
+// still collecting acknowledgements is superseded (aborted) and the stop
+// checkpoint triggered at once; one whose manifest is being written decides
+// first, then the stop checkpoint follows. It is retried until it completes,
+// and nothing is triggered after it. A stop replaces a requested final
+// checkpoint; after the final or stop checkpoint completed it does nothing.
+func (c *Coordinator) RequestStop(now time.Duration) []Action {
+	if c.stopRequested || c.done() {
+		return nil
+	}
+	c.stopRequested = true
+	switch {
+	case !c.inFlight:
+		return []Action{c.trigger(now)}
+	case !c.writing:
+		return c.abort(nil, "superseded by the stop checkpoint", now)
+	}
+	return nil
+}
+
+// StopDone reports whether the stop checkpoint completed.
+func (c *Coordinator) StopDone() bool { return c.stopDone }
 
 // FinalDone reports whether the final checkpoint completed.
 func (c *Coordinator) FinalDone() bool { return c.finalDone }

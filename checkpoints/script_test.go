@@ -27,6 +27,7 @@ import (
 //	written id=K now=D
 //	failed id=K err=WORD now=D
 //	final now=D
+//	stop now=D
 //	pending | completed
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
@@ -128,6 +129,8 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return actionLines(c.OnManifestFailed(a.u64("id"), errors.New(a.kv["err"]), a.dur("now")))
 	case "final":
 		return actionLines(c.RequestFinal(a.dur("now")))
+	case "stop":
+		return actionLines(c.RequestStop(a.dur("now")))
 	case "pending":
 		if id, ok := c.Pending(); ok {
 			return []string{strconv.FormatUint(id, 10)}

@@ -296,7 +296,7 @@ func (a *agent) watch(cj *coordJob) {
 		case <-a.quit:
 			return
 		case <-deadline:
-			cj.job.Stop(fmt.Sprintf("duration %v elapsed", cj.duration))
+			cj.job.Drain(fmt.Sprintf("duration %v elapsed", cj.duration))
 			deadline = nil
 			continue
 		case <-cj.job.Done():

@@ -1,0 +1,91 @@
+package weir_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/poll"
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// TestStopDoesNotDrainAndRestoreContinues stops a slow keycount through its
+// context once a checkpoint is committed. The run must end without working
+// through its input (a stop checkpoint captures what is in flight instead of
+// draining it), and a run restored from the latest checkpoint must then
+// complete the output exactly once. Before, a cancelled run drained its whole
+// input.
+func TestStopDoesNotDrainAndRestoreContinues(t *testing.T) {
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
+		t.Run(string(mode), func(t *testing.T) { stopAndRestore(t, mode) })
+	}
+}
+
+func stopAndRestore(t *testing.T, mode weir.CheckpointMode) {
+	const n, k = 40000, 20
+	dir := t.TempDir()
+	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+	build := func() *weir.Graph {
+		g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	cc := weir.CheckpointConfig{Mode: mode, Interval: 20 * time.Millisecond, StateDir: stateDir}
+	// Deep channels: a backpressured run holds some 16,000 records in flight,
+	// which draining would have to work through at 0.2 ms each.
+	rt := weir.WithRuntime(weir.RuntimeOptions{BatchSize: 64, ChannelCapacity: 64})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		res *weir.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := weir.Run(ctx, build(), weir.WithCheckpoints(cc), rt)
+		done <- outcome{res, err}
+	}()
+	if !poll.Until(time.Minute, 5*time.Millisecond, func() bool { return committed(stateDir) }) {
+		t.Fatal("no checkpoint committed within a minute")
+	}
+	cancel()
+	var first outcome
+	select {
+	case first = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the stopped run did not end")
+	}
+	if first.err != nil {
+		t.Fatalf("stopped run: %v", first.err)
+	}
+	// Draining processes every record read; a stop leaves what is in flight
+	// to the stop checkpoint.
+	if left := first.res.RecordsIn - first.res.RecordsOut; left < 2000 {
+		t.Fatalf("stopped run read %d records and processed %d: it drained its backlog instead of stopping",
+			first.res.RecordsIn, first.res.RecordsOut)
+	}
+	cks := first.res.Checkpoints
+	t.Logf("stopped after %d records in, %d out, %d checkpoints, last %+v", first.res.RecordsIn, first.res.RecordsOut, len(cks), cks[len(cks)-1])
+
+	res, err := weir.Run(context.Background(), build(), weir.WithCheckpoints(cc), rt, weir.WithRestore("latest"))
+	if err != nil {
+		t.Fatalf("restore latest: %v", err)
+	}
+	if res.RestoredFrom == 0 {
+		t.Fatal("the second run did not restore")
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := keycount.Verify(f, n, k); err != nil {
+		t.Fatalf("stopped run + restored run: %v", err)
+	}
+}
