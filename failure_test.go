@@ -81,19 +81,6 @@ func TestPanicFailsJobThenRestoreCompletes(t *testing.T) {
 	}
 
 	armed.Store(false) // the bug is fixed; resume
-	res, err := weir.Run(context.Background(), panicky(out, stateDir, n, 10000, &armed), weir.WithCheckpoints(cc), weir.WithRestore("latest"))
-	if err != nil {
-		t.Fatalf("restore latest: %v", err)
-	}
-	if res.RestoredFrom == 0 {
-		t.Fatal("the second run did not restore")
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, 10); err != nil {
-		t.Fatalf("after restore: %v", err)
-	}
+	restoreLatest(t, panicky(out, stateDir, n, 10000, &armed), weir.WithCheckpoints(cc))
+	verifyKeycount(t, out, n, 10)
 }

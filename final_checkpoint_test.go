@@ -2,7 +2,6 @@ package weir_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,14 +34,6 @@ func TestFinalCheckpointAlignsWithTimeout(t *testing.T) {
 		if !last.Final || last.Mode != "aligned" || last.InflightBuffers != 0 {
 			t.Fatalf("run %d: last checkpoint %+v, want final, aligned, nothing in flight", run, last)
 		}
-		f, err := os.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = keycount.Verify(f, n, k)
-		f.Close()
-		if err != nil {
-			t.Fatalf("run %d (%d checkpoints): %v", run, len(res.Checkpoints), err)
-		}
+		verifyKeycount(t, out, n, k)
 	}
 }

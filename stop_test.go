@@ -2,7 +2,6 @@ package weir_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,19 +72,6 @@ func stopAndRestore(t *testing.T, mode weir.CheckpointMode) {
 	cks := first.res.Checkpoints
 	t.Logf("stopped after %d records in, %d out, %d checkpoints, last %+v", first.res.RecordsIn, first.res.RecordsOut, len(cks), cks[len(cks)-1])
 
-	res, err := weir.Run(context.Background(), build(), weir.WithCheckpoints(cc), rt, weir.WithRestore("latest"))
-	if err != nil {
-		t.Fatalf("restore latest: %v", err)
-	}
-	if res.RestoredFrom == 0 {
-		t.Fatal("the second run did not restore")
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, k); err != nil {
-		t.Fatalf("stopped run + restored run: %v", err)
-	}
+	restoreLatest(t, build(), weir.WithCheckpoints(cc), rt)
+	verifyKeycount(t, out, n, k) // the stopped run's output and the restored run's
 }
