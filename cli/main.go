@@ -33,8 +33,10 @@ const (
 const modulePath = "github.com/weirstream/weir"
 
 // Main runs the command line (os.Args without the program name) and returns the
-// exit code. SIGINT and SIGTERM stop a running job, which then drains and
-// reports; a second signal ends the process at once.
+// exit code. SIGINT and SIGTERM stop a running job: it takes a stop checkpoint
+// of what is in flight (or, with --drain, ends its sources and drains) and
+// reports. A second signal ends the process at once (its default action),
+// leaving the last completed checkpoint.
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -44,6 +44,9 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if f.duration > 0 {
 		opts = append(opts, weir.WithDuration(f.duration))
 	}
+	if f.drain {
+		opts = append(opts, weir.WithDrain())
+	}
 	if f.restore != "" {
 		opts = append(opts, weir.WithRestore(f.restore))
 	}

@@ -16,6 +16,7 @@ import (
 type runFlags struct {
 	params   JobParams
 	duration time.Duration
+	drain    bool
 	json     bool
 	pretty   bool
 	logLevel string
@@ -62,6 +63,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.Float64Var(&f.params.SleepMs, "sleep-ms", 0, "average sleep per record in the job's slow stage, in `ms` (e.g. 0.01)")
 	fs.Int64Var(&f.params.Seed, "seed", defaultSeed, "seed of generated data (wordcount)")
 	fs.DurationVar(&f.duration, "duration", 0, "end the sources after this long and drain the job (e.g. 30s); 0 for no limit")
+	fs.BoolVar(&f.drain, "drain", false, "on SIGINT/SIGTERM end the sources and drain the job (final aligned checkpoint) instead of stopping at once with a stop checkpoint")
 	fs.BoolVar(&f.json, "json", false, "print the final summary as one JSON object on stdout")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
