@@ -203,6 +203,13 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			return
 		}
 		ack.stateB, ack.inflightB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.buffers
+		if len(blob.bytes) == 0 {
+			// Nothing to store (a stateless task with no channel state): the
+			// manifest entry alone (source offset, no sections) restores it.
+			ack.snap = snap
+			root.Send(jobPID, ack)
+			return
+		}
 		ref, err := job.opts.Checkpoint.Store.PutBlob(c, job.Plan.Name, id, name, blob.bytes)
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
