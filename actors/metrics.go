@@ -20,6 +20,8 @@ type Metrics struct {
 	// MaxPendingInput is the most delivered, unprocessed buffers a task ever held
 	// for one input.
 	MaxPendingInput atomic.Int64
+	// MaxAlignTimers is the most alignment timers a task ever held pending.
+	MaxAlignTimers atomic.Int64
 }
 
 // raise stores v into m if it is larger.

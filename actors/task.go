@@ -34,8 +34,8 @@ type task struct {
 
 	aligner *barriers.Aligner
 	ckpt    *taskCheckpoint
-	timers  []*time.Timer
-	idle    bool // a source that read everything, waiting for the final checkpoint
+	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
+	idle    bool                   // a source that read everything, waiting for the final checkpoint
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
@@ -106,6 +106,7 @@ func (t *task) Receive(ctx actor.Context) {
 		t.handleInOrderBarrier(ctx, m.input)
 		t.pump(ctx)
 	case *alignTimeoutMsg:
+		delete(t.timers, m.id)
 		if t.aligner != nil {
 			t.carryOut(ctx, t.aligner.OnTimeout(m.id, t.now()), nil)
 		}

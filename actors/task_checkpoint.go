@@ -67,7 +67,20 @@ func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overt
 	if err != nil {
 		t.fail(fmt.Errorf("barrier %d on input %d: %w", id, input, err))
 	}
+	t.declineSuperseded(ctx, acts, id)
 	t.carryOut(ctx, acts, overtaken)
+}
+
+// declineSuperseded tells the coordinator at once that a checkpoint this task
+// dropped because barrier by superseded it will not be acknowledged, rather
+// than leaving it to time out.
+func (t *task) declineSuperseded(ctx actor.Context, acts []barriers.Action, by uint64) {
+	for _, a := range acts {
+		if ab, ok := a.(barriers.Aborted); ok && ab.ID != by {
+			ctx.Send(ctx.Parent(), &taskDeclineMsg{id: ab.ID, op: t.op.ID, instance: t.instance,
+				reason: fmt.Sprintf("superseded by checkpoint %d", by)})
+		}
+	}
 }
 
 // onFinalBarrier feeds an in-order barrier of the final checkpoint to the
@@ -80,6 +93,7 @@ func (t *task) onFinalBarrier(ctx actor.Context, input int, id, lastSeq uint64) 
 	if err != nil {
 		t.fail(fmt.Errorf("final barrier %d on input %d: %w", id, input, err))
 	}
+	t.declineSuperseded(ctx, acts, id)
 	t.carryOut(ctx, acts, nil)
 }
 
@@ -111,8 +125,10 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 		case barriers.StartTimer:
 			t.startAlignTimer(ctx, a.ID, a.At)
 		case barriers.Complete:
+			t.releaseTimers(a.ID)
 			t.completeCheckpoint(ctx, a.ID, a.AlignmentDuration, a.Unaligned)
 		case barriers.Aborted:
+			t.releaseTimers(a.ID)
 			if t.ckpt != nil && t.ckpt.id == a.ID {
 				t.ckpt = nil
 			}
@@ -126,7 +142,25 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 func (t *task) startAlignTimer(ctx actor.Context, id uint64, at time.Duration) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	timer := time.AfterFunc(at-t.now(), func() { root.Send(self, &alignTimeoutMsg{id: id}) })
-	t.timers = append(t.timers, timer)
+	if t.timers == nil {
+		t.timers = map[uint64]*time.Timer{}
+	}
+	if old := t.timers[id]; old != nil {
+		old.Stop()
+	}
+	t.timers[id] = timer
+	raise(&t.job.Metrics.MaxAlignTimers, int64(len(t.timers)))
+}
+
+// releaseTimers cancels the alignment timers of checkpoints up to id, which
+// have ended (completed, aborted or superseded).
+func (t *task) releaseTimers(id uint64) {
+	for k, tm := range t.timers {
+		if k <= id {
+			tm.Stop()
+			delete(t.timers, k)
+		}
+	}
 }
 
 // stopTimers cancels pending aligner timers.
@@ -322,6 +356,7 @@ func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 
 // onCheckpointAbort drops the task's part of checkpoint id.
 func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
+	t.releaseTimers(id)
 	if t.aligner != nil {
 		t.carryOut(ctx, t.aligner.Abort(id), nil)
 	}
