@@ -100,9 +100,9 @@ func (c *Coordinator) OnManifestFailed(id uint64, err error, now time.Duration) 
 
 // RequestFinal asks for a last checkpoint at the end of input: triggered at
 // once if none is in flight, else as soon as the one in flight ends, and
-// retried until it completes.
+// retried until it completes. A requested stop checkpoint takes its place.
 func (c *Coordinator) RequestFinal(now time.Duration) []Action {
-	if c.finalRequested || c.done() {
+	if c.finalRequested || c.stopRequested || c.done() {
 		return nil
 	}
 	c.finalRequested = true

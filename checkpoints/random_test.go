@@ -12,8 +12,9 @@ import (
 )
 
 // TestRandomRuns drives a Coordinator with random acks, declines, duplicate
-// and stale events, manifest results, ticks and a final request, and checks
-// its rules after every step against an independent model.
+// and stale events, manifest results, ticks, a final request and (in some
+// runs) a stop request, and checks its rules after every step against an
+// independent model.
 func TestRandomRuns(t *testing.T) {
 	testseed.Run(t, 300, 300, func(seed uint64) { runRandom(t, seed) })
 }
@@ -36,7 +37,13 @@ type model struct {
 	deleted   []uint64
 	finalReq  bool
 	finalDone bool
+	stop      bool // pending one is the stop checkpoint
+	stopReq   bool
+	stopDone  bool
 }
+
+// done says the job's last checkpoint (final or stop) completed.
+func (m *model) done() bool { return m.finalDone || m.stopDone }
 
 func (m *model) fatalf(format string, args ...any) {
 	m.t.Helper()
@@ -47,8 +54,8 @@ func (m *model) fatalf(format string, args ...any) {
 // allowed. fromTick says the event was a Tick.
 func (m *model) check(event string, acts []Action, fromTick bool) {
 	m.t.Helper()
-	if m.finalDone && len(acts) > 0 {
-		m.fatalf("%s after FinalDone: %v", event, acts)
+	if m.done() && len(acts) > 0 {
+		m.fatalf("%s after the last checkpoint: %v", event, acts)
 	}
 	for _, act := range acts {
 		switch act := act.(type) {
@@ -59,13 +66,13 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 			if act.ID != m.lastID+1 {
 				m.fatalf("%s: %v, want id %d", event, act, m.lastID+1)
 			}
-			if act.Final != m.finalReq {
-				m.fatalf("%s: %v, final requested=%v", event, act, m.finalReq)
+			if act.Final != (m.finalReq && !m.stopReq) || act.Stop != m.stopReq {
+				m.fatalf("%s: %v, final requested=%v, stop requested=%v", event, act, m.finalReq, m.stopReq)
 			}
-			if !act.Final && (!fromTick || m.now < m.endedAt+m.cfg.Interval) {
+			if !act.Final && !act.Stop && (!fromTick || m.now < m.endedAt+m.cfg.Interval) {
 				m.fatalf("%s: %v before the interval (ended %v)", event, act, m.endedAt)
 			}
-			m.lastID, m.pending, m.trigAt, m.final = act.ID, act.ID, m.now, act.Final
+			m.lastID, m.pending, m.trigAt, m.final, m.stop = act.ID, act.ID, m.now, act.Final, act.Stop
 			m.acked, m.writing = map[TaskID]bool{}, false
 		case WriteManifest:
 			if act.ID != m.pending || m.writing || len(m.acked) != len(m.cfg.Tasks) {
@@ -74,7 +81,7 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 			}
 			m.writing = true
 		case Completed:
-			if !strings.HasPrefix(event, "written") || act.ID != m.pending || !m.writing || act.Final != m.final {
+			if !strings.HasPrefix(event, "written") || act.ID != m.pending || !m.writing || act.Final != m.final || act.Stop != m.stop {
 				m.fatalf("%s: %v (pending %d writing=%v final=%v)", event, act, m.pending, m.writing, m.final)
 			}
 			if act.Duration != m.now-m.trigAt {
@@ -99,6 +106,10 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 				if !strings.HasPrefix(event, "failed") || !m.writing {
 					m.fatalf("%s: %v", event, act)
 				}
+			case strings.HasPrefix(act.Reason, "superseded by the stop"):
+				if event != "stop" || m.writing {
+					m.fatalf("%s: %v", event, act)
+				}
 			default:
 				m.fatalf("%s: %v: unknown reason", event, act)
 			}
@@ -110,6 +121,11 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 				m.fatalf("%s: %v", event, act)
 			}
 			m.finalDone = true
+		case StopDone:
+			if !m.stop || len(m.completed) == 0 || m.completed[len(m.completed)-1] != act.ID {
+				m.fatalf("%s: %v", event, act)
+			}
+			m.stopDone = true
 		case Ignored:
 			if !strings.Contains(event, "stranger") && !strings.Contains(event, "future") {
 				m.fatalf("%s: unexpected %v", event, act)
@@ -154,8 +170,12 @@ func runRandom(t *testing.T, seed uint64) {
 	m := &model{t: t, where: where, cfg: cfg}
 	stranger := TaskID{Operator: "stranger", Instance: 0}
 	finalAt := 200 + rng.IntN(400)
+	stopAt := -1
+	if rng.IntN(2) == 0 {
+		stopAt = 100 + rng.IntN(600) // before or after the final request
+	}
 
-	for step := 0; step < 5000 && !m.finalDone; step++ {
+	for step := 0; step < 5000 && !m.done(); step++ {
 		m.now += time.Duration(rng.IntN(1500)) * time.Millisecond
 		task := cfg.Tasks[rng.IntN(len(cfg.Tasks))]
 		id := m.pending
@@ -167,8 +187,13 @@ func runRandom(t *testing.T, seed uint64) {
 		tick := false
 		switch r := rng.IntN(100); {
 		case step == finalAt:
-			m.finalReq = true
+			if !m.stopReq {
+				m.finalReq = true
+			}
 			event, acts = "final", c.RequestFinal(m.now)
+		case step == stopAt:
+			m.stopReq = true
+			event, acts = "stop", c.RequestStop(m.now)
 		case r < 30:
 			event, acts, tick = "tick", c.Tick(m.now), true
 		case r < 70:
@@ -191,13 +216,14 @@ func runRandom(t *testing.T, seed uint64) {
 		m.check(event, acts, tick)
 		m.checkState(c)
 	}
-	// Liveness: with tasks and storage well behaved the final one completes.
-	if !m.finalReq {
+	// Liveness: with tasks and storage well behaved the final (or stop) one
+	// completes.
+	if !m.finalReq && !m.stopReq {
 		m.finalReq = true
 		m.check("final", c.RequestFinal(m.now), false)
 	}
 	for range 100 {
-		if m.finalDone {
+		if m.done() {
 			break
 		}
 		if m.pending == 0 {
@@ -213,8 +239,13 @@ func runRandom(t *testing.T, seed uint64) {
 		}
 		m.checkState(c)
 	}
-	if !m.finalDone {
-		m.fatalf("final checkpoint never completed")
+	if !m.done() {
+		m.fatalf("final or stop checkpoint never completed")
+	}
+	// A stop asked for while the final checkpoint's manifest was being
+	// written gives way to it; otherwise the stop checkpoint completes.
+	if m.stopReq && !m.stopDone && !m.finalDone {
+		m.fatalf("stop requested, but neither the stop nor the final checkpoint completed")
 	}
 	m.check("tick", c.Tick(m.now+time.Hour), true)
 }
