@@ -19,11 +19,18 @@ import (
 // input.
 func TestStopDoesNotDrainAndRestoreContinues(t *testing.T) {
 	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
-		t.Run(string(mode), func(t *testing.T) { stopAndRestore(t, mode) })
+		t.Run(string(mode), func(t *testing.T) { stopAndRestore(t, mode, false) })
 	}
 }
 
-func stopAndRestore(t *testing.T, mode weir.CheckpointMode) {
+// TestDrainOnCancelProcessesWhatWasRead: with WithDrain a cancelled run ends
+// its sources and processes every record it read, to a final aligned
+// checkpoint; a restore from it reads the rest, exactly once.
+func TestDrainOnCancelProcessesWhatWasRead(t *testing.T) {
+	stopAndRestore(t, weir.CheckpointUnaligned, true)
+}
+
+func stopAndRestore(t *testing.T, mode weir.CheckpointMode, drain bool) {
 	const n, k = 40000, 20
 	dir := t.TempDir()
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
@@ -46,8 +53,12 @@ func stopAndRestore(t *testing.T, mode weir.CheckpointMode) {
 		err error
 	}
 	done := make(chan outcome, 1)
+	opts := []weir.RunOption{weir.WithCheckpoints(cc), rt}
+	if drain {
+		opts = append(opts, weir.WithDrain())
+	}
 	go func() {
-		res, err := weir.Run(ctx, build(), weir.WithCheckpoints(cc), rt)
+		res, err := weir.Run(ctx, build(), opts...)
 		done <- outcome{res, err}
 	}()
 	if !poll.Until(time.Minute, 5*time.Millisecond, func() bool { return committed(stateDir) }) {
@@ -65,11 +76,16 @@ func stopAndRestore(t *testing.T, mode weir.CheckpointMode) {
 	}
 	// Draining processes every record read; a stop leaves what is in flight
 	// to the stop checkpoint.
-	if left := first.res.RecordsIn - first.res.RecordsOut; left < 2000 {
+	cks := first.res.Checkpoints
+	left := first.res.RecordsIn - first.res.RecordsOut
+	switch {
+	case drain && (left != 0 || !cks[len(cks)-1].Final):
+		t.Fatalf("drained run read %d records and processed %d, last checkpoint %+v; want all processed, final",
+			first.res.RecordsIn, first.res.RecordsOut, cks[len(cks)-1])
+	case !drain && left < 2000:
 		t.Fatalf("stopped run read %d records and processed %d: it drained its backlog instead of stopping",
 			first.res.RecordsIn, first.res.RecordsOut)
 	}
-	cks := first.res.Checkpoints
 	t.Logf("stopped after %d records in, %d out, %d checkpoints, last %+v", first.res.RecordsIn, first.res.RecordsOut, len(cks), cks[len(cks)-1])
 
 	restoreLatest(t, build(), weir.WithCheckpoints(cc), rt)
