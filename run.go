@@ -110,7 +110,10 @@ const stoppedJobWait = 300 * time.Millisecond
 // stop and a stop checkpoint captures what is in flight, so a run with
 // WithRestore("latest") continues exactly once; Run returns about a second
 // later at most, whatever the backlog (at the last completed checkpoint if the
-// stop checkpoint was not committed by then). WithDrain drains instead.
+// stop checkpoint was not committed by then). An operator call that is still
+// running then (a stage slow per batch) ends on its own after Run has
+// returned; what it writes is staged output that a restore rolls back.
+// WithDrain drains instead.
 func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	cfg := RunConfig{Logger: zerolog.New(io.Discard)}
 	for _, o := range opts {
