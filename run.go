@@ -108,9 +108,9 @@ const stoppedJobWait = 300 * time.Millisecond
 // duration passes (which ends the sources and drains the job), or ctx ends.
 // When ctx ends the job stops without draining: with checkpoints, its sources
 // stop and a stop checkpoint captures what is in flight, so a run with
-// WithRestore("latest") continues exactly once; Run returns about a second
-// later at most, whatever the backlog (at the last completed checkpoint if the
-// stop checkpoint was not committed by then). An operator call that is still
+// WithRestore("latest") continues exactly once. Whatever the backlog, the job
+// ends within a second (at the last completed checkpoint if the stop
+// checkpoint was not committed by then) and Run returns at most 0.6 s later. An operator call that is still
 // running then (a stage slow per batch) ends on its own after Run has
 // returned; what it writes is staged output that a restore rolls back.
 // WithDrain drains instead.
