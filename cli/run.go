@@ -33,9 +33,11 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 	}
 	level, _ := f.level() // checked by finish
-	log := newLogger(stderr, level, f.pretty).With().Str("job", entry.name).Logger()
+	// The runtime names the job in its own log lines; these name it here.
+	base := newLogger(stderr, level, f.pretty)
+	log := base.With().Str("job", entry.name).Logger()
 	opts := []weir.RunOption{
-		weir.WithLogger(log),
+		weir.WithLogger(base),
 		weir.WithProgress(progressInterval),
 		weir.WithRuntime(f.runtimeOptions()),
 		weir.WithCheckpoints(f.checkpointConfig()),
