@@ -70,6 +70,18 @@ func shape(chans []Channel) []string {
 	return out
 }
 
+// expectShape redistributes in and compares the result with want (see shape).
+func expectShape(t *testing.T, spec Spec, in []Channel, want []string) {
+	t.Helper()
+	out, err := Redistribute(spec, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := shape(out); !slices.Equal(got, want) {
+		t.Fatalf("redistributed\n%v\nwant\n%v", got, want)
+	}
+}
+
 func TestRedistributeKeyedTwoToThree(t *testing.T) {
 	old, _ := keygroups.Contiguous(8, 2) // 0-3 → 0, 4-7 → 1
 	nt, _, err := old.Rescale(3)
@@ -87,19 +99,12 @@ func TestRedistributeKeyedTwoToThree(t *testing.T) {
 		{Input: 0, Producer: 0, Consumer: 1, Batches: []Batch{named(7, "e", 4, "f")}},
 		{Input: 0, Producer: 1, Consumer: 1}, // an empty channel
 	}
-	out, err := Redistribute(spec, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
+	expectShape(t, spec, in, []string{
 		"in0 0→0: [a] [d]",
 		"in0 0→1: [f]",
 		"in0 0→2: [b] [c] [e]",
 		"in0 1→2: [x1]",
-	}
-	if got := shape(out); !slices.Equal(got, want) {
-		t.Fatalf("redistributed\n%v\nwant\n%v", got, want)
-	}
+	})
 }
 
 // One consumer going from 3 to 2 instances with a hash input whose producer
@@ -131,11 +136,7 @@ func TestRedistributeMixedInputsThreeToTwo(t *testing.T) {
 		{Input: 2, Producer: 0, Consumer: 2, Batches: []Batch{named(0, "l")}},
 		{Input: 2, Producer: 1, Consumer: 2, Batches: []Batch{named(0, "m")}},
 	}
-	out, err := Redistribute(spec, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
+	expectShape(t, spec, in, []string{
 		"in0 0→0: [a] [c]", // old producers 0 and 2 fold into new producer 0
 		"in1 0→0: [f] [h i]",
 		"in2 0→0: [j]",
@@ -143,10 +144,7 @@ func TestRedistributeMixedInputsThreeToTwo(t *testing.T) {
 		"in0 1→1: [e]",
 		"in1 0→1: [g]",
 		"in2 0→1: [k]", // old consumer 2's broadcast copies (l, m) are dropped
-	}
-	if got := shape(out); !slices.Equal(got, want) {
-		t.Fatalf("redistributed\n%v\nwant\n%v", got, want)
-	}
+	})
 }
 
 // Scaling a broadcast consumer up hands each new instance a copy of the state
@@ -157,14 +155,7 @@ func TestRedistributeBroadcastScaleUpCopies(t *testing.T) {
 		{Input: 0, Producer: 0, Consumer: 0, Batches: []Batch{named(0, "a"), named(0, "b")}},
 		{Input: 0, Producer: 0, Consumer: 1, Batches: []Batch{named(0, "b")}},
 	}
-	out, err := Redistribute(spec, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"in0 0→0: [a] [b]", "in0 0→1: [b]", "in0 0→2: [a] [b]", "in0 0→3: [b]", "in0 0→4: [a] [b]"}
-	if got := shape(out); !slices.Equal(got, want) {
-		t.Fatalf("redistributed %v, want %v", got, want)
-	}
+	expectShape(t, spec, in, []string{"in0 0→0: [a] [b]", "in0 0→1: [b]", "in0 0→2: [a] [b]", "in0 0→3: [b]", "in0 0→4: [a] [b]"})
 }
 
 // Forward channels stay forward: old i → i mod p on both sides.
@@ -175,14 +166,7 @@ func TestRedistributeForwardThreeToTwo(t *testing.T) {
 		{Input: 0, Producer: 0, Consumer: 0, Batches: []Batch{named(0, "a")}},
 		{Input: 0, Producer: 1, Consumer: 1, Batches: []Batch{named(0, "b")}},
 	}
-	out, err := Redistribute(spec, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"in0 0→0: [a] [c]", "in0 1→1: [b]"}
-	if got := shape(out); !slices.Equal(got, want) {
-		t.Fatalf("redistributed %v, want %v", got, want)
-	}
+	expectShape(t, spec, in, []string{"in0 0→0: [a] [c]", "in0 1→1: [b]"})
 }
 
 func TestRedistributeNothingCaptured(t *testing.T) {
