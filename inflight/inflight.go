@@ -2,6 +2,9 @@
 // checkpoint barrier overtook, plus what a task took from an input after its
 // snapshot and before that input's barrier (DESIGN.md invariant 3). On restore
 // they are replayed before any new input, in their original order per channel.
+// Restoring at a new parallelism first passes them through Redistribute, which
+// splits them by key group (or by a fixed rule on other edges) over the new
+// instances.
 package inflight
 
 import (

@@ -22,8 +22,9 @@
 //
 // Which instance owns which key group is an explicit Table. A job starts with
 // Flink's contiguous ranges (Contiguous, RangeFor, OwnerOf); a rescale computes
-// a new table with Rebalance, which moves as few key groups as balance allows.
-// Tables carry msgpack tags so they can be stored in checkpoint manifests.
+// the next table with Table.Rescale (Rebalance: as few key groups moved as
+// balance allows), and a restore reads the stored one with FromOwners. Tables
+// carry msgpack tags so they can be stored in checkpoint manifests.
 //
 // Everything here is pure: no goroutines, no I/O, no logging.
 package keygroups

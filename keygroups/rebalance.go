@@ -15,7 +15,8 @@ import (
 // up by overloaded or removed instances (indices ≥ newP) are handed, in
 // ascending order, to the instances below quota in ascending instance order.
 // The number of moved key groups is therefore the minimum any balanced table
-// can achieve, and the result depends only on old and newP.
+// can achieve, and the result depends only on old and newP. The result's epoch
+// is old's plus one.
 func Rebalance(old *Table, newP int) (*Table, error) {
 	if err := old.Validate(); err != nil {
 		return nil, fmt.Errorf("rebalance: old table: %w", err)
@@ -46,7 +47,7 @@ func Rebalance(old *Table, newP int) (*Table, error) {
 		}
 	}
 
-	t := &Table{MaxParallelism: maxP, Parallelism: newP, Owners: make([]int32, maxP)}
+	t := &Table{MaxParallelism: maxP, Parallelism: newP, Epoch: old.Epoch + 1, Owners: make([]int32, maxP)}
 	have := make([]int, newP)
 	var pool []int // groups to move, ascending
 	for g, o := range old.Owners {

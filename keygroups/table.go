@@ -11,16 +11,23 @@ import (
 var ErrInvalidTable = errors.New("invalid key-group table")
 
 // Table is the explicit assignment of key groups to the parallel instances of
-// an operator: Owners[g] is the index of the instance that owns key group g.
+// one keyed operator: Owners[g] is the index of the instance that owns key
+// group g. Epoch counts the rescales since the job's first table (epoch 0).
 // It is stored in every checkpoint manifest.
+//
+// A Table is never changed once made (by Contiguous, FromOwners or Rescale):
+// its fields are exported so that it encodes with msgpack and so that routers
+// can read Owners on the hot path, not so that anyone writes them. A rescale
+// makes a new Table.
 type Table struct {
 	MaxParallelism int     `msgpack:"max"`
 	Parallelism    int     `msgpack:"p"`
+	Epoch          uint64  `msgpack:"epoch"`
 	Owners         []int32 `msgpack:"owners"`
 }
 
-// Contiguous returns the table of Flink's contiguous ranges for max key groups
-// and p instances (see RangeFor and OwnerOf).
+// Contiguous returns a job's first table, epoch 0: Flink's contiguous ranges
+// for max key groups and p instances (see RangeFor and OwnerOf).
 func Contiguous(max, p int) (*Table, error) {
 	if err := Validate(max, p); err != nil {
 		return nil, fmt.Errorf("contiguous table: %w", err)
@@ -99,7 +106,8 @@ func (t *Table) Clone() *Table {
 	return &c
 }
 
-// Equal reports whether t and o describe the same assignment.
+// Equal reports whether t and o describe the same assignment; the epochs are
+// not compared.
 func (t *Table) Equal(o *Table) bool {
 	if t == nil || o == nil {
 		return t == o
