@@ -111,9 +111,18 @@ func shellJob(t *testing.T, n *Node, p *plan.Job, capacity int) *Job {
 		t.Fatal(err)
 	}
 	j := n.newJob(p, o)
-	j.uploads = newUploader(1, 64)
-	t.Cleanup(j.uploads.stop)
+	useUploader(t, j, newUploader(1, 64, shellDeadline))
 	return j
+}
+
+// useUploader makes u the job's uploader, stopped when the test ends.
+func useUploader(t *testing.T, j *Job, u *uploader) {
+	t.Helper()
+	if j.uploads != nil {
+		j.uploads.stop()
+	}
+	j.uploads = u
+	t.Cleanup(u.stop)
 }
 
 // channelStateManifest stores values as the channel state of input 0 of
