@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/store"
 )
 
@@ -130,21 +131,82 @@ func useUploader(t *testing.T, j *Job, u *uploader) {
 // manifest that restores it.
 func channelStateManifest(t *testing.T, j *Job, op *plan.Operator, id uint64, values []int64) *store.Manifest {
 	t.Helper()
-	batches := make([]inflight.Batch, len(values))
-	for i, v := range values {
-		batches[i] = inflight.Batch{Seq: uint64(i + 1), Records: plan.Records[int64]{v}}
+	return channelsStateManifest(t, j, op, id, map[int][]int64{0: values})
+}
+
+// channelsStateManifest stores, per input of op's instance 0, values as its
+// channel state (one buffer per value) in checkpoint id, and returns the
+// manifest that restores it.
+func channelsStateManifest(t *testing.T, j *Job, op *plan.Operator, id uint64, state map[int][]int64) *store.Manifest {
+	t.Helper()
+	ts := store.TaskSnapshot{Operator: op.Name, Instance: 0, SourceOffset: -1}
+	for input := 0; input < len(state); input++ {
+		values := state[input]
+		batches := make([]inflight.Batch, len(values))
+		for i, v := range values {
+			batches[i] = inflight.Batch{Seq: uint64(i + 1), Records: plan.Records[int64]{v}}
+		}
+		data, records, err := inflight.Encode(op.Inputs[0].Codec, batches)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s/0/input-%d", op.Name, input)
+		ref, err := j.opts.Checkpoint.Store.PutBlob(context.Background(), j.Plan.Name, id, name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.Channels = append(ts.Channels, store.ChannelBlob{Input: input, Blob: store.Section(ref, 0, data), Buffers: len(values), Records: records})
 	}
-	data, records, err := inflight.Encode(op.Inputs[0].Codec, batches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := j.opts.Checkpoint.Store.PutBlob(context.Background(), j.Plan.Name, id, "mid/0/state", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := store.TaskSnapshot{Operator: op.Name, Instance: 0, SourceOffset: -1,
-		Channels: []store.ChannelBlob{{Input: 0, Blob: store.Section(ref, 0, data), Buffers: len(values), Records: records}}}
 	return &store.Manifest{Job: j.Plan.Name, CheckpointID: id, MaxParallelism: j.Plan.MaxParallelism, Tasks: []store.TaskSnapshot{ts}}
+}
+
+// capturedState reads the channel state an acknowledgement stored, as the
+// values of each input in order.
+func capturedState(t *testing.T, j *Job, op *plan.Operator, ack *taskAckMsg) map[int][]int64 {
+	t.Helper()
+	out := map[int][]int64{}
+	for _, cb := range ack.snap.Channels {
+		data, err := store.GetSections(context.Background(), j.opts.Checkpoint.Store, j.Plan.Name, ack.id, []store.BlobRef{cb.Blob})
+		if err != nil {
+			t.Fatalf("read channel state of input %d: %v", cb.Input, err)
+		}
+		batches, err := inflight.Decode(op.Inputs[0].Codec, data[0])
+		if err != nil {
+			t.Fatalf("decode channel state of input %d: %v", cb.Input, err)
+		}
+		for _, b := range batches {
+			vs, _ := plan.RecordsOf[int64](b.Records)
+			out[cb.Input] = append(out[cb.Input], vs...)
+		}
+	}
+	return out
+}
+
+// fanInPlan is src (two instances) → mid → sink: mid has two inputs.
+func fanInPlan(name string) (*plan.Job, *plan.Operator) {
+	b := newPlan(name)
+	src := b.source("src", 2, 0)
+	mid := b.op("mid", plan.KindTransform, 1, func(int) (plan.Instance, error) { return identity{}, nil })
+	sink := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return discard{}, nil })
+	b.connect(src, mid, plan.Rebalance)
+	b.connect(mid, sink, plan.Forward)
+	return b.job, mid
+}
+
+// buf is a one-record buffer.
+func buf(seq uint64, v int64) *Buffer { return &Buffer{Seq: seq, Records: plan.Records[int64]{v}} }
+
+// collectData reads the values of n data messages from a downstream probe,
+// skipping other messages.
+func collectData(t *testing.T, down *probe, n int) []int64 {
+	t.Helper()
+	var got []int64
+	for len(got) < n {
+		if d, ok := next[any](t, down, fmt.Sprintf("record %d of %d", len(got)+1, n)).(*dataMsg); ok {
+			got = append(got, recordsOf(t, d.buf)...)
+		}
+	}
+	return got
 }
 
 // spawnTaskUnder starts instance 0 of op as the child of a parent probe, as
@@ -184,4 +246,29 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(shellDeadline):
 		t.Fatalf("no %s within %v", what, shellDeadline)
 	}
+}
+
+// dumpChannel asks a channel actor for its state.
+func dumpChannel(t *testing.T, n *Node, pid *actor.PID) ChannelDump {
+	t.Helper()
+	reply := make(chan ChannelDump, 1)
+	n.system.Root.Send(pid, &dumpChannelMsg{reply: reply})
+	select {
+	case d := <-reply:
+		return d
+	case <-time.After(shellDeadline):
+		t.Fatalf("channel %s did not answer within %v", pid.Id, shellDeadline)
+		return ChannelDump{}
+	}
+}
+
+// waitChannel polls a channel's state until cond holds, failing after
+// shellDeadline.
+func waitChannel(t *testing.T, n *Node, pid *actor.PID, what string, cond func(ChannelDump) bool) ChannelDump {
+	t.Helper()
+	var d ChannelDump
+	if !poll.Until(shellDeadline, poll.Every, func() bool { d = dumpChannel(t, n, pid); return cond(d) }) {
+		t.Fatalf("waiting for %s: channel is %+v", what, d)
+	}
+	return d
 }
