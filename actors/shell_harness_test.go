@@ -80,7 +80,7 @@ func next[T any](t *testing.T, p *probe, what string) T {
 			}
 		case <-deadline:
 			var zero T
-			t.Fatalf("no %s within %v", what, shellDeadline)
+			t.Fatalf("waited %v for %s", shellDeadline, what)
 			return zero
 		}
 	}
@@ -244,7 +244,7 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 	select {
 	case <-ch:
 	case <-time.After(shellDeadline):
-		t.Fatalf("no %s within %v", what, shellDeadline)
+		t.Fatalf("waited %v for %s", shellDeadline, what)
 	}
 }
 
