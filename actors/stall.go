@@ -17,44 +17,69 @@ const dumpWait = 5 * time.Second
 
 // progressMark is what a job's progress is measured by.
 type progressMark struct {
-	in, out           int64
-	checkpoints       int
-	restarts, failure int
+	in, out            int64
+	checkpoints        int
+	restarts, failures int
 }
 
+// progress reads the job's progress counters.
 func (j *Job) progress() progressMark {
 	j.ckptLog.mu.Lock()
 	n := len(j.ckptLog.stats)
 	j.ckptLog.mu.Unlock()
 	sv := j.Supervision()
 	return progressMark{in: j.Metrics.RecordsIn.Load(), out: j.Metrics.RecordsOut.Load(), checkpoints: n,
-		restarts: sv.Restarts, failure: sv.Failures}
+		restarts: sv.Restarts, failures: sv.Failures}
 }
 
-// watchStalls runs until the job is done, checking its progress every
-// after/6 and logging a dump when it has made none for after while busy.
+// stallDetector decides when a job that makes no progress is reported: after
+// `after` without a change of its progress mark, then again after each
+// further `after`. It is pure: marks and logical time in, decisions out.
+type stallDetector struct {
+	after     time.Duration
+	last      progressMark
+	since     time.Duration // when last changed
+	reported  time.Duration // when last reported, if reportedAny
+	reported1 bool
+}
+
+func newStallDetector(after time.Duration, mark progressMark, now time.Duration) *stallDetector {
+	return &stallDetector{after: after, last: mark, since: now}
+}
+
+// observe takes the mark at logical time now and says whether to report a
+// stall, and for how long the job has made no progress.
+func (s *stallDetector) observe(mark progressMark, now time.Duration) (report bool, stalled time.Duration) {
+	if mark != s.last {
+		s.last, s.since, s.reported1 = mark, now, false
+		return false, 0
+	}
+	stalled = now - s.since
+	if stalled < s.after || (s.reported1 && now-s.reported < s.after) {
+		return false, stalled
+	}
+	s.reported, s.reported1 = now, true
+	return true, stalled
+}
+
+// watchStalls runs until the job is done or its node shuts down, checking
+// its progress every after/6 and logging a dump when it has made none for
+// after while busy.
 func (j *Job) watchStalls(after time.Duration) {
+	defer j.untrack()
 	tk := time.NewTicker(after / 6)
 	defer tk.Stop()
-	last, since, logged := j.progress(), time.Now(), time.Time{}
+	det := newStallDetector(after, j.progress(), j.now())
 	for {
 		select {
 		case <-j.done:
-			j.untrack()
 			return
 		case <-j.node.quit:
-			j.untrack()
 			return
-		case now := <-tk.C:
-			if p := j.progress(); p != last {
-				last, since, logged = p, now, time.Time{}
-				continue
+		case <-tk.C:
+			if report, stalled := det.observe(j.progress(), j.now()); report {
+				j.logStall(stalled)
 			}
-			if now.Sub(since) < after || (!logged.IsZero() && now.Sub(logged) < after) {
-				continue
-			}
-			logged = now
-			j.logStall(now.Sub(since))
 		}
 	}
 }
