@@ -36,11 +36,11 @@ func (j *Job) progress() progressMark {
 // `after` without a change of its progress mark, then again after each
 // further `after`. It is pure: marks and logical time in, decisions out.
 type stallDetector struct {
-	after     time.Duration
-	last      progressMark
-	since     time.Duration // when last changed
-	reported  time.Duration // when last reported, if reportedAny
-	reported1 bool
+	after      time.Duration
+	last       progressMark
+	since      time.Duration // when last changed
+	lastReport time.Duration // when last reported, if reported
+	reported   bool          // reported since the last progress
 }
 
 func newStallDetector(after time.Duration, mark progressMark, now time.Duration) *stallDetector {
@@ -51,14 +51,14 @@ func newStallDetector(after time.Duration, mark progressMark, now time.Duration)
 // stall, and for how long the job has made no progress.
 func (s *stallDetector) observe(mark progressMark, now time.Duration) (report bool, stalled time.Duration) {
 	if mark != s.last {
-		s.last, s.since, s.reported1 = mark, now, false
+		s.last, s.since, s.reported = mark, now, false
 		return false, 0
 	}
 	stalled = now - s.since
-	if stalled < s.after || (s.reported1 && now-s.reported < s.after) {
+	if stalled < s.after || (s.reported && now-s.lastReport < s.after) {
 		return false, stalled
 	}
-	s.reported, s.reported1 = now, true
+	s.lastReport, s.reported = now, true
 	return true, stalled
 }
 
