@@ -77,6 +77,8 @@ func (c *channel) Receive(ctx actor.Context) {
 		c.deliver(ctx)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in channel %s", c.name))
+	case *dumpChannelMsg:
+		c.dump(m)
 	case *linkFailedMsg:
 		panic(fmt.Errorf("channel %s: %s", c.name, m.reason))
 	}

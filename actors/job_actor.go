@@ -126,6 +126,8 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		}
 	case *abandonMsg:
 		a.abandon(ctx, m.reason)
+	case *dumpJobMsg:
+		a.dump(m)
 	case *nodeLostMsg:
 		a.onNodeLost(ctx, m.node)
 	case *linkFailedMsg:

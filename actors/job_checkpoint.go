@@ -88,7 +88,7 @@ func (a *jobActor) startCheckpoints() error {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
 	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[[2]int]bool{}}
-	a.job.uploads = newUploader(2, 2*len(tasks)+16)
+	a.job.uploads = newUploader(2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
 
@@ -224,10 +224,12 @@ func (a *jobActor) writeManifest(ctx actor.Context, id uint64) {
 		}
 	}
 	st, self, root := a.job.opts.Checkpoint.Store, ctx.Self(), ctx.ActorSystem().Root
-	a.job.uploads.submit(func(c context.Context) {
+	if err := a.job.uploads.submit(func(c context.Context) {
 		err := st.CommitManifest(c, m)
 		root.Send(self, &manifestDoneMsg{id: id, err: err})
-	})
+	}); err != nil {
+		ctx.Send(self, &manifestDoneMsg{id: id, err: fmt.Errorf("write manifest: %w", err)})
+	}
 }
 
 // modeName is the mode checkpoint id ran in (from the acks).
@@ -267,13 +269,15 @@ func (a *jobActor) deleteCheckpoints(ids []uint64) {
 	st, job, log := a.job.opts.Checkpoint.Store, a.job.Plan.Name, a.job.log
 	ids = append([]uint64(nil), ids...)
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	a.job.uploads.submit(func(c context.Context) {
+	if err := a.job.uploads.submit(func(c context.Context) {
 		for _, id := range ids {
 			if err := st.Delete(c, job, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 				log.Warn().Err(err).Uint64("checkpoint", id).Msg("delete old checkpoint")
 			}
 		}
-	})
+	}); err != nil {
+		log.Warn().Err(err).Uints64("checkpoints", ids).Msg("old checkpoints not deleted")
+	}
 	a.pruneParts(ids)
 }
 

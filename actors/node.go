@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,11 @@ type Node struct {
 	tasks  atomic.Int64
 	// dispatcher runs the mailboxes of tasks and channels
 	dispatcher *workerDispatcher
+	// stallAfter is how long a job goes without progress before it logs a
+	// dump of its actors (StallDumpAfter).
+	stallAfter time.Duration
+	quit       chan struct{} // closed by Shutdown: stall watchers end
+	quitOnce   sync.Once
 }
 
 // Tasks is the number of task instances running on this node (its used slots).
@@ -48,7 +54,8 @@ func NewNode(log zerolog.Logger) *Node {
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)))
 	}))
-	n := &Node{system: sys, log: log, dispatcher: newWorkerDispatcher(8 * runtime.GOMAXPROCS(0))}
+	n := &Node{system: sys, log: log, dispatcher: newWorkerDispatcher(8 * runtime.GOMAXPROCS(0)), stallAfter: StallDumpAfter,
+		quit: make(chan struct{})}
 	na := &nodeActor{log: log, jobs: map[string]*Job{}}
 	props := actor.PropsFromProducer(func() actor.Actor { return na },
 		actor.WithMailbox(mailbox.New()),
@@ -86,11 +93,14 @@ func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
 	if err := <-reply; err != nil {
 		return nil, err
 	}
+	j.track()
+	go j.watchStalls(n.stallAfter) // ends when the job is done
 	return j, nil
 }
 
 // Shutdown stops the actor system. It is safe to call more than once.
 func (n *Node) Shutdown() {
+	n.quitOnce.Do(func() { close(n.quit) })
 	n.system.Shutdown()
 	n.dispatcher.stop()
 }

@@ -116,6 +116,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.onCheckpointAbort(ctx, m.id)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in task %s", t.name))
+	case *dumpTaskMsg:
+		t.dump(m)
 	case *linkFailedMsg:
 		t.fail(fmt.Errorf("%s", m.reason))
 	case *actor.Stopping:

@@ -230,7 +230,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
 	// Encoding and storing run off the task's goroutine: the snapshot bytes and
 	// captured buffers are immutable, so the task goes on processing at once.
-	job.uploads.submit(func(c context.Context) {
+	if err := job.uploads.submit(func(c context.Context) {
 		blob, snap, stats, err := t.encodeCheckpoint(ck)
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
@@ -251,7 +251,9 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 		}
 		ack.snap = blob.refs(ref, snap)
 		root.Send(jobPID, ack)
-	})
+	}); err != nil {
+		ctx.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
+	}
 }
 
 // checkpointStats are the sizes reported with an acknowledgement.

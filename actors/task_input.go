@@ -65,6 +65,9 @@ func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 			c.replay[0] = nil
 			c.replay = c.replay[1:]
 			t.process(ctx, c, b)
+			// An in-order barrier with no new data before it can arrive
+			// while the replay runs: hand it over when the replay ends.
+			t.handleInOrderBarrier(ctx, i)
 			return true
 		}
 		if len(c.pending) == 0 {

@@ -2,23 +2,39 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 )
 
+// errUploadsFull is the uploader refusing work because its queue is full: the
+// store is slower than the checkpoints, and the caller declines instead of
+// waiting.
+var errUploadsFull = errors.New("checkpoint upload queue full")
+
+// errUploaderStopped is the uploader refusing work after stop.
+var errUploaderStopped = errors.New("checkpoint uploader stopped")
+
 // uploader runs a job's checkpoint I/O off the actors' goroutines: task blobs,
-// manifests and deletions. It is owned by the job and stopped with it.
+// manifests and deletions. It never blocks its caller: its queue is bounded
+// and refuses work when full, and every piece of work runs with a deadline,
+// so a hung store fails checkpoints, not the actors that take them. It is
+// owned by the job and stopped with it.
 type uploader struct {
-	work   chan func(context.Context)
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
+	work     chan func(context.Context)
+	deadline time.Duration
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	once     sync.Once
 }
 
-// newUploader starts workers goroutines with a queue of depth jobs.
-func newUploader(workers, depth int) *uploader {
+// newUploader starts workers goroutines with a queue of depth jobs, each job
+// given at most deadline (which must be positive) to finish.
+func newUploader(workers, depth int, deadline time.Duration) *uploader {
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &uploader{work: make(chan func(context.Context), depth), ctx: ctx, cancel: cancel}
+	u := &uploader{work: make(chan func(context.Context), depth), deadline: deadline, ctx: ctx, cancel: cancel}
 	for i := 0; i < workers; i++ {
 		u.wg.Add(1)
 		go func() {
@@ -26,7 +42,7 @@ func newUploader(workers, depth int) *uploader {
 			for {
 				select {
 				case fn := <-u.work:
-					fn(u.ctx)
+					u.run(fn)
 				case <-u.ctx.Done():
 					return
 				}
@@ -36,12 +52,25 @@ func newUploader(workers, depth int) *uploader {
 	return u
 }
 
-// submit queues fn. The queue is sized for one checkpoint in flight, so it
-// does not fill; after stop, fn is dropped.
-func (u *uploader) submit(fn func(context.Context)) {
+// run calls fn with a context that ends at the deadline or at stop.
+func (u *uploader) run(fn func(context.Context)) {
+	ctx, cancel := context.WithTimeout(u.ctx, u.deadline)
+	defer cancel()
+	fn(ctx)
+}
+
+// submit queues fn without blocking. It returns errUploadsFull when the queue
+// is full and errUploaderStopped after stop; fn then never runs, and the
+// caller turns the refusal into a declined or failed checkpoint.
+func (u *uploader) submit(fn func(context.Context)) error {
+	if u.ctx.Err() != nil {
+		return errUploaderStopped
+	}
 	select {
 	case u.work <- fn:
-	case <-u.ctx.Done():
+		return nil
+	default:
+		return fmt.Errorf("%w (%d queued)", errUploadsFull, cap(u.work))
 	}
 }
 

@@ -54,6 +54,7 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
 		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
+	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state
 	res, err := weir.Run(ctx, job.Graph, opts...)
 	if err != nil {
 		log.Error().Err(err).Msg("job failed")

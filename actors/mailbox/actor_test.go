@@ -377,3 +377,30 @@ func BenchmarkThroughputWithCredit(b *testing.B) {
 		})
 	}
 }
+
+// lengthsAsk is a priority message that records the lane lengths it was
+// delivered with.
+type lengthsAsk struct{ got chan Lengths }
+
+func (lengthsAsk) WeirPriority()              {}
+func (a lengthsAsk) MailboxLengths(l Lengths) { a.got <- l }
+
+func TestPriorityMessageIsStampedWithLaneLengths(t *testing.T) {
+	sys := newSystem(t)
+	a := newBlockingActor()
+	pid := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, actor.WithMailbox(New())))
+	sys.Root.Send(pid, "block")
+	recv(t, a.entered, "actor to block")
+	const n = 7
+	for i := 0; i < n; i++ {
+		sys.Root.Send(pid, data(i))
+	}
+	ask := lengthsAsk{got: make(chan Lengths, 1)}
+	sys.Root.Send(pid, ask)
+	sys.Root.Send(pid, barrier(1))
+	close(a.release)
+	if got, want := recv(t, ask.got, "the stamped lengths"), (Lengths{Normal: n, Priority: 1}); got != want {
+		t.Fatalf("lengths %+v, want %+v", got, want)
+	}
+	wantOrder(t, recvN(t, a.got, n+1, "messages"), barrier(1), n)
+}

@@ -276,6 +276,7 @@ func (m *mailbox) popUser() any {
 			if m.stats != nil {
 				m.stats.PriorityLen.Add(-1)
 			}
+			m.stamp(msg)
 			return msg
 		}
 	}

@@ -30,7 +30,12 @@ type recorder struct {
 	panicOn   any
 }
 
-func (r *recorder) InvokeSystemMessage(m any) { r.log = append(r.log, m) }
+func (r *recorder) InvokeSystemMessage(m any) {
+	if r.panicOn != nil && m == r.panicOn {
+		panic(fmt.Sprintf("boom on %v", m))
+	}
+	r.log = append(r.log, m)
+}
 
 func (r *recorder) InvokeUserMessage(m any) {
 	if r.panicOn != nil && m == r.panicOn {
@@ -165,6 +170,33 @@ func TestPanicEscalatedWithMessage(t *testing.T) {
 	// The failing message is not redelivered; the rest still are (the real
 	// actor context would suspend the mailbox here until its supervisor acts).
 	if want := []any{data(0), data(1), data(3)}; !slices.Equal(rec.log, want) {
+		t.Fatalf("delivered %v, want %v", rec.log, want)
+	}
+}
+
+// TestPanicInSystemMessageLeavesMailboxSchedulable: an actor that panics in
+// a system message (a task failing on its channel's Terminated) has the
+// panic escalated, and the mailbox goes idle: what is posted later is
+// scheduled and delivered, so no message waits in a mailbox nobody runs.
+func TestPanicInSystemMessageLeavesMailboxSchedulable(t *testing.T) {
+	mb, rec, d := newTestMailbox()
+	rec.panicOn = sysMsg("terminated")
+	mb.PostUserMessage(data(1))
+	mb.PostSystemMessage(sysMsg("terminated"))
+	d.runAll()
+	if len(rec.escalated) != 1 || rec.escalated[0].msg != sysMsg("terminated") {
+		t.Fatalf("escalated %v, want the failing system message once", rec.escalated)
+	}
+	if mb.status.Load() != idle {
+		t.Fatal("mailbox still marked running after the panic: it would never be scheduled again")
+	}
+	mb.PostUserMessage(barrier(2))
+	mb.PostUserMessage(data(3))
+	if len(d.queued) != 1 {
+		t.Fatalf("posting after the panic scheduled %d runs, want 1", len(d.queued))
+	}
+	d.runAll()
+	if want := []any{data(1), barrier(2), data(3)}; !slices.Equal(rec.log, want) {
 		t.Fatalf("delivered %v, want %v", rec.log, want)
 	}
 }
