@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
@@ -19,13 +22,15 @@ import (
 	"github.com/weirstream/weir/store"
 )
 
-// setupStore is a state directory for job "j" with checkpoints made by hand.
+// setupStore is a checkpoint store for job "j" with checkpoints made by hand.
 type setupStore struct {
-	t   *testing.T
-	dir string
-	st  *store.Local
+	t  *testing.T
+	st store.Store
+	// flip flips a byte of stored blob (or "_manifest") name of checkpoint id.
+	flip func(id uint64, name string)
 }
 
+// newSetupStore is a state directory (a Local store).
 func newSetupStore(t *testing.T) *setupStore {
 	dir := t.TempDir()
 	st, err := store.NewLocal(dir)
@@ -33,7 +38,64 @@ func newSetupStore(t *testing.T) *setupStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &setupStore{t: t, dir: dir, st: st}
+	s := &setupStore{t: t, st: st}
+	s.flip = func(id uint64, name string) {
+		p := filepath.Join(dir, "j", fmt.Sprintf("chk-%020d", id), filepath.FromSlash(name))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)-1] ^= 0x01
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// newJetStreamSetupStore is a JetStream store on an embedded nats-server.
+func newJetStreamSetupStore(t *testing.T) *setupStore {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready within 10s")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.NewJetStream(js, store.WithStorage(jetstream.MemoryStorage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := &setupStore{t: t, st: st}
+	s.flip = func(id uint64, name string) {
+		obs, err := js.ObjectStore(s.ctx(), store.BucketName("j"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		object := fmt.Sprintf("chk-%020d/%s", id, name)
+		b, err := obs.GetBytes(s.ctx(), object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)-1] ^= 0x01
+		if _, err := obs.PutBytes(s.ctx(), object, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 func (s *setupStore) ctx() context.Context {
@@ -62,19 +124,6 @@ func (s *setupStore) commit(id uint64) {
 	}
 }
 
-// flip flips a byte of file name of checkpoint id.
-func (s *setupStore) flip(id uint64, name string) {
-	p := filepath.Join(s.dir, "j", fmt.Sprintf("chk-%020d", id), filepath.FromSlash(name))
-	b, err := os.ReadFile(p)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	b[len(b)-1] ^= 0x01
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		s.t.Fatal(err)
-	}
-}
-
 // setup runs withStore for restore and returns the options and the log.
 func (s *setupStore) setup(restore string) (actors.CheckpointOptions, string, error) {
 	var log bytes.Buffer
@@ -88,7 +137,7 @@ func (s *setupStore) wantList(want ...uint64) {
 	if err != nil || !slices.Equal(got, want) {
 		s.t.Fatalf("checkpoints %v (%v), want %v", got, err, want)
 	}
-	if left, err := s.st.Uncommitted(s.ctx(), "j"); err != nil || len(left) != 0 {
+	if left, err := s.st.(store.UncommittedLister).Uncommitted(s.ctx(), "j"); err != nil || len(left) != 0 {
 		s.t.Fatalf("checkpoints without a valid manifest left: %v (%v)", left, err)
 	}
 }
@@ -154,9 +203,25 @@ func TestRestoreOlderDeletesNewerAndContinuesAfterAll(t *testing.T) {
 
 // TestRestoreLatestSkipsBrokenCheckpoints: latest is the newest checkpoint
 // whose manifest and blobs verify, each newer one skipped with a warning;
-// restoring a broken one by id is an error that names it.
+// restoring a broken one by id is an error that names it. The same holds for
+// a state directory and for the JetStream store; only a state directory is
+// swept of the corrupt manifest.
 func TestRestoreLatestSkipsBrokenCheckpoints(t *testing.T) {
-	s := newSetupStore(t)
+	t.Run("local", func(t *testing.T) {
+		s := newSetupStore(t)
+		restoreLatestSkipsBroken(t, s)
+		s.wantList(2)
+	})
+	t.Run("jetstream", func(t *testing.T) {
+		s := newJetStreamSetupStore(t)
+		restoreLatestSkipsBroken(t, s)
+		if got, err := s.st.List(s.ctx(), "j"); !slices.Equal(got, []uint64{2}) {
+			t.Fatalf("checkpoints %v (%v), want [2]: 3 deleted, 4 skipped as corrupt", got, err)
+		}
+	})
+}
+
+func restoreLatestSkipsBroken(t *testing.T, s *setupStore) {
 	s.commit(2)
 	s.commit(3)
 	s.flip(3, "count/0/state")
@@ -186,7 +251,6 @@ func TestRestoreLatestSkipsBrokenCheckpoints(t *testing.T) {
 	}
 	logLine(t, log, 3, "skipping a checkpoint for restore latest")
 	logLine(t, log, 4, "skipping a checkpoint for restore latest")
-	s.wantList(2)
 }
 
 // TestRestoreLatestWithNothingIntact fails naming how many were skipped.
