@@ -77,11 +77,11 @@ func (a *jobActor) startCheckpoints() error {
 		}
 	}
 	last, after := uint64(0), uint64(0)
+	if co.FirstID > 0 {
+		last, after = co.FirstID-1, co.FirstID-1
+	}
 	if co.Restore != nil {
 		last = co.Restore.CheckpointID
-	}
-	if co.FirstID > 0 {
-		after = co.FirstID - 1
 	}
 	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks, After: after}, last, a.job.now())
 	if err != nil {
