@@ -80,6 +80,11 @@ func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, re
 	co.Store = st
 	if restore != "" {
 		m, err := loadManifest(ctx, st, p.Name, restore, log)
+		if err == nil {
+			// Before anything is deleted: a checkpoint of another graph or
+			// parallelism is a mistake on the command line.
+			err = actors.CheckRestorable(p, m)
+		}
 		if err != nil {
 			return co, fmt.Errorf("restore %s: %w", restore, err)
 		}

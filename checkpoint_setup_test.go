@@ -115,7 +115,7 @@ func (s *setupStore) blob(id uint64) store.BlobRef {
 
 // commit writes a complete checkpoint id.
 func (s *setupStore) commit(id uint64) {
-	m := &store.Manifest{Job: "j", CheckpointID: id, Fingerprint: "fp", MaxParallelism: 8,
+	m := &store.Manifest{Job: "j", CheckpointID: id, Fingerprint: setupPlan().Fingerprint(), MaxParallelism: 8,
 		Parallelism: map[string]int{"count": 1}, KeyGroups: map[string][]int32{"count": make([]int32, 8)},
 		Tasks: []store.TaskSnapshot{{Operator: "count", Instance: 0, SourceOffset: -1, KeyGroups: map[int]store.BlobRef{7: s.blob(id)}}},
 		Mode:  "aligned"}
@@ -124,10 +124,17 @@ func (s *setupStore) commit(id uint64) {
 	}
 }
 
+// setupPlan is the job the hand-made checkpoints belong to.
+func setupPlan() *plan.Job { return &plan.Job{Name: "j", MaxParallelism: 8} }
+
 // setup runs withStore for restore and returns the options and the log.
 func (s *setupStore) setup(restore string) (actors.CheckpointOptions, string, error) {
+	return s.setupFor(setupPlan(), restore)
+}
+
+func (s *setupStore) setupFor(p *plan.Job, restore string) (actors.CheckpointOptions, string, error) {
 	var log bytes.Buffer
-	co, err := withStore(s.ctx(), &plan.Job{Name: "j"}, actors.CheckpointOptions{}, restore, s.st, zerolog.New(&log))
+	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, restore, s.st, zerolog.New(&log))
 	return co, log.String(), err
 }
 
@@ -199,6 +206,20 @@ func TestRestoreOlderDeletesNewerAndContinuesAfterAll(t *testing.T) {
 	}
 	s.wantList(2, 3)
 	logLine(t, log, 5, "deleting a checkpoint newer than the restored one")
+}
+
+// TestRestoreOfAnotherGraphDeletesNothing: a checkpoint that cannot be
+// restored into the job (here: a graph with another number of key groups) is refused
+// before any newer checkpoint is deleted.
+func TestRestoreOfAnotherGraphDeletesNothing(t *testing.T) {
+	s := newSetupStore(t)
+	s.commit(2)
+	s.commit(3)
+	_, _, err := s.setupFor(&plan.Job{Name: "j", MaxParallelism: 16}, "2")
+	if err == nil || !strings.Contains(err.Error(), "checkpoint 2 was taken from a different graph") {
+		t.Fatalf("restore into another graph: %v", err)
+	}
+	s.wantList(2, 3)
 }
 
 // TestRestoreLatestSkipsBrokenCheckpoints: latest is the newest checkpoint
