@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rs/zerolog"
+
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/internal/plan"
@@ -68,24 +70,91 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 }
 
 // withStore sets st as the checkpoint store and loads the checkpoint to
-// restore ("latest" or an id; "" for a fresh start, whose ids then continue
-// after every id st holds).
-func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, restore string, st store.Store) (actors.CheckpointOptions, error) {
+// restore ("latest" or an id; "" for a fresh start). New checkpoint ids
+// continue after every id st holds, restored or not, so no checkpoint is
+// ever overwritten. Restoring a checkpoint abandons the checkpoints after it:
+// they are deleted (each with a log line), since the output they committed
+// is rolled back. A store this process owns alone (a state directory) is
+// also swept of checkpoints that never completed.
+func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, restore string, st store.Store, log zerolog.Logger) (actors.CheckpointOptions, error) {
 	co.Store = st
 	if restore != "" {
-		m, err := loadManifest(ctx, st, p.Name, restore)
+		m, err := loadManifest(ctx, st, p.Name, restore, log)
+		if err == nil {
+			// Before anything is deleted: a checkpoint of another graph or
+			// parallelism is a mistake on the command line.
+			err = actors.CheckRestorable(p, m)
+		}
 		if err != nil {
 			return co, fmt.Errorf("restore %s: %w", restore, err)
 		}
 		co.Restore = m
-		return co, nil
 	}
 	first, err := nextCheckpointID(ctx, st, p.Name)
 	if err != nil {
 		return co, err
 	}
 	co.FirstID = first
+	if co.Restore != nil {
+		if err := dropNewer(ctx, st, p.Name, co.Restore.CheckpointID, log); err != nil {
+			return co, fmt.Errorf("restore %s: %w", restore, err)
+		}
+	}
+	if _, exclusive := st.(*store.Local); exclusive {
+		// Nothing writes to a state directory before its run starts.
+		if err := sweep(ctx, st, p.Name, first, log); err != nil {
+			return co, err
+		}
+	}
 	return co, nil
+}
+
+// sweep deletes the checkpoints of job below first that have no valid
+// manifest: aborted or interrupted ones (logged together) and ones whose
+// manifest is corrupt (each logged as a warning with the cause).
+func sweep(ctx context.Context, st store.Store, job string, first uint64, log zerolog.Logger) error {
+	causes := map[uint64]error{}
+	var corrupt *store.CorruptManifestsError
+	if _, err := st.List(ctx, job); errors.As(err, &corrupt) {
+		for i, id := range corrupt.Checkpoints {
+			causes[id] = corrupt.Errs[i]
+		}
+	}
+	swept, err := store.DeleteUncommitted(ctx, st, job, first)
+	var incomplete []uint64
+	for _, id := range swept {
+		if cause, ok := causes[id]; ok {
+			log.Warn().Uint64("checkpoint", id).AnErr("cause", cause).Msg("deleted a checkpoint whose manifest fails verification")
+		} else {
+			incomplete = append(incomplete, id)
+		}
+	}
+	if len(incomplete) > 0 {
+		log.Info().Uints64("checkpoints", incomplete).Msg("deleted checkpoints that never completed")
+	}
+	return err
+}
+
+// dropNewer deletes the completed checkpoints of job newer than restored:
+// restoring an older checkpoint rolls the job and its committed output back
+// to it, so they belong to a history that no longer holds and must not be
+// restored later (not by "latest" either).
+func dropNewer(ctx context.Context, st store.Store, job string, restored uint64, log zerolog.Logger) error {
+	ids, err := st.List(ctx, job)
+	if err != nil && !errors.Is(err, store.ErrCorrupt) {
+		return err
+	}
+	for _, id := range ids {
+		if id <= restored {
+			continue
+		}
+		log.Warn().Uint64("checkpoint", id).Uint64("restored", restored).
+			Msg("deleting a checkpoint newer than the restored one: the restore rolls back what it committed")
+		if err := st.Delete(ctx, job, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete checkpoint %d, newer than the restored %d: %w", id, restored, err)
+		}
+	}
+	return nil
 }
 
 // RuntimeFor returns the runtime options Run would use for cfg, with st as
@@ -98,7 +167,7 @@ func RuntimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store)
 		return rt, err
 	}
 	if co.Enabled() {
-		if co, err = withStore(ctx, p, co, cfg.Restore, st); err != nil {
+		if co, err = withStore(ctx, p, co, cfg.Restore, st, cfg.Logger); err != nil {
 			if l, ok := st.(*store.Local); ok {
 				return rt, fmt.Errorf("state dir %s: %w", l.Dir(), err)
 			}
@@ -114,23 +183,66 @@ func RuntimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store)
 	return rt, nil
 }
 
-// loadManifest finds checkpoint "latest" or an id of job.
-func loadManifest(ctx context.Context, st store.Store, job, which string) (*store.Manifest, error) {
-	if which == "latest" {
-		m, err := st.Latest(ctx, job)
-		if m != nil {
-			return m, nil // err may report skipped corrupt manifests; the newest valid one is used
+// loadManifest finds checkpoint "latest" or an id of job and verifies every
+// blob it refers to. "latest" is the newest intact checkpoint: a newer one
+// whose manifest or blobs fail verification is skipped with a warning naming
+// it and what failed. An explicit id that fails verification is an error
+// naming the checkpoint, and the task and key group of a broken blob.
+func loadManifest(ctx context.Context, st store.Store, job, which string, log zerolog.Logger) (*store.Manifest, error) {
+	if which != "latest" {
+		id, err := strconv.ParseUint(which, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %q is neither \"latest\" nor a number", which)
 		}
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("job %q has no completed checkpoint: %w", job, err)
+		m, err := st.Manifest(ctx, job, id)
+		if err != nil {
+			return nil, err
 		}
+		if err := store.VerifyCheckpoint(ctx, st, m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	ids, err := st.List(ctx, job)
+	var corrupt *store.CorruptManifestsError
+	if err != nil && !errors.As(err, &corrupt) {
 		return nil, err
 	}
-	id, err := strconv.ParseUint(which, 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %q is neither \"latest\" nor a number", which)
+	skipped := 0
+	warnSkipped := func(newerThan uint64) {
+		if corrupt == nil {
+			return
+		}
+		for i, id := range corrupt.Checkpoints {
+			if id > newerThan {
+				skipped++
+				log.Warn().Uint64("checkpoint", id).AnErr("cause", corrupt.Errs[i]).
+					Msg("skipping a checkpoint for restore latest: its manifest fails verification")
+			}
+		}
 	}
-	return st.Manifest(ctx, job, id)
+	for i := len(ids) - 1; i >= 0; i-- {
+		m, err := st.Manifest(ctx, job, ids[i])
+		if err == nil {
+			err = store.VerifyCheckpoint(ctx, st, m)
+		}
+		switch {
+		case err == nil:
+			warnSkipped(ids[i])
+			return m, nil
+		case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNotFound):
+			skipped++
+			log.Warn().Uint64("checkpoint", ids[i]).AnErr("cause", err).
+				Msg("skipping a checkpoint for restore latest: it fails verification")
+		default:
+			return nil, err
+		}
+	}
+	warnSkipped(0)
+	if skipped > 0 {
+		return nil, fmt.Errorf("job %q has no intact checkpoint (%d failed verification): %w", job, skipped, store.ErrNotFound)
+	}
+	return nil, fmt.Errorf("job %q has no completed checkpoint: %w", job, store.ErrNotFound)
 }
 
 // nextCheckpointID is one past every checkpoint id the store holds for job, so
@@ -141,9 +253,7 @@ func nextCheckpointID(ctx context.Context, st store.Store, job string) (uint64, 
 		return 0, err
 	}
 	var more []uint64
-	if u, ok := st.(interface {
-		Uncommitted(context.Context, string) ([]uint64, error)
-	}); ok {
+	if u, ok := st.(store.UncommittedLister); ok {
 		if more, err = u.Uncommitted(ctx, job); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, err
 		}

@@ -22,7 +22,9 @@ import (
 // in a small journal first (checkpoint id and the file's size before the
 // append), so a process killed in the middle of a commit leaves neither a
 // partial nor a repeated commit: the next start truncates to the recorded size
-// and appends again.
+// and appends again. Each checkpoint also records the output's size once it
+// is committed, so restoring an older checkpoint truncates the output back
+// to what that checkpoint committed.
 func FileSink[T any](path string) func(int) Sink[T] {
 	return func(int) Sink[T] { return &fileSink[T]{path: path} }
 }
@@ -113,7 +115,10 @@ func (s *fileSink[T]) Close() error {
 	return err
 }
 
-// PrepareCommit seals the lines since the last checkpoint as pending-<id>.
+// PrepareCommit seals the lines since the last checkpoint as pending-<id>
+// and returns the checkpoint's state: the size the output has once id is
+// committed (what it holds now plus every sealed, uncommitted pending file,
+// all of which have ids up to id). Recover truncates the output back to it.
 func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
 	if err := s.Finish(); err != nil {
 		return nil, err
@@ -128,7 +133,41 @@ func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
 	if err := syncDir(s.dir); err != nil {
 		return nil, fmt.Errorf("file sink %s: %w", s.path, err)
 	}
-	return nil, s.openCurrent()
+	size, err := s.sizeOnCommit()
+	if err != nil {
+		return nil, fmt.Errorf("file sink %s: checkpoint %d: %w", s.path, id, err)
+	}
+	if err := s.openCurrent(); err != nil {
+		return nil, err
+	}
+	return encodeCommittedSize(size), nil
+}
+
+// sizeOnCommit is the output's size once every sealed pending file is committed.
+func (s *fileSink[T]) sizeOnCommit() (int64, error) {
+	size, err := fileSize(s.path)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := s.pending()
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range ids {
+		n, err := fileSize(filepath.Join(s.dir, pendingName(k)))
+		if err != nil {
+			return 0, err
+		}
+		size += n
+	}
+	return size, nil
+}
+
+// committedSizeLen is the length of a file sink's checkpoint state.
+const committedSizeLen = 8
+
+func encodeCommittedSize(size int64) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(size))
 }
 
 // Commit appends every pending file up to id to the output, oldest first.
@@ -148,13 +187,25 @@ func (s *fileSink[T]) Commit(id uint64) error {
 	return nil
 }
 
-// Recover finishes what checkpoint id covers and drops what came after it.
-func (s *fileSink[T]) Recover(id uint64, _ []byte) error {
+// Recover finishes what checkpoint id covers and drops what came after it:
+// it commits the pending files up to id, truncates the output to the size
+// recorded in state (output committed for later checkpoints, when an older
+// checkpoint is restored) and deletes the pending files after id. Empty
+// state (a checkpoint of a version that recorded none) skips the truncation.
+func (s *fileSink[T]) Recover(id uint64, state []byte) error {
 	if !s.twoPhase {
 		return nil
 	}
+	if len(state) != 0 && len(state) != committedSizeLen {
+		return fmt.Errorf("file sink %s: checkpoint %d: state is %d bytes, want %d", s.path, id, len(state), committedSizeLen)
+	}
 	if err := s.Commit(id); err != nil {
 		return err
+	}
+	if len(state) == committedSizeLen {
+		if err := s.rollBack(id, int64(binary.BigEndian.Uint64(state))); err != nil {
+			return err
+		}
 	}
 	ids, err := s.pending()
 	if err != nil {
@@ -166,6 +217,34 @@ func (s *fileSink[T]) Recover(id uint64, _ []byte) error {
 				return fmt.Errorf("file sink %s: drop uncommitted checkpoint %d: %w", s.path, k, err)
 			}
 		}
+	}
+	return nil
+}
+
+// rollBack truncates the output to size, what checkpoint id committed. An
+// output shorter than that lost committed lines (it was truncated or replaced
+// after the checkpoint): that is an error, not something to paper over.
+func (s *fileSink[T]) rollBack(id uint64, size int64) error {
+	have, err := fileSize(s.path)
+	if err != nil {
+		return fmt.Errorf("file sink %s: %w", s.path, err)
+	}
+	switch {
+	case have == size:
+		return nil
+	case have < size:
+		return fmt.Errorf("file sink %s: the output has %d bytes but checkpoint %d committed %d: it was truncated or replaced since", s.path, have, id, size)
+	}
+	out, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("file sink %s: roll back to checkpoint %d: %w", s.path, id, err)
+	}
+	defer out.Close()
+	if err := out.Truncate(size); err != nil {
+		return fmt.Errorf("file sink %s: roll back to checkpoint %d: truncate %d to %d bytes: %w", s.path, id, have, size, err)
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("file sink %s: roll back to checkpoint %d: sync: %w", s.path, id, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package weir
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,105 @@ func TestFileSinkRecoverDropsLaterCheckpoints(t *testing.T) {
 	}
 	if ids, _ := s2.pending(); len(ids) != 0 {
 		t.Fatalf("pending after recovery: %v", ids)
+	}
+}
+
+// sealAndCommit writes ns, seals them as checkpoint id and, if commit, commits
+// id; it returns the checkpoint's state.
+func sealAndCommit(t *testing.T, s *fileSink[line], id uint64, commit bool, ns ...int) []byte {
+	t.Helper()
+	for _, n := range ns {
+		if err := s.Write([]line{{n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.PrepareCommit(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit {
+		if err := s.Commit(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func lines(ns ...int) string {
+	var b strings.Builder
+	for _, n := range ns {
+		b.WriteString(`{"n":` + strconv.Itoa(n) + "}\n")
+	}
+	return b.String()
+}
+
+// TestFileSinkRestoreOlderCheckpointRollsBack restores a checkpoint older
+// than the newest committed one: the output goes back to exactly what that
+// checkpoint committed, whatever later checkpoints committed, aborted or
+// left sealed, and the restored run appends after it.
+func TestFileSinkRestoreOlderCheckpointRollsBack(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restore int // index into the checkpoints below
+		want    string
+	}{
+		{"first", 0, lines(1, 2)},
+		{"after an aborted one", 2, lines(1, 2, 3, 4, 5)},
+		{"newest committed", 3, lines(1, 2, 3, 4, 5, 6)},
+		{"completed, not yet committed", 4, lines(1, 2, 3, 4, 5, 6, 7)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.jsonl")
+			s := openSink(t, path, false)
+			states := [][]byte{
+				sealAndCommit(t, s, 1, true, 1, 2),
+				sealAndCommit(t, s, 2, false, 3, 4), // aborted: committed with 3
+				sealAndCommit(t, s, 3, true, 5),
+				sealAndCommit(t, s, 4, true, 6),
+				sealAndCommit(t, s, 5, false, 7), // completed, killed before its commit
+				sealAndCommit(t, s, 6, false, 8), // never completed
+			}
+			s.Write([]line{{9}}) // never sealed
+			s.Close()
+			ids := []uint64{1, 2, 3, 4, 5, 6}
+
+			s2 := openSink(t, path, true)
+			defer s2.Close()
+			if err := s2.Recover(ids[tc.restore], states[tc.restore]); err != nil {
+				t.Fatal(err)
+			}
+			if got := readOut(t, path); got != tc.want {
+				t.Fatalf("output after restoring checkpoint %d:\n%s\nwant:\n%s", ids[tc.restore], got, tc.want)
+			}
+			if p, _ := s2.pending(); len(p) != 0 {
+				t.Fatalf("pending after recovery: %v", p)
+			}
+			// The restored run numbers its checkpoints after every earlier id.
+			sealAndCommit(t, s2, 7, true, 100)
+			if got := readOut(t, path); got != tc.want+lines(100) {
+				t.Fatalf("output after the restored run's first commit:\n%s\nwant:\n%s", got, tc.want+lines(100))
+			}
+		})
+	}
+}
+
+// TestFileSinkRestoreRefusesLostOutput: an output shorter than the restored
+// checkpoint committed lost committed lines; recovery says so.
+func TestFileSinkRestoreRefusesLostOutput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	s := openSink(t, path, false)
+	st := sealAndCommit(t, s, 1, true, 1, 2, 3)
+	s.Close()
+	if err := os.Truncate(path, 5); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openSink(t, path, true)
+	defer s2.Close()
+	err := s2.Recover(1, st)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint 1 committed 24") || !strings.Contains(err.Error(), "has 5 bytes") {
+		t.Fatalf("Recover over a truncated output: %v, want an error naming both sizes", err)
+	}
+	if err := s2.Recover(1, []byte{1, 2, 3}); err == nil || !strings.Contains(err.Error(), "state is 3 bytes") {
+		t.Fatalf("Recover with a malformed state: %v", err)
 	}
 }

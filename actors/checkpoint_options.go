@@ -25,7 +25,8 @@ type CheckpointOptions struct {
 	// Restore is the checkpoint to resume from, nil for a fresh start.
 	Restore *store.Manifest
 	// FirstID is the smallest id new checkpoints may use (ids of an earlier run
-	// are never reused); ignored when restoring (ids continue after Restore's).
+	// are never reused); when restoring, ids continue after the larger of
+	// Restore's id and FirstID-1.
 	FirstID uint64
 }
 

@@ -77,13 +77,14 @@ func (a *jobActor) startCheckpoints() error {
 			tasks = append(tasks, taskID(op, i))
 		}
 	}
-	last := uint64(0)
+	last, after := uint64(0), uint64(0)
+	if co.FirstID > 0 {
+		last, after = co.FirstID-1, co.FirstID-1
+	}
 	if co.Restore != nil {
 		last = co.Restore.CheckpointID
-	} else if co.FirstID > 0 {
-		last = co.FirstID - 1
 	}
-	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks}, last, a.job.now())
+	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks, After: after}, last, a.job.now())
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
@@ -183,6 +184,7 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			delete(c.triggeredAt, act.ID)
 			a.job.log.Warn().Uint64("checkpoint", act.ID).Str("reason", act.Reason).Msg("checkpoint aborted")
 			a.toAll(ctx, &checkpointAbortMsg{id: act.ID})
+			a.deleteCheckpoints([]uint64{act.ID}) // its blobs will never have a manifest
 		case checkpoints.Delete:
 			a.deleteCheckpoints(act.IDs)
 		case checkpoints.FinalDone:

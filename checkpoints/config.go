@@ -31,6 +31,11 @@ type Config struct {
 	Retain int
 	// Tasks is every task that must acknowledge a checkpoint.
 	Tasks []TaskID
+	// After, when larger than the checkpoint New continues from, is the
+	// newest id already used in the store (by checkpoints newer than the
+	// restored one, or never completed): new ids start after it, so a restore
+	// never reuses the id of a checkpoint an earlier run wrote.
+	After uint64
 }
 
 func (c Config) validate() error {

@@ -32,8 +32,9 @@ type Coordinator struct {
 }
 
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
-// for none), which it counts as retained. The first checkpoint is triggered
-// by the first Tick at or after now + cfg.Interval.
+// for none), which it counts as retained, numbering new checkpoints after
+// max(lastCompleted, cfg.After). The first checkpoint is triggered by the
+// first Tick at or after now + cfg.Interval.
 func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new checkpoint coordinator: %w", err)
@@ -41,7 +42,7 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 	c := &Coordinator{
 		cfg:    cfg,
 		tasks:  make(map[TaskID]struct{}, len(cfg.Tasks)),
-		lastID: lastCompleted,
+		lastID: max(lastCompleted, cfg.After),
 		nextAt: now + cfg.Interval,
 		acked:  make(map[TaskID]struct{}, len(cfg.Tasks)),
 	}
@@ -63,8 +64,8 @@ func (c *Coordinator) Pending() (id uint64, ok bool) {
 	return c.id, true
 }
 
-// LastTriggered returns the newest checkpoint id triggered so far (or the one
-// restored from, before the first trigger).
+// LastTriggered returns the newest checkpoint id triggered so far (before the
+// first trigger: the id new checkpoints continue after).
 func (c *Coordinator) LastTriggered() uint64 { return c.lastID }
 
 // Completed returns the retained completed checkpoint ids, oldest first.

@@ -19,7 +19,7 @@ import (
 //
 // Commands:
 //
-//	new interval=D timeout=D retain=R tasks=op/i,... [last=K] now=D
+//	new interval=D timeout=D retain=R tasks=op/i,... [last=K] [after=K] now=D
 //	tick now=D
 //	ack id=K task=op/i now=D
 //	acks id=K now=D                      (every task acknowledges, in order)
@@ -96,7 +96,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	c := sc.c
 	switch words[0] {
 	case "new":
-		cfg := Config{Interval: a.dur("interval"), Timeout: a.dur("timeout"), Retain: a.int("retain")}
+		cfg := Config{Interval: a.dur("interval"), Timeout: a.dur("timeout"), Retain: a.int("retain"), After: a.u64("after")}
 		if ts := a.kv["tasks"]; ts != "" {
 			for _, w := range strings.Split(ts, ",") {
 				cfg.Tasks = append(cfg.Tasks, a.task(w))

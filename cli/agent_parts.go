@@ -100,6 +100,8 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.O
 	}
 	cfg.Restore = restore
 	cfg.Duration = 0 // the coordinator ends the sources
+	// Checkpoints skipped as corrupt or deleted by a restore are logged.
+	cfg.Logger = a.log.With().Str("job", p.Name).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return weir.RuntimeFor(ctx, p, cfg, st)

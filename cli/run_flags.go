@@ -57,57 +57,44 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	cp := weir.DefaultCheckpointConfig()
 
 	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
-	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate; -1 for unbounded (also the default with --duration)")
+	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
 	fs.StringVar(&f.params.Out, "out", "", "write output records as JSON lines to `FILE` (truncated first unless --restore)")
 	fs.Float64Var(&f.params.SleepMs, "sleep-ms", 0, "average sleep per record in the job's slow stage, in `ms` (e.g. 0.01)")
 	fs.Int64Var(&f.params.Seed, "seed", defaultSeed, "seed of generated data (wordcount)")
-	fs.DurationVar(&f.duration, "duration", 0, "end the sources after this long and drain the job (e.g. 30s); 0 for no limit")
+	fs.DurationVar(&f.duration, "duration", 0, "end the sources after this long and drain the job (e.g. 30s)")
 	fs.BoolVar(&f.drain, "drain", false, "on SIGINT/SIGTERM end the sources and drain the job (final aligned checkpoint) instead of stopping at once with a stop checkpoint")
 	fs.BoolVar(&f.json, "json", false, "print the final summary as one JSON object on stdout")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 
-	fs.IntVar(&f.batchSize, "batch-size", 0, "most records in one buffer (0: runtime default)")
-	fs.IntVar(&f.channelCapacity, "channel-capacity", 0, "most buffers a channel holds (0: runtime default)")
-	fs.DurationVar(&f.flushInterval, "flush-interval", 0, "seal a partly filled buffer after this long (0: runtime default)")
+	fs.IntVar(&f.batchSize, "batch-size", 0, "most records in one buffer")
+	fs.IntVar(&f.channelCapacity, "channel-capacity", 0, "most buffers a channel holds")
+	fs.DurationVar(&f.flushInterval, "flush-interval", 0, "seal a partly filled buffer after this long")
 
 	fs.StringVar(&f.checkpointMode, "checkpoint-mode", string(cp.Mode), "checkpoint mode: none, aligned or unaligned")
 	fs.DurationVar(&f.checkpointInterval, "checkpoint-interval", cp.Interval, "time between the end of one checkpoint and the next")
 	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
-	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long (0: never)")
+	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
 	sv := weir.DefaultSupervision()
 	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
 	fs.DurationVar(&f.restartWindow, "restart-window", sv.RestartWindow, "the window of --max-restarts")
-	fs.DurationVar(&f.chaosEvery, "chaos-kill-every", 0, "kill a random task or channel actor (stop, poison or panic) this often (0: never)")
+	fs.DurationVar(&f.chaosEvery, "chaos-kill-every", 0, "kill a random task or channel actor (stop, poison or panic) this often")
 	fs.Int64Var(&f.chaosSeed, "chaos-seed", 1, "seed of --chaos-kill-every's choices, to replay a chaos run")
 	fs.StringVar(&f.stateDir, "state-dir", cp.StateDir, "directory of the checkpoint store")
-	fs.StringVar(&f.restore, "restore", "", "resume from checkpoint `latest` or an ID in --state-dir")
+	fs.StringVar(&f.restore, "restore", "", "resume from checkpoint `latest` (the newest that verifies) or an ID in --state-dir; newer checkpoints are deleted")
+	describeRanges(fs)
 	return fs
 }
 
-// finish checks the parsed flags against each other and fills implied values.
+// finish checks each numeric flag against its range and the flags against
+// each other, and fills implied values.
 func (f *runFlags) finish() error {
-	p := &f.params
-	switch {
-	case p.Parallelism < 1:
-		return fmt.Errorf("--parallelism %d must be at least 1", p.Parallelism)
-	case p.Records < weir.Unbounded:
-		return fmt.Errorf("--records %d must be ≥ 0, or -1 for unbounded", p.Records)
-	case p.Keys < 1:
-		return fmt.Errorf("--keys %d must be at least 1", p.Keys)
-	case p.SleepMs < 0:
-		return fmt.Errorf("--sleep-ms %v must not be negative", p.SleepMs)
-	case f.duration < 0:
-		return fmt.Errorf("--duration %v must not be negative", f.duration)
-	case f.batchSize < 0:
-		return fmt.Errorf("--batch-size %d must not be negative", f.batchSize)
-	case f.channelCapacity < 0:
-		return fmt.Errorf("--channel-capacity %d must not be negative", f.channelCapacity)
-	case f.flushInterval < 0:
-		return fmt.Errorf("--flush-interval %v must not be negative", f.flushInterval)
+	if err := f.checkRanges(); err != nil {
+		return err
 	}
+	p := &f.params
 	if f.duration > 0 && !f.set["records"] {
 		p.Records = weir.Unbounded
 	}
@@ -119,24 +106,10 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--checkpoint-mode: %w", err)
 	}
 	switch {
-	case mode != weir.CheckpointNone && f.checkpointInterval <= 0:
-		return fmt.Errorf("--checkpoint-interval %v must be positive", f.checkpointInterval)
-	case mode != weir.CheckpointNone && f.checkpointTimeout <= 0:
-		return fmt.Errorf("--checkpoint-timeout %v must be positive", f.checkpointTimeout)
-	case f.alignedTimeout < 0:
-		return fmt.Errorf("--aligned-timeout %v must not be negative", f.alignedTimeout)
 	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
 		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
-	case f.retain < 1:
-		return fmt.Errorf("--retain %d must be at least 1", f.retain)
 	case f.stateDir == "":
 		return fmt.Errorf("--state-dir must not be empty")
-	case f.maxRestarts < 0:
-		return fmt.Errorf("--max-restarts %d must not be negative", f.maxRestarts)
-	case f.maxRestarts > 0 && f.restartWindow <= 0:
-		return fmt.Errorf("--restart-window %v must be positive", f.restartWindow)
-	case f.chaosEvery < 0:
-		return fmt.Errorf("--chaos-kill-every %v must not be negative", f.chaosEvery)
 	case f.chaosEvery > 0 && mode == weir.CheckpointNone:
 		return fmt.Errorf("--chaos-kill-every needs checkpoints to recover from: drop --checkpoint-mode none")
 	case f.restore != "" && mode == weir.CheckpointNone:

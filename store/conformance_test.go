@@ -24,11 +24,6 @@ type harness struct {
 	rawWrite func(t *testing.T, s Store, job string, ckpt uint64, name string, data []byte)
 }
 
-// uncommittedLister is implemented by stores that can list garbage checkpoints.
-type uncommittedLister interface {
-	Uncommitted(ctx context.Context, job string) ([]uint64, error)
-}
-
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -234,7 +229,7 @@ func runConformance(t *testing.T, h harness) {
 		}
 		_, err = s.GetBlob(ctx, "job1", 3, refs[0])
 		wantErrIs(t, "GetBlob of deleted uncommitted checkpoint", err, ErrNotFound)
-		if u, ok := s.(uncommittedLister); ok {
+		if u, ok := s.(UncommittedLister); ok {
 			got, err := u.Uncommitted(ctx, "job1")
 			if err != nil || len(got) != 0 {
 				t.Fatalf("Uncommitted after delete = %v, %v; want none", got, err)
@@ -367,7 +362,7 @@ func runConformance(t *testing.T, h harness) {
 				if !reflect.DeepEqual(latest, m1) {
 					t.Fatalf("Latest fell back to %+v, want checkpoint 1", latest)
 				}
-				if u, ok := s.(uncommittedLister); ok {
+				if u, ok := s.(UncommittedLister); ok {
 					got, err := u.Uncommitted(ctx, "job1")
 					if err != nil || !slices.Equal(got, []uint64{3}) {
 						t.Fatalf("Uncommitted = %v, %v; want [3]", got, err)
@@ -412,7 +407,7 @@ func runConformance(t *testing.T, h harness) {
 		}
 		_, err = s.Manifest(ctx, "job1", 4)
 		wantErrIs(t, "Manifest of uncommitted checkpoint", err, ErrNotFound)
-		if u, ok := s.(uncommittedLister); ok {
+		if u, ok := s.(UncommittedLister); ok {
 			got, err := u.Uncommitted(ctx, "job1")
 			if err != nil || !slices.Equal(got, []uint64{4, 6}) {
 				t.Fatalf("Uncommitted = %v, %v; want [4 6]", got, err)
@@ -504,6 +499,8 @@ func runConformance(t *testing.T, h harness) {
 			}
 		}
 	})
+
+	runVerifyAndSweep(t, h, newStore)
 }
 
 // badJobs are job names every store must reject.

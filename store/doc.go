@@ -19,5 +19,8 @@
 // Every blob is verified on read against the size and CRC32C recorded in its
 // BlobRef; every manifest carries a header (magic, version, length, CRC32C) so
 // a torn or garbage manifest is detected. Corruption is reported as an error
-// wrapping ErrCorrupt that names the job, checkpoint and blob.
+// wrapping ErrCorrupt that names the job, checkpoint and blob; VerifyCheckpoint
+// checks every blob of a manifest at once and also names the task and key
+// group. DeleteUncommitted removes checkpoints without a valid manifest below
+// a bound that keeps the one being written out of reach.
 package store

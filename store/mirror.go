@@ -109,3 +109,12 @@ func (m *Mirror) PruneLocal(ctx context.Context, job string, ids []uint64) error
 	}
 	return errors.Join(errs...)
 }
+
+// Uncommitted implements UncommittedLister (from the primary, when it can list).
+func (m *Mirror) Uncommitted(ctx context.Context, job string) ([]uint64, error) {
+	u, ok := m.Primary.(UncommittedLister)
+	if !ok {
+		return nil, nil
+	}
+	return u.Uncommitted(ctx, job)
+}

@@ -114,3 +114,25 @@ func TestMirrorPruneLocal(t *testing.T) {
 		t.Fatalf("prune touched the primary: %v", ids)
 	}
 }
+
+// TestMirrorSweepsUncommittedInBothStores: the primary says which
+// checkpoints have no valid manifest; DeleteUncommitted through the mirror
+// removes them from the primary and from this node's copy.
+func TestMirrorSweepsUncommittedInBothStores(t *testing.T) {
+	m, primary, local := newMirror(t)
+	ctx := testCtx(t)
+	commitSectioned(t, m, "j", 2)
+	if _, err := m.PutBlob(ctx, "j", 3, "count/0/state", []byte("aborted")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DeleteUncommitted(ctx, m, "j", 4)
+	if err != nil || len(got) != 1 || got[0] != 3 {
+		t.Fatalf("DeleteUncommitted through the mirror = %v, %v; want [3]", got, err)
+	}
+	for name, s := range map[string]*Local{"primary": primary, "local": local} {
+		if left, err := s.Uncommitted(ctx, "j"); err != nil || len(left) != 0 {
+			t.Fatalf("%s still holds uncommitted %v (%v)", name, left, err)
+		}
+	}
+	wantList(t, m, "j", []uint64{2})
+}

@@ -55,6 +55,42 @@ func committedCheckpoints(stateDir, job string) int {
 	return len(m)
 }
 
+// killAfterCheckpoints starts `node args` on a fresh state dir, waits until
+// it holds at least 3 committed checkpoints (the default retention), the
+// newest numbered minID or more, and SIGKILLs the process.
+func killAfterCheckpoints(t *testing.T, bin string, args []string, stateDir string, minID uint64) {
+	t.Helper()
+	first := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	deadline := time.After(60 * time.Second)
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	for ids := checkpointIDs(t, stateDir, "keycount"); len(ids) < 3 || ids[len(ids)-1] < minID; ids = checkpointIDs(t, stateDir, "keycount") {
+		select {
+		case err := <-exited:
+			t.Fatalf("first run ended before it could be killed (%v); stderr:\n%s", err, stderr.String())
+		case <-deadline:
+			first.Process.Kill()
+			<-exited
+			t.Fatalf("no 3 checkpoints up to id %d after 60s; stderr:\n%s", minID, stderr.String())
+		case <-poll.C:
+		}
+	}
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("first run was not killed by the signal: %v", err)
+	}
+}
+
 // TestKillAndRestoreExactlyOnce SIGKILLs `node run keycount` under backpressure
 // with checkpoints every 50 ms, restores it with --restore latest, and checks
 // that the committed output of both runs together is exactly one run's.
@@ -68,34 +104,7 @@ func TestKillAndRestoreExactlyOnce(t *testing.T) {
 			args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
 				"--parallelism", "2", "--out", out, "--state-dir", stateDir, "--sleep-ms", "0.03",
 				"--checkpoint-mode", mode, "--checkpoint-interval", "50ms", "--log-level", "warn"}
-			first := exec.Command(bin, args...)
-			var stderr bytes.Buffer
-			first.Stderr = &stderr
-			if err := first.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- first.Wait() }()
-			deadline := time.After(60 * time.Second)
-			poll := time.NewTicker(10 * time.Millisecond)
-			defer poll.Stop()
-			for committedCheckpoints(stateDir, "keycount") < 3 {
-				select {
-				case err := <-exited:
-					t.Fatalf("first run ended before it could be killed (%v); stderr:\n%s", err, stderr.String())
-				case <-deadline:
-					first.Process.Kill()
-					t.Fatalf("no checkpoints after 60s; stderr:\n%s", stderr.String())
-				case <-poll.C:
-				}
-			}
-			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			err := <-exited
-			if ws, ok := first.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-				t.Fatalf("first run was not killed by the signal: %v", err)
-			}
+			killAfterCheckpoints(t, bin, args, stateDir, 3)
 			before, _ := os.ReadFile(out)
 			t.Logf("killed after %d checkpoints with %d committed lines", committedCheckpoints(stateDir, "keycount"), bytes.Count(before, []byte("\n")))
 
