@@ -108,11 +108,19 @@ func hungTask(t *testing.T, workers, depth int, deadline time.Duration) (*Node, 
 	return n, task, parent, down, hs
 }
 
+// overtakingOne is barrier id on input 0 overtaking one queued buffer, so the
+// (stateless) task has channel state to store: a task with nothing to store
+// uploads nothing.
+func overtakingOne(id uint64) *barrierOvertakeMsg {
+	return &barrierOvertakeMsg{input: 0, id: id, lastSeq: 1,
+		overtaken: []*Buffer{{Seq: 1, Records: plan.Records[int64]{int64(id)}}}}
+}
+
 // TestTaskDeclinesCheckpointWhenStoreHangs: an upload that hangs past the
 // uploader's deadline declines the task's checkpoint.
 func TestTaskDeclinesCheckpointWhenStoreHangs(t *testing.T) {
 	n, task, parent, _, hs := hungTask(t, 1, 4, 50*time.Millisecond)
-	n.system.Root.Send(task, &barrierOvertakeMsg{input: 0, id: 5, lastSeq: 0})
+	n.system.Root.Send(task, overtakingOne(5))
 	waitEntered(t, hs)
 	d := next[*taskDeclineMsg](t, parent, "the decline of checkpoint 5")
 	if d.id != 5 || !strings.Contains(d.reason, context.DeadlineExceeded.Error()) {
@@ -126,11 +134,11 @@ func TestTaskDeclinesCheckpointWhenStoreHangs(t *testing.T) {
 func TestTaskDeclinesCheckpointWhenUploadsQueueFull(t *testing.T) {
 	n, task, parent, down, hs := hungTask(t, 1, 1, time.Hour)
 	root := n.system.Root
-	root.Send(task, &barrierOvertakeMsg{input: 0, id: 5, lastSeq: 0})
+	root.Send(task, overtakingOne(5))
 	waitEntered(t, hs) // 5 now holds the only worker
 	// 6 is queued, 7 refused.
-	root.Send(task, &barrierOvertakeMsg{input: 0, id: 6, lastSeq: 0})
-	root.Send(task, &barrierOvertakeMsg{input: 0, id: 7, lastSeq: 0})
+	root.Send(task, overtakingOne(6))
+	root.Send(task, overtakingOne(7))
 	d := next[*taskDeclineMsg](t, parent, "the decline of checkpoint 7")
 	if d.id != 7 || !strings.Contains(d.reason, errUploadsFull.Error()) {
 		t.Fatalf("declined checkpoint %d with %q, want 7 refused by a full queue", d.id, d.reason)
