@@ -97,7 +97,8 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	a.wg.Add(2)
 	go a.loop()
 	go a.keepLeases()
-	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Msg("node started")
+	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }
 
