@@ -58,19 +58,32 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 		t.Fatalf("node submit after restarting the coordinator's node: %v\n%s", err, sout.String())
 	}
 	verifyKeycount(t, out, n600k, k100)
-	// The new n3 took the job over knowing all three nodes.
+	// The new n3 took the job over knowing all three nodes, a heartbeat
+	// timeout (2 s, the nodes' --heartbeat-timeout) after it started.
 	var took []int
+	var started, coordinating time.Time
 	for _, line := range strings.Split(n3.stderr.String(), "\n") {
 		var ev struct {
-			Message string `json:"message"`
-			Nodes   int    `json:"nodes"`
+			Message string    `json:"message"`
+			Nodes   int       `json:"nodes"`
+			Time    time.Time `json:"time"`
 		}
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Message == "coordinating job" {
+		if json.Unmarshal([]byte(line), &ev) != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(ev.Message, "node started"):
+			started = ev.Time
+		case ev.Message == "coordinating job":
 			took = append(took, ev.Nodes)
+			coordinating = ev.Time
 		}
 	}
 	if len(took) != 1 || took[0] != 3 {
 		t.Fatalf("the restarted n3 coordinated the job over %v nodes, want once over 3:\n%s", took, tail(n3.stderr.String(), 3000))
+	}
+	if d := coordinating.Sub(started); d < 2*time.Second {
+		t.Fatalf("the restarted n3 took the job over %v after it started, before it could know the membership (2 s)", d)
 	}
 }
 
@@ -81,7 +94,12 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 // tasks' data, its commands) is refused by the other nodes: the job
 // finishes exactly once.
 func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
-	c, out, sout, done := runOnCluster(t)
+	// Long enough that the new coordinator still runs the job when the old
+	// one resumes.
+	const n = 2000000
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n2")...)
 	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
 		id, coord := jobCheckpoints(s, "keycount")
 		return id >= 2 && coord == "n2"
@@ -98,23 +116,33 @@ func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 		}
 	}
 	defer resume()
-	s := c.waitStatus("another coordinator with a checkpoint", func(s statusView) bool {
-		id, coord := jobCheckpoints(s, "keycount")
-		return id > 0 && coord != "" && coord != "n2"
+	coord := ""
+	c.waitStatus("another coordinator running the job", func(s statusView) bool {
+		for _, j := range s.Jobs {
+			if j.Name == "keycount" && j.State == "running" && j.Coordinator != "n2" && len(j.Tasks) > 0 {
+				coord = j.Coordinator
+				return true
+			}
+		}
+		return false
 	})
-	_, coord := jobCheckpoints(s, "keycount")
 	t.Logf("job taken over by %s while n2 is paused", coord)
 	resume()
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after the paused coordinator resumed: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n, k100)
 	if log := n2.stderr.String(); !strings.Contains(log, "coordinator abandons the job") {
 		t.Fatalf("the resumed n2 did not abandon the job:\n%s", tail(log, 4000))
 	}
 	if log := c.nodes[coord].stderr.String(); !strings.Contains(log, `"epoch":2`) {
 		t.Fatalf("the new coordinator %s does not run at epoch 2:\n%s", coord, tail(log, 4000))
 	}
+	refused := 0
+	for _, node := range c.nodes {
+		refused += strings.Count(node.stderr.String(), "refused (fenced)")
+	}
+	t.Logf("fenced refusals logged (once per job, sender node and epoch): %d", refused)
 }
 
 // jobWaitView is the part of `node status --json` that shows a job waiting
