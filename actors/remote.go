@@ -115,6 +115,11 @@ func (r *Remote) admit(j *Job, subject string, e *transport.Envelope, epoch uint
 	if ok {
 		return true
 	}
+	if epoch == 0 {
+		// Every part of a cluster job stamps its messages: bad input.
+		r.bad(subject, fmt.Errorf("message of job %s from %s without a coordinator epoch", e.Job, e.From))
+		return false
+	}
 	node, _, _ := strings.Cut(e.From, "/")
 	key := fencedKey{job: e.Job, from: node, epoch: epoch}
 	r.mu.Lock()

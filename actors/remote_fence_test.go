@@ -97,7 +97,7 @@ func TestDispatchFencesAReplacedCoordinator(t *testing.T) {
 		t.Fatalf("a fenced message was delivered: %v", buf.Records)
 	default:
 	}
-	if v := counters.Snapshot(); v.BadSeq != 0 || v.Malformed != 0 {
-		t.Fatalf("counters %+v: fenced messages are neither bad sequences nor malformed", v)
+	if v := counters.Snapshot(); v.BadSeq != 0 || v.Malformed != 1 {
+		t.Fatalf("counters %+v: want the unstamped message counted as malformed, the fenced ones not at all", v)
 	}
 }
