@@ -96,9 +96,7 @@ func (a *agent) setUpFailed(rec cluster.JobRecord, err error) {
 	defer cancel()
 	if !a.holds(rec.Name) || errors.Is(err, errStopping) {
 		a.log.Warn().Err(err).Str("job", rec.Name).Msg("stopped setting the job up; its record is left to the next coordinator")
-		a.mu.Lock()
-		delete(a.leased, rec.Name)
-		a.mu.Unlock()
+		a.forgetLease(rec.Name)
 		return
 	}
 	rec.State, rec.Error = cluster.JobFailed, err.Error()
@@ -312,9 +310,7 @@ func (a *agent) watch(cj *coordJob) {
 	}
 	a.mu.Unlock()
 	if errors.Is(err, actors.ErrAbandoned) {
-		a.mu.Lock()
-		delete(a.leased, cj.name)
-		a.mu.Unlock()
+		a.forgetLease(cj.name)
 		a.log.Warn().Str("job", cj.name).Err(err).Msg("stopped coordinating")
 		return
 	}
@@ -340,6 +336,7 @@ func (a *agent) watch(cj *coordJob) {
 		// The end came after the lease lapsed: another node may coordinate
 		// the job by now, and the record is its to write.
 		a.log.Warn().Str("job", cj.name).Str("state", state).Msg("job ended after the coordinator lease lapsed: not recorded")
+		a.forgetLease(cj.name)
 		return
 	}
 	if _, err := a.jobs.Put(ctx, rec); err != nil {

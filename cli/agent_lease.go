@@ -59,8 +59,8 @@ func (a *agent) renewLeases(now time.Time) {
 		switch {
 		case errors.Is(err, cluster.ErrLeaseLost):
 			a.log.Error().Str("job", job).Msg("coordinator lease lost: another node coordinates the job")
+			a.forgetLease(job)
 			a.mu.Lock()
-			delete(a.leased, job)
 			cj := a.coord[job]
 			a.mu.Unlock()
 			if cj != nil {
@@ -79,11 +79,17 @@ func (a *agent) acquired(job string) {
 	a.mu.Unlock()
 }
 
-// release gives job's lease up (the job ended or failed to start here).
-func (a *agent) release(ctx context.Context, job string) {
+// forgetLease stops renewing job's lease without releasing it (it may be
+// another node's by now).
+func (a *agent) forgetLease(job string) {
 	a.mu.Lock()
 	delete(a.leased, job)
 	a.mu.Unlock()
+}
+
+// release gives job's lease up (the job ended or failed to start here).
+func (a *agent) release(ctx context.Context, job string) {
+	a.forgetLease(job)
 	if err := a.leases.Release(ctx, job, a.cfg.ID); err != nil {
 		a.log.Warn().Err(err).Str("job", job).Msg("release coordinator lease")
 	}
