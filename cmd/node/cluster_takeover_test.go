@@ -88,52 +88,60 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 }
 
 // TestClusterPausedCoordinatorIsFenced (issue 10 item 5): the coordinator's
-// node is paused (SIGSTOP) past its lease; another node takes the job over
-// at a higher lease epoch. Resumed (SIGCONT), the old coordinator finds its
-// lease lapsed and abandons the job, and what its node still sends (its
-// tasks' data, its commands) is refused by the other nodes: the job
-// finishes exactly once.
+// node, which also runs the job's sink, is paused (SIGSTOP) past its lease;
+// another node takes the job over at a higher lease epoch. Resumed
+// (SIGCONT), the old coordinator finds its lease lapsed and abandons the
+// job before it acts (no checkpoint completed or committed, no task
+// restarted), and what its node still sends (its tasks' data, its
+// commands) is refused by the other nodes: the job finishes exactly once.
+// Node z embeds NATS (it is never paused) and has one slot, so pipeline 0
+// with the sink goes to n1, the coordinator's node.
 func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 	// Long enough that the new coordinator still runs the job when the old
 	// one resumes.
 	const n = 2000000
-	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	c := startCluster(t, buildNode(t), []string{"z", "n1", "n2", "n3"}, []string{"--slots", "1"}, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n2")...)
-	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n1")...)
+	s := c.waitStatus("two checkpoints on coordinator n1", func(s statusView) bool {
 		id, coord := jobCheckpoints(s, "keycount")
-		return id >= 2 && coord == "n2"
+		return id >= 2 && coord == "n1"
 	})
-	n2 := c.nodes["n2"]
-	if err := n2.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	for _, j := range s.Jobs {
+		if j.Name == "keycount" && j.Tasks["sink[0]"] != "n1" {
+			t.Fatalf("the sink runs on %s, want the coordinator's node n1: %v", j.Tasks["sink[0]"], j.Tasks)
+		}
+	}
+	n1 := c.nodes["n1"]
+	if err := n1.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	resume := func() {
 		if !resumed {
 			resumed = true
-			_ = n2.cmd.Process.Signal(syscall.SIGCONT)
+			_ = n1.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}
 	defer resume()
 	coord := ""
 	c.waitStatus("another coordinator running the job", func(s statusView) bool {
 		for _, j := range s.Jobs {
-			if j.Name == "keycount" && j.State == "running" && j.Coordinator != "n2" && len(j.Tasks) > 0 {
+			if j.Name == "keycount" && j.State == "running" && j.Coordinator != "n1" && len(j.Tasks) > 0 {
 				coord = j.Coordinator
 				return true
 			}
 		}
 		return false
 	})
-	t.Logf("job taken over by %s while n2 is paused", coord)
+	t.Logf("job taken over by %s while n1 is paused", coord)
 	resume()
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after the paused coordinator resumed: %v\n%s", err, sout.String())
 	}
 	verifyKeycount(t, out, n, k100)
-	if log := n2.stderr.String(); !strings.Contains(log, "coordinator abandons the job") {
-		t.Fatalf("the resumed n2 did not abandon the job:\n%s", tail(log, 4000))
+	if log := n1.stderr.String(); !strings.Contains(log, "coordinator abandons the job") {
+		t.Fatalf("the resumed n1 did not abandon the job:\n%s", tail(log, 4000))
 	}
 	if log := c.nodes[coord].stderr.String(); !strings.Contains(log, `"epoch":2`) {
 		t.Fatalf("the new coordinator %s does not run at epoch 2:\n%s", coord, tail(log, 4000))
