@@ -10,4 +10,14 @@ type ClusterOptions struct {
 	// Nodes lists the nodes that run a part of the job (they are told when it
 	// ends).
 	Nodes func() []string
+	// Epoch is the lease epoch of the coordinator that started this part of
+	// the job (the coordinator's own, on its node). Every message of the job
+	// this node sends to another carries it; a node refuses messages of the
+	// job from a lower epoch than the highest it has seen (see Remote.Fence).
+	Epoch uint64
+	// Holds, on the coordinator's node, reports whether the coordinator still
+	// holds its lease. It is asked before the coordinator acts on any
+	// message; once false, the coordinator abandons the job (another node
+	// may coordinate it now). nil: always held.
+	Holds func() bool
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -23,6 +24,7 @@ type Job struct {
 	uploads *uploader
 	ckptLog checkpointLog
 	supLog  supervisionLog
+	tasks   atomic.Int64 // task instances of the job running on this node
 
 	mu        sync.Mutex
 	pid       *actor.PID

@@ -57,6 +57,9 @@ func (a *jobActor) Receive(ctx actor.Context) {
 			panic(r)
 		}
 	}()
+	if a.fenced(ctx) {
+		return
+	}
 	if a.onCheckpointMsg(ctx, ctx.Message()) {
 		return
 	}

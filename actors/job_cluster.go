@@ -31,6 +31,29 @@ type nodeLostMsg struct {
 // elsewhere from the latest checkpoint.
 func (j *Job) NodeLost(node string) { j.send(&nodeLostMsg{node: node}) }
 
+// LocalTasks is how many task instances of the job run on this node.
+func (j *Job) LocalTasks() int { return int(j.tasks.Load()) }
+
+// fenced reports whether the coordinator stopped acting because its lease
+// lapsed (ClusterOptions.Holds): it then abandons the job instead of acting
+// on the message, so a coordinator that was paused or cut off past its lease
+// never triggers, completes or commits a checkpoint nor restarts a task
+// after another node may have taken the job over.
+func (a *jobActor) fenced(ctx actor.Context) bool {
+	if a.cl == nil || a.ended || a.job.opts.Cluster.Holds == nil {
+		return false
+	}
+	switch ctx.Message().(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return false
+	}
+	if a.job.opts.Cluster.Holds() {
+		return false
+	}
+	a.abandon(ctx, "coordinator lease lapsed: another node may coordinate the job")
+	return true
+}
+
 // Placement lists the node each task instance runs on ("op[i]" → node).
 func (j *Job) Placement() map[string]string {
 	j.mu.Lock()

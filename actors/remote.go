@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,21 @@ type Remote struct {
 	links   map[string]recvLink   // link key → its baseline at the receiver
 	lost    map[string]bool       // nodes declared dead
 	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
+	fence   Fence                 // nil: messages are not fenced
+	fenced  map[fencedKey]bool    // refusals already logged
+}
+
+// Fence decides whether a message of a job stamped with a coordinator epoch
+// is admitted (cluster.Fence behind a lock). It is asked from several
+// goroutines.
+type Fence interface {
+	Admit(job string, epoch uint64) (ok bool, highest uint64)
+}
+
+// fencedKey is one refused sender and epoch, logged once.
+type fencedKey struct {
+	job, from string
+	epoch     uint64
 }
 
 // recvLink is a link's baseline at the receiver. An actor registered again
@@ -82,7 +98,39 @@ func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zer
 	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
 		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
-		owners: map[string]*actor.PID{}}
+		owners: map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
+}
+
+// SetFence makes the remote refuse messages of a job from a coordinator
+// epoch lower than the highest f has seen. Call it before any job starts.
+func (r *Remote) SetFence(f Fence) { r.fence = f }
+
+// admit asks the fence about a received message of job j stamped with
+// epoch, and logs a refusal once per job, sender and epoch.
+func (r *Remote) admit(j *Job, subject string, e *transport.Envelope, epoch uint64) bool {
+	if r.fence == nil || j.opts.Cluster == nil {
+		return true
+	}
+	ok, highest := r.fence.Admit(e.Job, epoch)
+	if ok {
+		return true
+	}
+	if epoch == 0 {
+		// Every part of a cluster job stamps its messages: bad input.
+		r.bad(subject, fmt.Errorf("message of job %s from %s without a coordinator epoch", e.Job, e.From))
+		return false
+	}
+	node, _, _ := strings.Cut(e.From, "/")
+	key := fencedKey{job: e.Job, from: node, epoch: epoch}
+	r.mu.Lock()
+	first := !r.fenced[key]
+	r.fenced[key] = true
+	r.mu.Unlock()
+	if first {
+		r.log.Warn().Str("job", e.Job).Str("from", e.From).Str("subject", subject).Uint64("epoch", epoch).
+			Uint64("highest_epoch", highest).Msg("message from a replaced coordinator's epoch refused (fenced); further ones from this node are dropped quietly")
+	}
+	return false
 }
 
 // attach binds the remote to the node's actor system.

@@ -42,6 +42,7 @@ type wireBody struct {
 	Buffers   int64               `msgpack:"buffers,omitempty"`
 	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
 	IDs       []uint64            `msgpack:"ids,omitempty"`
+	Epoch     uint64              `msgpack:"epoch,omitempty"` // the sending part's coordinator epoch (fencing)
 }
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).

@@ -30,6 +30,9 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		r.bad(subject, fmt.Errorf("decode %s body from %s: %w", e.Type, e.From, err))
 		return
 	}
+	if !r.admit(j, subject, e, b.Epoch) {
+		return
+	}
 	drop := !registered && (b.K == kData || b.K == kBarrier)
 	if !registered {
 		to = WireRef{Node: r.node, ID: e.To}

@@ -126,6 +126,9 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf
 	if err != nil {
 		return fmt.Errorf("encode %T: %w", m, err)
 	}
+	if c := j.opts.Cluster; c != nil {
+		body.Epoch = c.Epoch
+	}
 	payload, err := buf.marshal(body)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", body.K, err)

@@ -63,6 +63,7 @@ func (t *task) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		t.job.node.tasks.Add(1)
+		t.job.tasks.Add(1)
 		t.onStarted(ctx)
 	case *wireMsg:
 		if err := t.out.wire(t, m.outputs); err != nil {
@@ -129,6 +130,7 @@ func (t *task) Receive(ctx actor.Context) {
 		}
 	case *actor.Stopped:
 		t.job.node.tasks.Add(-1)
+		t.job.tasks.Add(-1)
 		t.stopTimers()
 		t.closeInstance()
 	}

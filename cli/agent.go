@@ -23,6 +23,7 @@ type agentConfig struct {
 	Workdir          string
 	Slots            int
 	HeartbeatTimeout time.Duration
+	PlacementTimeout time.Duration // how long a job that does not fit waits for slots
 }
 
 // agent is a long-running cluster node: it heartbeats, tracks the other
@@ -42,13 +43,16 @@ type agent struct {
 	jobs     *cluster.Jobs
 	local    *store.Local
 	started  time.Time
+	fence    *lockedFence // highest coordinator epoch seen per job
 
 	mu      sync.Mutex
 	members *cluster.Members
 	left    map[string]bool  // nodes that announced they are leaving
 	seen    map[string]int64 // node → the incarnation (start time) last heard from
 	coord   map[string]*coordJob
-	busy    map[string]bool // jobs being submitted or taken over here
+	busy    map[string]bool   // jobs being submitted or taken over here
+	leased  map[string]bool   // jobs whose coordinator lease this node holds (renewed by keepLeases)
+	placing map[string]string // jobs waiting to be placed here → why
 	parts   map[string]*actors.Job
 	leaving bool
 
@@ -70,7 +74,8 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	}
 	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, pub: transport.NewPublisher(nc), started: time.Now(),
 		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
-		coord: map[string]*coordJob{}, busy: map[string]bool{}, parts: map[string]*actors.Job{}, quit: make(chan struct{})}
+		coord: map[string]*coordJob{}, busy: map[string]bool{}, leased: map[string]bool{}, placing: map[string]string{},
+		parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
 	}
@@ -82,15 +87,18 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	}
 	a.node = actors.NewNode(log)
 	a.remote = actors.NewRemote(cfg.ID, nc, counters, log)
+	a.remote.SetFence(a.fence)
 	a.node.AttachRemote(a.remote)
 	if err := a.subscribe(); err != nil {
 		a.stop()
 		return nil, err
 	}
 	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, log)
-	a.wg.Add(1)
+	a.wg.Add(2)
 	go a.loop()
-	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Msg("node started")
+	go a.keepLeases()
+	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }
 
@@ -138,11 +146,21 @@ func (a *agent) heartbeat() cluster.Heartbeat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano()}
-	for name := range a.parts {
-		hb.Jobs = append(hb.Jobs, name)
+	count := func(name string, j *actors.Job) {
+		if n := min(j.LocalTasks(), hb.Used); n > 0 {
+			if hb.Tasks == nil {
+				hb.Tasks = map[string]int{}
+			}
+			hb.Tasks[name] = min(hb.Tasks[name]+n, hb.Used)
+		}
 	}
-	for name := range a.coord {
+	for name, j := range a.parts {
+		hb.Jobs = append(hb.Jobs, name)
+		count(name, j)
+	}
+	for name, cj := range a.coord {
 		hb.Coordinates = append(hb.Coordinates, name)
+		count(name, cj.job)
 	}
 	sort.Strings(hb.Jobs)
 	sort.Strings(hb.Coordinates)
@@ -199,8 +217,8 @@ func nodeOfLeaving(subject string) (string, error) {
 	return s.Node, nil
 }
 
-// loop is the agent's clock: it declares silent nodes dead, renews the
-// leases of the jobs it coordinates and takes over orphaned jobs.
+// loop is the agent's clock: it declares silent nodes dead and takes over
+// orphaned jobs (the leases are renewed by keepLeases, never behind this).
 func (a *agent) loop() {
 	defer a.wg.Done()
 	tick := time.NewTicker(a.cfg.HeartbeatTimeout / 6)
@@ -217,7 +235,6 @@ func (a *agent) loop() {
 				a.log.Warn().Str("peer", node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
 				a.nodeGone(node)
 			}
-			a.renewLeases(now)
 			a.adoptOrphans(now)
 			a.publishProgress(now)
 		}

@@ -75,25 +75,44 @@ func (a *agent) submit(req submitRequest) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("job %s is coordinated by node %s", req.Job, lease.Node)
 	}
+	a.acquired(req.Job)
 	rec := cluster.JobRecord{Name: req.Job, Args: req.Args, Submitted: time.Now().UnixNano(), State: cluster.JobRunning, Coordinator: a.cfg.ID}
 	if _, err := a.jobs.Put(ctx, rec); err != nil {
-		_ = a.leases.Release(ctx, req.Job, a.cfg.ID)
+		a.release(ctx, req.Job)
 		return "", fmt.Errorf("register job %s: %w", req.Job, err)
 	}
-	if err := a.coordinate(req.Job, req.Args, restore, restore == ""); err != nil {
-		rec.State, rec.Error = cluster.JobFailed, err.Error()
-		if _, perr := a.jobs.Put(ctx, rec); perr != nil {
-			a.log.Warn().Err(perr).Str("job", req.Job).Msg("record failed submission")
-		}
-		_ = a.leases.Release(ctx, req.Job, a.cfg.ID)
+	if err := a.coordinate(req.Job, req.Args, restore, restore == "", lease.Epoch); err != nil {
+		a.setUpFailed(rec, err)
 		return "", err
 	}
 	return a.cfg.ID, nil
 }
 
+// setUpFailed records that job rec failed to start (or be taken over) here,
+// unless this node lost its lease meanwhile (the job is another node's
+// then), and gives the lease up.
+func (a *agent) setUpFailed(rec cluster.JobRecord, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !a.holds(rec.Name) || errors.Is(err, errStopping) {
+		a.log.Warn().Err(err).Str("job", rec.Name).Msg("stopped setting the job up; its record is left to the next coordinator")
+		a.forgetLease(rec.Name)
+		return
+	}
+	rec.State, rec.Error = cluster.JobFailed, err.Error()
+	if _, perr := a.jobs.Put(ctx, rec); perr != nil {
+		a.log.Warn().Err(perr).Str("job", rec.Name).Msg("record the failed set-up")
+	}
+	a.release(ctx, rec.Name)
+}
+
 // coordinate deploys a job over the live nodes with this node as its
-// coordinator; restore names the checkpoint to resume from ("" for none).
-func (a *agent) coordinate(name string, args []string, restore string, fresh bool) error {
+// coordinator at lease epoch epoch; restore names the checkpoint to resume
+// from ("" for none).
+func (a *agent) coordinate(name string, args []string, restore string, fresh bool, epoch uint64) error {
+	if ok, highest := a.fence.Admit(name, epoch); !ok {
+		return cluster.FencedError(name, epoch, highest)
+	}
 	spec, p, err := a.buildJob(name, args)
 	if err != nil {
 		return err
@@ -105,8 +124,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
-	nodes := a.placementNodes()
-	placed, err := a.placeAll(p, nodes)
+	placed, nodes, err := a.placeJob(name, p)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
@@ -120,9 +138,12 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 		if node == a.cfg.ID {
 			continue
 		}
+		if !a.holds(name) {
+			return fmt.Errorf("job %s: %w", name, errLeaseLapsed)
+		}
 		var r cmdReply
 		err := request(a.nc, nodeCmdSubject(node), nodeCmd{Kind: cmdPrepare, Job: name, Args: args,
-			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID}, &r, prepareTimeout)
+			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch}, &r, prepareTimeout)
 		if err == nil && r.Error != "" {
 			err = errors.New(r.Error)
 		}
@@ -140,6 +161,11 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
 		Nodes: func() []string { return cj.nodes },
+		Epoch: epoch,
+		Holds: func() bool { return a.holds(name) },
+	}
+	if !a.holds(name) {
+		return fmt.Errorf("job %s: %w", name, errLeaseLapsed)
 	}
 	job, err := a.node.Submit(p, rt)
 	if err != nil {
@@ -149,37 +175,10 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	a.mu.Lock()
 	a.coord[name] = cj
 	a.mu.Unlock()
-	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Msg("coordinating job")
+	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Msg("coordinating job")
 	a.wg.Add(1)
 	go a.watch(cj)
 	return nil
-}
-
-// placementNodes are the live nodes a new job may use.
-func (a *agent) placementNodes() []cluster.Heartbeat {
-	nodes := a.alive()
-	for _, n := range nodes {
-		if n.Node == a.cfg.ID {
-			return nodes
-		}
-	}
-	// This node's own heartbeat may not have come back yet.
-	return append(nodes, a.heartbeat())
-}
-
-// placeAll places every task of p over nodes' free slots.
-func (a *agent) placeAll(p *plan.Job, nodes []cluster.Heartbeat) (map[cluster.TaskRef]string, error) {
-	var tasks []cluster.TaskRef
-	for _, op := range p.Operators {
-		for i := 0; i < op.Parallelism; i++ {
-			tasks = append(tasks, cluster.TaskRef{Operator: op.Name, Instance: i})
-		}
-	}
-	slots := make([]cluster.Slot, 0, len(nodes))
-	for _, n := range nodes {
-		slots = append(slots, cluster.Slot{Node: n.Node, Free: max(n.Slots-n.Used, 0)})
-	}
-	return cluster.PlaceGrouped(tasks, slots, nil, pipelines(p))
 }
 
 // pipelines groups the task instances of a job the way Flink's default slot
@@ -227,7 +226,7 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 			return node, nil
 		}
 	}
-	free, slots := freeSlots(cj.nodes, eligible, placed, ref)
+	free, slots := freeSlots(cj.name, cj.nodes, eligible, placed, ref)
 	if node := pipelineNode(cj.groups, placed, ref, free); node != "" {
 		placed[ref] = node
 		return node, nil
@@ -244,10 +243,11 @@ func (a *agent) placeTask(cj *coordJob, placed map[cluster.TaskRef]string, op *p
 }
 
 // freeSlots are the free slots of the eligible nodes among nodes, for
-// placing ref. A node's used slots are what its heartbeat says or, when
-// more, the other tasks of the job placed on it: during a region restart
-// the heartbeat of a node whose tasks restart too reads low.
-func freeSlots(nodes []string, eligible map[string]cluster.Heartbeat, placed map[cluster.TaskRef]string, ref cluster.TaskRef) (map[string]int, []cluster.Slot) {
+// placing ref of job: a node's slots less those other jobs use (by its
+// heartbeat) and less the other tasks of the job placed on it. The job's
+// own tasks count by placement, not by heartbeat: during a region restart
+// the tasks that restart (ref among them) still show in the heartbeat.
+func freeSlots(job string, nodes []string, eligible map[string]cluster.Heartbeat, placed map[cluster.TaskRef]string, ref cluster.TaskRef) (map[string]int, []cluster.Slot) {
 	mine := map[string]int{}
 	for peer, node := range placed {
 		if peer != ref {
@@ -258,7 +258,7 @@ func freeSlots(nodes []string, eligible map[string]cluster.Heartbeat, placed map
 	var slots []cluster.Slot
 	for _, n := range nodes {
 		if hb, ok := eligible[n]; ok {
-			free[n] = max(hb.Slots-max(hb.Used, mine[n]), 0)
+			free[n] = cluster.JobFree(hb, job, mine[n])
 			slots = append(slots, cluster.Slot{Node: n, Free: free[n]})
 		}
 	}
@@ -310,6 +310,7 @@ func (a *agent) watch(cj *coordJob) {
 	}
 	a.mu.Unlock()
 	if errors.Is(err, actors.ErrAbandoned) {
+		a.forgetLease(cj.name)
 		a.log.Warn().Str("job", cj.name).Err(err).Msg("stopped coordinating")
 		return
 	}
@@ -331,12 +332,17 @@ func (a *agent) watch(cj *coordJob) {
 		rec = cluster.JobRecord{Name: cj.name, Args: cj.args, Submitted: cj.started.UnixNano()}
 	}
 	rec.State, rec.Error, rec.Coordinator = state, ev.Error, a.cfg.ID
+	if !a.holds(cj.name) {
+		// The end came after the lease lapsed: another node may coordinate
+		// the job by now, and the record is its to write.
+		a.log.Warn().Str("job", cj.name).Str("state", state).Msg("job ended after the coordinator lease lapsed: not recorded")
+		a.forgetLease(cj.name)
+		return
+	}
 	if _, err := a.jobs.Put(ctx, rec); err != nil {
 		a.log.Error().Err(err).Str("job", cj.name).Msg("record the job's end")
 	}
-	if err := a.leases.Release(ctx, cj.name, a.cfg.ID); err != nil {
-		a.log.Warn().Err(err).Str("job", cj.name).Msg("release coordinator lease")
-	}
+	a.release(ctx, cj.name)
 	a.publishEvent(ev)
 	a.log.Info().Str("job", cj.name).Str("state", state).Msg("job ended")
 }
@@ -381,30 +387,14 @@ func (a *agent) publishProgress(now time.Time) {
 	}
 }
 
-// renewLeases keeps this node the coordinator of its jobs; a job whose lease
-// was lost is abandoned (another node coordinates it now).
-func (a *agent) renewLeases(now time.Time) {
-	for _, cj := range a.coordJobs() {
-		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
-		_, err := a.leases.Renew(ctx, cj.name, a.cfg.ID, now)
-		cancel()
-		if errors.Is(err, cluster.ErrLeaseLost) {
-			a.log.Error().Str("job", cj.name).Msg("coordinator lease lost: another node coordinates the job")
-			cj.job.Abandon("coordinator lease lost")
-		} else if err != nil {
-			a.log.Warn().Err(err).Str("job", cj.name).Msg("renew coordinator lease")
-		}
-	}
-}
-
 // adoptOrphans takes over running jobs whose coordinator is dead (or is
 // this node after a restart). The lease decides: one node wins.
 func (a *agent) adoptOrphans(now time.Time) {
 	a.mu.Lock()
 	leaving := a.leaving
 	a.mu.Unlock()
-	if leaving {
-		return
+	if leaving || now.Sub(a.started) < a.cfg.HeartbeatTimeout {
+		return // leaving, or still learning the membership (see waitSettled)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
 	defer cancel()
@@ -423,17 +413,26 @@ func (a *agent) adoptOrphans(now time.Time) {
 		if !a.claim(rec.Name) {
 			continue
 		}
-		a.adopt(ctx, rec, now)
-		a.unclaim(rec.Name)
+		// On its own goroutine: a takeover waits for slots and prepares
+		// nodes, which must not hold up the agent's clock.
+		a.wg.Add(1)
+		go func(rec cluster.JobRecord) {
+			defer a.wg.Done()
+			defer a.unclaim(rec.Name)
+			a.adopt(rec)
+		}(rec)
 	}
 }
 
 // adopt takes over one orphaned job if this node wins its lease.
-func (a *agent) adopt(ctx context.Context, rec cluster.JobRecord, now time.Time) {
-	lease, ok, err := a.leases.Acquire(ctx, rec.Name, a.cfg.ID, now, a.cfg.HeartbeatTimeout)
+func (a *agent) adopt(rec cluster.JobRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
+	defer cancel()
+	lease, ok, err := a.leases.Acquire(ctx, rec.Name, a.cfg.ID, time.Now(), a.cfg.HeartbeatTimeout)
 	if err != nil || !ok {
 		return
 	}
+	a.acquired(rec.Name)
 	a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", lease.Epoch).
 		Msg("taking over the coordination of the job from its latest checkpoint")
 	old := rec.Coordinator
@@ -445,11 +444,9 @@ func (a *agent) adopt(ctx context.Context, rec cluster.JobRecord, now time.Time)
 	if !a.hasCheckpoint(rec.Name) {
 		restore = ""
 	}
-	if err := a.coordinate(rec.Name, rec.Args, restore, false); err != nil {
+	if err := a.coordinate(rec.Name, rec.Args, restore, false, lease.Epoch); err != nil {
 		a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
-		rec.State, rec.Error = cluster.JobFailed, err.Error()
-		_, _ = a.jobs.Put(ctx, rec)
-		_ = a.leases.Release(ctx, rec.Name, a.cfg.ID)
+		a.setUpFailed(rec, err)
 	}
 }
 

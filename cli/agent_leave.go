@@ -22,9 +22,7 @@ func (a *agent) leave() {
 			a.log.Warn().Str("job", cj.name).Msg("coordinator did not stop in time; releasing its lease anyway")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := a.leases.Release(ctx, cj.name, a.cfg.ID); err != nil {
-			a.log.Warn().Err(err).Str("job", cj.name).Msg("release coordinator lease")
-		}
+		a.release(ctx, cj.name)
 		cancel()
 	}
 	if err := a.nc.Publish(leavingSubject(a.cfg.ID), nil); err != nil {

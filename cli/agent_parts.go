@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -110,6 +111,12 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.O
 // prepare starts the part of a job that runs on this node, replacing an
 // older part of the same job (from a coordinator that was replaced).
 func (a *agent) prepare(req nodeCmd) error {
+	if ok, highest := a.fence.Admit(req.Job, req.Epoch); !ok {
+		err := cluster.FencedError(req.Job, req.Epoch, highest)
+		a.log.Warn().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).
+			Uint64("highest_epoch", highest).Msg("prepare from a replaced coordinator refused (fenced)")
+		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
+	}
 	spec, p, err := a.buildJob(req.Job, req.Args)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
@@ -125,6 +132,9 @@ func (a *agent) prepare(req nodeCmd) error {
 	if err != nil {
 		return fmt.Errorf("node %s: job %s: %w", a.cfg.ID, req.Job, err)
 	}
+	// The part's messages carry the coordinator's epoch: once a newer
+	// coordinator prepares the other nodes, they refuse this part's.
+	rt.Cluster = &actors.ClusterOptions{Epoch: req.Epoch}
 	j, err := a.node.StartFragment(p, rt)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
@@ -146,7 +156,7 @@ func (a *agent) prepare(req nodeCmd) error {
 		}
 		a.mu.Unlock()
 	}()
-	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Msg("prepared the job's part on this node")
+	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).Msg("prepared the job's part on this node")
 	return nil
 }
 

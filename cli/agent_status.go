@@ -37,6 +37,13 @@ func (a *agent) status(now time.Time) statusReply {
 		}
 		r.Jobs = append(r.Jobs, js)
 	}
+	a.mu.Lock()
+	for name, why := range a.placing {
+		if a.coord[name] == nil {
+			r.Jobs = append(r.Jobs, jobStatus{Name: name, State: jobWaiting, Coordinator: a.cfg.ID, Waiting: why})
+		}
+	}
+	a.mu.Unlock()
 	sort.Slice(r.Jobs, func(i, j int) bool { return r.Jobs[i].Name < r.Jobs[j].Name })
 	return r
 }

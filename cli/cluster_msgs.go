@@ -47,6 +47,7 @@ type nodeCmd struct {
 	Args        []string `msgpack:"args,omitempty"`
 	Fingerprint string   `msgpack:"fingerprint,omitempty"`
 	Coordinator string   `msgpack:"coordinator,omitempty"`
+	Epoch       uint64   `msgpack:"epoch,omitempty"` // the coordinator's lease epoch (fencing)
 }
 
 // Kinds of nodeCmd.
@@ -104,7 +105,12 @@ type jobStatus struct {
 	Tasks       map[string]string `msgpack:"tasks" json:"tasks"` // task → node
 	Checkpoints []checkpointBrief `msgpack:"checkpoints" json:"checkpoints"`
 	Restarts    int               `msgpack:"restarts" json:"restarts"`
+	Waiting     string            `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State jobWaiting: why
 }
+
+// jobWaiting is the state a coordinator reports for a job it is about to
+// place: learning the membership, or waiting for free slots.
+const jobWaiting = "waiting"
 
 // checkpointBrief is one completed checkpoint in a status.
 type checkpointBrief struct {

@@ -32,6 +32,7 @@ type startFlags struct {
 	embedMonitor     string
 	slots            int
 	heartbeatTimeout time.Duration
+	placementTimeout time.Duration
 	pretty           bool
 	logLevel         string
 	cpuProfile       string
@@ -56,6 +57,8 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.StringVar(&f.embedMonitor, "embed-monitor", "", "with --embed-nats: serve NATS's HTTP monitoring (/varz, /connz, /subsz) on `HOST:PORT`")
 	fs.IntVar(&f.slots, "slots", 8, "task instances this node runs at most")
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
+	fs.DurationVar(&f.placementTimeout, "placement-timeout", defaultPlacementTimeout,
+		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
@@ -74,6 +77,8 @@ func (f *startFlags) check(set map[string]bool) error {
 		return fmt.Errorf("--slots %d must be at least 1", f.slots)
 	case f.heartbeatTimeout < 300*time.Millisecond:
 		return fmt.Errorf("--heartbeat-timeout %v must be at least 300ms", f.heartbeatTimeout)
+	case f.placementTimeout < 0 || f.placementTimeout > maxPlacementTimeout:
+		return fmt.Errorf("--placement-timeout %v must be between 0 and %v", f.placementTimeout, maxPlacementTimeout)
 	case f.embed != "" && set["nats"]:
 		return errors.New("--embed-nats and --nats exclude each other: a node embeds a server or joins one")
 	case f.embed == "" && (f.embedUser != "" || f.embedToken != "" || f.embedConfig != "" || f.embedTLSCert != "" || f.embedMonitor != ""):
@@ -155,7 +160,8 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 		return fmt.Errorf("start: %w", err)
 	}
 	defer nc.Close()
-	a, err := startAgent(ctx, r, agentConfig{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout}, nc, counters, log)
+	a, err := startAgent(ctx, r, agentConfig{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
+		PlacementTimeout: f.placementTimeout}, nc, counters, log)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

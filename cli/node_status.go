@@ -38,6 +38,7 @@ type clusterJobState struct {
 	Tasks       map[string]string `json:"tasks,omitempty"`
 	Checkpoints []checkpointBrief `json:"checkpoints,omitempty"`
 	Restarts    int               `json:"restarts"`
+	Waiting     string            `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
 }
 
 // status is `node status [--json]`.
@@ -137,6 +138,9 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		j := clusterJobState{JobRecord: rec}
 		if d, ok := jobDetail[rec.Name]; ok {
 			j.Tasks, j.Checkpoints, j.Restarts = d.Tasks, d.Checkpoints, d.Restarts
+			if d.State == jobWaiting && rec.State == cluster.JobRunning {
+				j.State, j.Waiting = jobWaiting, d.Waiting
+			}
 		}
 		st.Jobs = append(st.Jobs, j)
 	}
@@ -155,13 +159,17 @@ func writeStatus(w io.Writer, st *clusterStatus) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1fs\t%s\t%s\n", n.Node, n.Slots, n.Used, n.AgeS, bad, strings.Join(n.Parts, ","))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "JOB\tSTATE\tCOORDINATOR\tRESTARTS\tLATEST CHECKPOINTS\tERROR")
+	fmt.Fprintln(tw, "JOB\tSTATE\tCOORDINATOR\tRESTARTS\tLATEST CHECKPOINTS\tERROR OR WAITING FOR")
 	for _, j := range st.Jobs {
 		var cps []string
 		for _, c := range j.Checkpoints {
 			cps = append(cps, fmt.Sprintf("%d (%s, %.0f ms)", c.ID, c.Mode, c.DurationMs))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.State, j.Coordinator, j.Restarts, strings.Join(cps, " "), j.Error)
+		reason := j.Error
+		if j.Waiting != "" {
+			reason = j.Waiting
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.State, j.Coordinator, j.Restarts, strings.Join(cps, " "), reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

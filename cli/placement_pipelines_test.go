@@ -58,8 +58,7 @@ func pipelineGroups(p int, ops ...string) map[cluster.TaskRef]string {
 // nodes puts pipeline i on one node and the two pipelines on different nodes.
 func TestPlaceAllKeepsPipelinesTogether(t *testing.T) {
 	p := mustPlan(t)(keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2}))
-	a := &agent{}
-	placed, err := a.placeAll(p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}})
+	placed, err := placeAll("keycount", p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +117,7 @@ func TestFreeSlotsDuringARegionRestart(t *testing.T) {
 	}
 	eligible := map[string]cluster.Heartbeat{"n1": {Node: "n1", Slots: 8, Used: 0}, "n3": {Node: "n3", Slots: 8, Used: 1}}
 	ref := cluster.TaskRef{Operator: "source", Instance: 1}
-	free, slots := freeSlots([]string{"n1", "n2", "n3"}, eligible, placed, ref)
+	free, slots := freeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
 	if !maps.Equal(free, map[string]int{"n1": 5, "n3": 7}) {
 		t.Fatalf("free slots %v, want n1: 5 (its heartbeat's 0 used is stale), n3: 7", free)
 	}
@@ -128,5 +127,12 @@ func TestFreeSlotsDuringARegionRestart(t *testing.T) {
 	}
 	if got[ref] != "n3" {
 		t.Fatalf("source[1] placed on %s, want n3", got[ref])
+	}
+	// A heartbeat that still counts the job's tasks being restarted: they
+	// are the job's own, so only the tasks placed there count.
+	eligible["n1"] = cluster.Heartbeat{Node: "n1", Slots: 8, Used: 7, Tasks: map[string]int{"keycount": 6}}
+	free, _ = freeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
+	if !maps.Equal(free, map[string]int{"n1": 4, "n3": 7}) {
+		t.Fatalf("free slots %v, want n1: 4 (8 less 1 of another job and 3 of pipeline 0), n3: 7", free)
 	}
 }

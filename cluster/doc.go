@@ -5,9 +5,10 @@
 //
 // # Pure parts and NATS parts
 //
-// Members (liveness), Place (placement) and Expired (lease decisions) are
-// pure: events in, results out, the time is passed in, no goroutines, no
-// sleeps. The NATS side (StartHeartbeats, WatchHeartbeats, Leases, Jobs,
+// Members (liveness), Place, JobSlots and PlacementWait (placement and the
+// wait for slots), Expired and HeldBy (lease decisions) and Fence (refusing
+// replaced coordinators) are pure: events in, results out, the time is
+// passed in, no goroutines, no sleeps. The NATS side (StartHeartbeats, WatchHeartbeats, Leases, Jobs,
 // StartEmbedded, ConnOptions.Connect) is a thin shell around them.
 //
 // # Subjects and buckets
@@ -26,8 +27,11 @@
 //     absent it is created with Epoch 1 (JetStream KV Create, which fails when
 //     the key exists). If it is present and Expired (released, or not renewed
 //     for longer than the timeout), the node writes {itself, Epoch+1, now}
-//     with KV Update conditioned on the revision it just read. If the lease
-//     is live and held by someone else, Acquire reports false.
+//     with KV Update conditioned on the revision it just read. A live lease
+//     held by the same node id but not written through these Leases (a new
+//     incarnation of the node, restarted with the same id) is taken the same
+//     way, Epoch+1. If the lease is live and held by someone else, Acquire
+//     reports false.
 //   - Every write is a compare-and-set on the key's revision, so of any
 //     number of nodes that saw the same revision, exactly one write succeeds;
 //     the others get a revision mismatch and lose. Two coordinators can never
@@ -37,11 +41,27 @@
 //     last wrote: if anybody else wrote the key in between, Renew fails with
 //     ErrLeaseLost and the holder must stop acting as coordinator at once.
 //   - A holder also stops acting when its last successful renew is older than
-//     the timeout (HeldBy reports false), even if it could not reach NATS to
-//     find out: a contender only takes over after the timeout, so the old
-//     holder has stopped by then. This relies on node clocks agreeing to well
-//     within the timeout.
+//     the timeout (Leases.Holding, by HeldBy, reports false), even if it could
+//     not reach NATS to find out: a contender only takes over after the
+//     timeout, so the old holder has stopped by then. The runtime asks
+//     Holding before the coordinator acts on any message. This relies on
+//     node clocks agreeing to well within the timeout.
 //   - The Epoch only grows (Release keeps it, takeovers add one), so it is a
-//     fencing token: a coordinator stamps its commands with its epoch and
-//     receivers reject commands from a lower epoch than the highest seen.
+//     fencing token: a coordinator stamps its commands with its epoch (the
+//     prepare request, and every message of the job's runtime, whose parts
+//     carry the epoch of the coordinator that started them), and each node
+//     keeps a Fence that refuses a job's messages from a lower epoch than the
+//     highest it has seen. A paused holder that resumes after a takeover is
+//     thus refused by the nodes the new coordinator prepared, even for an
+//     action it had begun before Holding turned false.
+//
+// # Placement of a whole job
+//
+// A submission or takeover places every task of a job over the live nodes'
+// JobSlots: a node's slots less those other jobs use (heartbeats count
+// tasks per job), since the job's own running tasks are replaced. A node
+// that has just started waits one heartbeat timeout before placing, so it
+// knows every live node. When the job does not fit (ErrNotEnoughSlots,
+// Waitable), PlacementWait decides the retries with backoff and when to give
+// up and fail the job with the reason.
 package cluster

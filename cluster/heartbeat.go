@@ -14,14 +14,15 @@ const HeartbeatWildcard = "weir.node.*.hb"
 // Heartbeat is what a node announces about itself every few hundred
 // milliseconds: msgpack on the wire, JSON in status output.
 type Heartbeat struct {
-	Node            string      `msgpack:"node" json:"node"`
-	Slots           int         `msgpack:"slots" json:"slots"`
-	Used            int         `msgpack:"used" json:"used"`
-	Jobs            []string    `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
-	Coordinates     []string    `msgpack:"coordinates,omitempty" json:"coordinates,omitempty"` // jobs this node coordinates
-	Held            []HeldState `msgpack:"held,omitempty" json:"held,omitempty"`               // local state on the node's disk, reported for placement
-	StartedUnixNano int64       `msgpack:"started" json:"started_unix_nano"`                   // when this incarnation of the node started
-	SentUnixNano    int64       `msgpack:"sent" json:"sent_unix_nano"`
+	Node            string         `msgpack:"node" json:"node"`
+	Slots           int            `msgpack:"slots" json:"slots"`
+	Used            int            `msgpack:"used" json:"used"`
+	Jobs            []string       `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
+	Tasks           map[string]int `msgpack:"tasks,omitempty" json:"tasks,omitempty"`             // job → its tasks among Used
+	Coordinates     []string       `msgpack:"coordinates,omitempty" json:"coordinates,omitempty"` // jobs this node coordinates
+	Held            []HeldState    `msgpack:"held,omitempty" json:"held,omitempty"`               // local state on the node's disk, reported for placement
+	StartedUnixNano int64          `msgpack:"started" json:"started_unix_nano"`                   // when this incarnation of the node started
+	SentUnixNano    int64          `msgpack:"sent" json:"sent_unix_nano"`
 }
 
 // HeldState is state of one operator of one job kept on a node's disk: which
@@ -91,6 +92,11 @@ func (hb Heartbeat) check() error {
 	}
 	if hb.Slots < 0 || hb.Used < 0 {
 		return fmt.Errorf("node %s: negative slots (%d) or used (%d)", hb.Node, hb.Slots, hb.Used)
+	}
+	for job, n := range hb.Tasks {
+		if n < 0 || n > hb.Used {
+			return fmt.Errorf("node %s: job %s: %d tasks, outside [0, used %d]", hb.Node, job, n, hb.Used)
+		}
 	}
 	for _, h := range hb.Held {
 		for _, r := range h.KeyGroups {

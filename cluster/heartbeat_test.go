@@ -16,6 +16,7 @@ func sampleHeartbeat() Heartbeat {
 		Node: "n1", Slots: 8, Used: 3,
 		Jobs:        []string{"j1", "j2"},
 		Coordinates: []string{"j1"},
+		Tasks:       map[string]int{"j1": 2, "j2": 1},
 		Held: []HeldState{{Job: "j1", Operator: "count", Checkpoint: 7,
 			KeyGroups: [][2]int{{0, 31}, {64, 95}}}},
 		StartedUnixNano: 100, SentUnixNano: 200,
@@ -58,17 +59,19 @@ func TestDecodeHeartbeatRejects(t *testing.T) {
 		return enc(&hb)
 	}
 	for name, b := range map[string][]byte{
-		"empty":           nil,
-		"garbage":         []byte("not msgpack at all \xff\xfe"),
-		"truncated":       enc(sampleHeartbeat())[:10],
-		"wrong type":      enc(map[string]any{"node": 42}),
-		"no node":         bad(func(h *Heartbeat) { h.Node = "" }),
-		"dotted node":     bad(func(h *Heartbeat) { h.Node = "a.b" }),
-		"wildcard node":   bad(func(h *Heartbeat) { h.Node = "*" }),
-		"negative slots":  bad(func(h *Heartbeat) { h.Slots = -1 }),
-		"reversed range":  bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{9, 3} }),
-		"negative group":  bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{-1, 3} }),
-		"array not a map": enc([]int{1, 2, 3}),
+		"empty":            nil,
+		"garbage":          []byte("not msgpack at all \xff\xfe"),
+		"truncated":        enc(sampleHeartbeat())[:10],
+		"wrong type":       enc(map[string]any{"node": 42}),
+		"no node":          bad(func(h *Heartbeat) { h.Node = "" }),
+		"dotted node":      bad(func(h *Heartbeat) { h.Node = "a.b" }),
+		"wildcard node":    bad(func(h *Heartbeat) { h.Node = "*" }),
+		"negative slots":   bad(func(h *Heartbeat) { h.Slots = -1 }),
+		"reversed range":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{9, 3} }),
+		"negative group":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{-1, 3} }),
+		"job tasks > used": bad(func(h *Heartbeat) { h.Tasks["j1"] = 4 }),
+		"negative tasks":   bad(func(h *Heartbeat) { h.Tasks["j2"] = -1 }),
+		"array not a map":  enc([]int{1, 2, 3}),
 	} {
 		if _, err := DecodeHeartbeat(b); err == nil {
 			t.Errorf("%s: decoded without error", name)

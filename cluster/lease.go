@@ -59,8 +59,11 @@ type Leases struct {
 	held map[holder]held // leases as last written through these Leases
 }
 
-// held is a lease we wrote: its revision and epoch.
-type held struct{ rev, epoch uint64 }
+// held is a lease we wrote: its revision, epoch and renewal time.
+type held struct {
+	rev, epoch uint64
+	renewed    int64 // RenewedUnixNano written
+}
 
 // holder identifies a lease held through these Leases.
 type holder struct{ job, node string }
@@ -127,8 +130,12 @@ func (l *Leases) acquireSeen(ctx context.Context, job, node string, now time.Tim
 	next := LeaseValue{Node: node, Epoch: 1, RenewedUnixNano: now.UnixNano()}
 	switch {
 	case !present:
+	case cur.Node == node && !Expired(cur, now, timeout) && l.wrote(job, node, rev):
+		next.Epoch = cur.Epoch // renew the live lease we wrote
 	case cur.Node == node && !Expired(cur, now, timeout):
-		next.Epoch = cur.Epoch // renew our own live lease
+		// Written by an earlier incarnation of node (a restart with the
+		// same id): a new coordinator, so a new epoch that fences the old.
+		next.Epoch = cur.Epoch + 1
 	case Expired(cur, now, timeout):
 		next.Epoch = cur.Epoch + 1
 	default:
@@ -152,9 +159,34 @@ func (l *Leases) acquireSeen(ctx context.Context, job, node string, now time.Tim
 		return LeaseValue{}, false, fmt.Errorf("write lease of job %s: %w", job, err)
 	}
 	l.mu.Lock()
-	l.held[holder{job, node}] = held{rev: newRev, epoch: next.Epoch}
+	l.held[holder{job, node}] = held{rev: newRev, epoch: next.Epoch, renewed: next.RenewedUnixNano}
 	l.mu.Unlock()
 	return next, true, nil
+}
+
+// wrote reports whether these Leases wrote node's lease of job at revision
+// rev (it is still as we left it).
+func (l *Leases) wrote(job, node string, rev uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, ok := l.held[holder{job, node}]
+	return ok && h.rev == rev
+}
+
+// Holding reports whether node may still act as the coordinator of job at
+// now, by what these Leases last wrote: it acquired or renewed the lease
+// and the last of those writes is not older than timeout (HeldBy). It needs
+// no NATS round trip, so a coordinator checks it before each action; a
+// paused or partitioned holder finds its lease lapsed by the time a
+// contender may take it over. It returns the epoch held.
+func (l *Leases) Holding(job, node string, now time.Time, timeout time.Duration) (uint64, bool) {
+	l.mu.Lock()
+	h, ok := l.held[holder{job, node}]
+	l.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	return h.epoch, HeldBy(LeaseValue{Node: node, Epoch: h.epoch, RenewedUnixNano: h.renewed}, node, now, timeout)
 }
 
 // Renew extends node's lease of job to now, keeping the epoch. It is one
@@ -177,7 +209,7 @@ func (l *Leases) Renew(ctx context.Context, job, node string, now time.Time) (Le
 	}
 	l.mu.Lock()
 	if l.held[h] == mine {
-		l.held[h] = held{rev: rev, epoch: next.Epoch}
+		l.held[h] = held{rev: rev, epoch: next.Epoch, renewed: next.RenewedUnixNano}
 	}
 	l.mu.Unlock()
 	return next, nil
@@ -223,3 +255,7 @@ func (l *Leases) forget(h holder, mine held) {
 	}
 	l.mu.Unlock()
 }
+
+// ErrFenced is wrapped by the error of a command refused because a newer
+// coordinator of the job was seen (see Fence).
+var ErrFenced = errors.New("fenced: a newer coordinator took the job over")

@@ -193,14 +193,31 @@ func TestLeaseReleaseAndEpochs(t *testing.T) {
 	if _, won, _ := ls[0].Acquire(ctx, "j", "a", now, timeout); !won {
 		t.Fatal("a did not get a fresh lease")
 	}
-	// Acquire by the holder renews, keeping the epoch; a restarted process
-	// (new Leases) can renew its node's live lease through Acquire too.
-	if v, won, err := ls[1].Acquire(ctx, "j", "a", now.Add(time.Second), timeout); err != nil || !won || v.Epoch != 1 {
+	// Acquire by the holder renews, keeping the epoch.
+	if v, won, err := ls[0].Acquire(ctx, "j", "a", now.Add(time.Second/2), timeout); err != nil || !won || v.Epoch != 1 {
 		t.Fatalf("re-acquire by holder: %+v %v %v", v, won, err)
 	}
-	// ls[0]'s revision is now stale: its Renew fails.
+	if ep, ok := ls[0].Holding("j", "a", now.Add(time.Second/2+timeout), timeout); !ok || ep != 1 {
+		t.Fatalf("Holding just within the timeout of the renewal = %d, %v", ep, ok)
+	}
+	// A restarted process of the same node (new Leases) takes its node's
+	// live lease over with a new epoch, which fences its old incarnation.
+	if v, won, err := ls[1].Acquire(ctx, "j", "a", now.Add(time.Second), timeout); err != nil || !won || v.Epoch != 2 {
+		t.Fatalf("re-acquire by a new incarnation of the holder: %+v %v %v", v, won, err)
+	}
+	// ls[0]'s revision is now stale: its Renew fails, and it no longer
+	// holds the lease.
 	if _, err := ls[0].Renew(ctx, "j", "a", now); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("stale Renew: %v", err)
+	}
+	if _, ok := ls[0].Holding("j", "a", now.Add(time.Second), timeout); ok {
+		t.Fatal("the old incarnation still holds the lease after its renewal failed")
+	}
+	if ep, ok := ls[1].Holding("j", "a", now.Add(time.Second+timeout), timeout); !ok || ep != 2 {
+		t.Fatalf("Holding by the new incarnation = %d, %v", ep, ok)
+	}
+	if _, ok := ls[1].Holding("j", "a", now.Add(time.Second+timeout+1), timeout); ok {
+		t.Fatal("Holding past the timeout without a renewal")
 	}
 	if err := ls[1].Release(ctx, "j", "a"); err != nil {
 		t.Fatal(err)
@@ -209,15 +226,15 @@ func TestLeaseReleaseAndEpochs(t *testing.T) {
 		t.Fatalf("second Release: %v, want ErrLeaseLost", err)
 	}
 	v, ok, err := ls[0].Get(ctx, "j")
-	if err != nil || !ok || v.Node != "" || v.Epoch != 1 {
+	if err != nil || !ok || v.Node != "" || v.Epoch != 2 {
 		t.Fatalf("after release: %+v %v %v", v, ok, err)
 	}
 	// A released lease is taken at once, with a larger epoch.
-	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(2*time.Second), timeout); err != nil || !won || v.Epoch != 2 {
+	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(2*time.Second), timeout); err != nil || !won || v.Epoch != 3 {
 		t.Fatalf("acquire after release: %+v %v %v", v, won, err)
 	}
 	// The holder's own expired lease is a new term: the epoch grows.
-	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(time.Hour), timeout); err != nil || !won || v.Epoch != 3 {
+	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(time.Hour), timeout); err != nil || !won || v.Epoch != 4 {
 		t.Fatalf("re-acquire of own expired lease: %+v %v %v", v, won, err)
 	}
 	if _, _, err := ls[0].Acquire(ctx, "bad job!", "b", now, timeout); err == nil {

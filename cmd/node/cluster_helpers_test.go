@@ -57,6 +57,15 @@ type testCluster struct {
 	url   string
 	auth  []string // client flags for credentials
 	nodes map[string]*testNode
+
+	nodeArgs []string // flags every node gets (startClusterWith)
+}
+
+// restartNode starts node id (again: same id and workdir) joining the
+// cluster's NATS, with the cluster's node flags.
+func (c *testCluster) restartNode(id string) *testNode {
+	c.t.Helper()
+	return c.startNode(id, append(append([]string{"--nats", c.url}, c.nodeArgs...), c.auth...))
 }
 
 // startCluster starts ids as `node start` processes: the first embeds NATS
@@ -64,15 +73,22 @@ type testCluster struct {
 // node is in the status.
 func startCluster(t *testing.T, bin string, ids []string, embedArgs, auth []string) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), auth: auth, nodes: map[string]*testNode{}}
+	return startClusterWith(t, bin, ids, nil, embedArgs, auth)
+}
+
+// startClusterWith is startCluster with nodeArgs given to every node (and
+// kept for the nodes a test starts again with restartNode).
+func startClusterWith(t *testing.T, bin string, ids, nodeArgs, embedArgs, auth []string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), auth: auth, nodeArgs: nodeArgs, nodes: map[string]*testNode{}}
 	t.Cleanup(c.stopAll)
-	first := c.startNode(ids[0], append([]string{"--embed-nats", "127.0.0.1:0"}, append(embedArgs, auth...)...))
+	first := c.startNode(ids[0], append(append([]string{"--embed-nats", "127.0.0.1:0"}, nodeArgs...), append(embedArgs, auth...)...))
 	reported := func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }
 	if !poll.Until(clusterDeadline, 20*time.Millisecond, reported) {
 		t.Fatalf("node %s did not report its NATS URL; stderr:\n%s", ids[0], first.stderr.String())
 	}
 	for _, id := range ids[1:] {
-		c.startNode(id, append([]string{"--nats", c.url}, auth...))
+		c.restartNode(id)
 	}
 	c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(len(ids)) })
 	return c

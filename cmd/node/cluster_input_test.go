@@ -46,10 +46,16 @@ func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
 	unknown := (&transport.Envelope{Type: transport.TypeControl, Job: "keycount", From: "intruder#ctl", Seq: 1}).Msg(data)
 	unknown.Header.Set(transport.HeaderType, "launch-missiles")
 	pub(unknown)
-	// Out of sequence: the link's first message claims seq 7.
+	// Out of sequence: the link's first message claims seq 7. It carries
+	// the coordinator's epoch (1), as every message of a cluster job does.
 	gap := (&transport.Envelope{Type: transport.TypeEOS, Job: "keycount", From: "intruder#data",
-		To: "node/job-keycount/sink-0/in-count-0", Seq: 7, Payload: []byte{0x81, 0xa1, 'k', 0xa3, 'e', 'o', 's'}}).Msg(data)
+		To: "node/job-keycount/sink-0/in-count-0", Seq: 7,
+		Payload: []byte{0x82, 0xa1, 'k', 0xa3, 'e', 'o', 's', 0xa5, 'e', 'p', 'o', 'c', 'h', 0x01}}).Msg(data)
 	pub(gap)
+	// A message without an epoch: malformed for a cluster job.
+	unstamped := (&transport.Envelope{Type: transport.TypeEOS, Job: "keycount", From: "intruder2#data",
+		To: "node/job-keycount/sink-0/in-count-0", Seq: 1, Payload: []byte{0x81, 0xa1, 'k', 0xa3, 'e', 'o', 's'}}).Msg(data)
+	pub(unstamped)
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +67,7 @@ func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
 				mal, unk, seq = mal+n.BadInput.Malformed, unk+n.BadInput.UnknownType, seq+n.BadInput.BadSeq
 			}
 		}
-		return mal >= 2 && unk >= 1 && seq >= 1
+		return mal >= 3 && unk >= 1 && seq >= 1
 	})
 	if len(s.liveNodes()) != 3 {
 		t.Fatalf("a node died from bad input: %v", s.liveNodes())
