@@ -209,6 +209,7 @@ func loadManifest(ctx context.Context, st store.Store, job, which string, log ze
 		return nil, err
 	}
 	skipped := 0
+	var newestErr error // why the newest skipped checkpoint failed verification
 	warnSkipped := func(newerThan uint64) {
 		if corrupt == nil {
 			return
@@ -232,6 +233,9 @@ func loadManifest(ctx context.Context, st store.Store, job, which string, log ze
 			return m, nil
 		case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNotFound):
 			skipped++
+			if newestErr == nil {
+				newestErr = err
+			}
 			log.Warn().Uint64("checkpoint", ids[i]).AnErr("cause", err).
 				Msg("skipping a checkpoint for restore latest: it fails verification")
 		default:
@@ -239,6 +243,12 @@ func loadManifest(ctx context.Context, st store.Store, job, which string, log ze
 		}
 	}
 	warnSkipped(0)
+	if newestErr != nil {
+		// Both causes stay visible to errors.Is: nothing to restore, and why
+		// the newest candidate was refused (corruption names its section).
+		return nil, fmt.Errorf("job %q has no intact checkpoint (%d failed verification; the newest: %w): %w",
+			job, skipped, newestErr, store.ErrNotFound)
+	}
 	if skipped > 0 {
 		return nil, fmt.Errorf("job %q has no intact checkpoint (%d failed verification): %w", job, skipped, store.ErrNotFound)
 	}

@@ -274,13 +274,14 @@ func restoreLatestSkipsBroken(t *testing.T, s *setupStore) {
 	logLine(t, log, 4, "skipping a checkpoint for restore latest")
 }
 
-// TestRestoreLatestWithNothingIntact fails naming how many were skipped.
+// TestRestoreLatestWithNothingIntact fails naming how many were skipped and
+// why the newest was refused (wrapping ErrCorrupt).
 func TestRestoreLatestWithNothingIntact(t *testing.T) {
 	s := newSetupStore(t)
 	s.commit(1)
 	s.flip(1, "count/0/state")
 	_, log, err := s.setup("latest")
-	if err == nil || !strings.Contains(err.Error(), "no intact checkpoint (1 failed verification)") || !errors.Is(err, store.ErrNotFound) {
+	if err == nil || !strings.Contains(err.Error(), "no intact checkpoint (1 failed verification") || !errors.Is(err, store.ErrCorrupt) || !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("latest with only a broken checkpoint: %v", err)
 	}
 	logLine(t, log, 1, "skipping a checkpoint for restore latest")
