@@ -18,10 +18,10 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// registerChaos adds `node chaos keycount`.
+// registerChaos adds `node chaos keycount` and `node chaos cluster`.
 func registerChaos() {
-	cli.RegisterCommand("chaos", "keycount [flags]",
-		"run keycount under random actor kills for several seeds and modes; verify exactly-once output each time", runChaos)
+	cli.RegisterCommand("chaos", "keycount|cluster [flags]",
+		"keycount: run keycount under random actor kills for several seeds and modes; cluster: SIGKILL a node of a 3-node cluster running keycount, for several seeds; verify exactly-once output each time", runChaos)
 }
 
 // chaosResult is one chaos run, as `node chaos --json` prints it.
@@ -41,8 +41,11 @@ type chaosResult struct {
 
 // runChaos runs keycount under chaos for each seed and mode and verifies it.
 func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cluster" {
+		return runChaosCluster(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "keycount" {
-		fmt.Fprintf(stderr, "node chaos: want a job: keycount (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node chaos: want keycount or cluster (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	fs := flag.NewFlagSet("node chaos keycount", flag.ContinueOnError)
