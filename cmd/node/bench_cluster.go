@@ -288,18 +288,19 @@ func (nn *nodeNet) varz() (*server.Varz, error) {
 	return &v, nil
 }
 
-// benchCoordinator is the node that coordinates the kill trials' job: not
-// n1, whose NATS server the cluster needs, so that it can be killed.
-const benchCoordinator = "n2"
-
-// killTrial runs keycount coordinated by n2 until it has checkpoints,
-// SIGKILLs n2 (coord) or another node that runs tasks (not n1), and
+// killTrial runs keycount until it has checkpoints, SIGKILLs the node of
+// its coordinator (coord: n2, since n1 runs the NATS server the cluster
+// needs) or a node that runs tasks for a coordinator on n1, and
 // measures the time from the kill until data flows again after the job is
 // running without the victim (restarted, or taken over by a new
 // coordinator). Then it cancels the job and starts the node again.
 func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool) (time.Duration, error) {
+	coordinator := nodeID(1)
+	if coord {
+		coordinator = nodeID(2)
+	}
 	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
-		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", benchCoordinator, "--detach"); err != nil {
+		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", coordinator, "--detach"); err != nil {
 		return 0, fmt.Errorf("submit: %w\n%s", err, out)
 	}
 	var lastData time.Time

@@ -82,24 +82,28 @@ func (r clusterRunResult) line(cfg chaosClusterConfig) string {
 // jobFlags are the replay flags that differ from the defaults.
 func (cfg chaosClusterConfig) jobFlags() string {
 	d := defaultChaosCluster()
+	return replayFlags([]replayFlag{
+		{"records", cfg.Records, d.Records}, {"keys", cfg.Keys, d.Keys}, {"parallelism", cfg.P, d.P},
+		{"checkpoint-interval", cfg.Interval, d.Interval}, {"sleep-ms", cfg.SleepMs, d.SleepMs},
+		{"kill-min", cfg.Plan.KillMin, d.Plan.KillMin}, {"kill-max", cfg.Plan.KillMax, d.Plan.KillMax},
+		{"slots", cfg.Slots, d.Slots}, {"heartbeat-timeout", cfg.Heartbeat, d.Heartbeat},
+	})
+}
+
+// replayFlag is a flag's value and its default, for a replay command.
+type replayFlag struct {
+	name       string
+	value, def any
+}
+
+// replayFlags is " --name value" for each flag whose value is not its
+// default.
+func replayFlags(flags []replayFlag) string {
 	var b strings.Builder
-	if cfg.Records != d.Records {
-		fmt.Fprintf(&b, " --records %d", cfg.Records)
-	}
-	if cfg.Keys != d.Keys {
-		fmt.Fprintf(&b, " --keys %d", cfg.Keys)
-	}
-	if cfg.P != d.P {
-		fmt.Fprintf(&b, " --parallelism %d", cfg.P)
-	}
-	if cfg.Interval != d.Interval {
-		fmt.Fprintf(&b, " --checkpoint-interval %v", cfg.Interval)
-	}
-	if cfg.SleepMs != d.SleepMs {
-		fmt.Fprintf(&b, " --sleep-ms %v", cfg.SleepMs)
-	}
-	if cfg.Plan.KillMin != d.Plan.KillMin || cfg.Plan.KillMax != d.Plan.KillMax {
-		fmt.Fprintf(&b, " --kill-min %v --kill-max %v", cfg.Plan.KillMin, cfg.Plan.KillMax)
+	for _, f := range flags {
+		if v := fmt.Sprint(f.value); v != fmt.Sprint(f.def) {
+			fmt.Fprintf(&b, " --%s %s", f.name, v)
+		}
 	}
 	return b.String()
 }
