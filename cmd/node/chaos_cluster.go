@@ -238,10 +238,12 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 // SIGKILLs it, then restarts it if the plan says so. A job that ends first
 // is not killed.
 func (r *clusterRunResult) kill(nn *nodeNet, job *submitProc, plan clusterRunPlan, accepted time.Time) error {
+	at := time.NewTimer(time.Until(accepted.Add(plan.KillAfter)))
+	defer at.Stop()
 	select {
 	case <-job.done:
 		return nil
-	case <-time.After(time.Until(accepted.Add(plan.KillAfter))):
+	case <-at.C:
 	}
 	var victim string
 	var coord bool

@@ -39,7 +39,7 @@ type metaConfig struct {
 // parallelism: long enough for the checkpoints a process kill waits for.
 func defaultMeta() metaConfig {
 	return metaConfig{Seed: 1, Records: 80000, Keys: 40, SleepMs: 0.025, Interval: 50 * time.Millisecond,
-		KillEvery: 150 * time.Millisecond, Timeout: 3 * time.Minute}
+		KillEvery: 150 * time.Millisecond, Timeout: 90 * time.Second}
 }
 
 // metaResult is one cell's outcome.
@@ -318,7 +318,11 @@ func runNodeProc(ctx context.Context, cfg metaConfig, args []string) error {
 	cmd := exec.CommandContext(ctx, cfg.Exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("node %s %s did not end within %v and was killed (hung?): %s", args[0], args[1], cfg.Timeout, lastBytes(stderr.String(), 1500))
+	}
+	if err != nil {
 		return fmt.Errorf("node %s %s: %w: %s", args[0], args[1], err, lastBytes(stderr.String(), 1500))
 	}
 	return nil
@@ -334,9 +338,9 @@ func killAndRestore(ctx context.Context, cfg metaConfig, c metaCell, seed int64,
 	if older {
 		want++ // so that an older one than the newest is retained
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	first, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cfg.Exe, args...)
+	cmd := exec.CommandContext(first, cfg.Exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
