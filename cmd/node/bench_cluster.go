@@ -75,7 +75,7 @@ func (f recoveryFigures) print(w io.Writer, what string, heartbeat time.Duration
 	if len(f.S) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  SIGKILL of %-16s → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
+	fmt.Fprintf(w, "  SIGKILL of %-22s → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
 		what, heartbeat, f.P50S, f.MaxS, len(f.S), f.S)
 }
 
@@ -122,7 +122,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (a record in msgpack: event %d B, count %d B)\n",
 		res.WireBytesPerRecord, res.WireMsgsPerRecord, res.RawEventBytes, res.RawCountBytes)
 	res.WorkerRecovery.print(stdout, "a worker node", cfg.Heartbeat)
-	res.CoordinatorRecovery.print(stdout, "the coordinator", cfg.Heartbeat)
+	res.CoordinatorRecovery.print(stdout, "the coordinator's node", cfg.Heartbeat)
 	return cli.ExitOK
 }
 
