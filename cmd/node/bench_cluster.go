@@ -1,24 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -28,6 +23,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cli"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 )
 
@@ -44,18 +40,43 @@ type clusterBenchConfig struct {
 
 // clusterBenchResult is what it prints.
 type clusterBenchResult struct {
-	Records            int64     `json:"records"`
-	OneProcessPerS     float64   `json:"one_process_records_per_s"`
-	ClusterPerS        float64   `json:"cluster_records_per_s"`
-	SubmitWallS        float64   `json:"submit_wall_s"`
-	Ratio              float64   `json:"cluster_vs_one_process"`
-	WireBytesPerRecord float64   `json:"wire_bytes_per_record"`
-	WireMsgsPerRecord  float64   `json:"wire_msgs_per_record"`
-	RawEventBytes      int       `json:"raw_event_bytes"`
-	RawCountBytes      int       `json:"raw_count_bytes"`
-	RecoveryS          []float64 `json:"recovery_s"`
-	RecoveryP50S       float64   `json:"recovery_p50_s"`
-	RecoveryMaxS       float64   `json:"recovery_max_s"`
+	Records            int64   `json:"records"`
+	OneProcessPerS     float64 `json:"one_process_records_per_s"`
+	ClusterPerS        float64 `json:"cluster_records_per_s"`
+	SubmitWallS        float64 `json:"submit_wall_s"`
+	Ratio              float64 `json:"cluster_vs_one_process"`
+	WireBytesPerRecord float64 `json:"wire_bytes_per_record"`
+	WireMsgsPerRecord  float64 `json:"wire_msgs_per_record"`
+	RawEventBytes      int     `json:"raw_event_bytes"`
+	RawCountBytes      int     `json:"raw_count_bytes"`
+	// SIGKILL → running again, of a node that runs tasks only (worker)
+	// and of the node that runs the job's coordinator.
+	WorkerRecovery      recoveryFigures `json:"worker_kill"`
+	CoordinatorRecovery recoveryFigures `json:"coordinator_kill"`
+}
+
+// recoveryFigures are the recovery times of one kind of kill.
+type recoveryFigures struct {
+	S    []float64 `json:"recovery_s"`
+	P50S float64   `json:"recovery_p50_s"`
+	MaxS float64   `json:"recovery_max_s"`
+}
+
+// add records one recovery time.
+func (f *recoveryFigures) add(d time.Duration) {
+	f.S = append(f.S, d.Seconds())
+	s := append([]float64(nil), f.S...)
+	sort.Float64s(s)
+	f.P50S, f.MaxS = weir.Quantile(s, 0.5), s[len(s)-1]
+}
+
+// print writes one line of figures, if there are any.
+func (f recoveryFigures) print(w io.Writer, what string, heartbeat time.Duration) {
+	if len(f.S) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  SIGKILL of %-22s → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
+		what, heartbeat, f.P50S, f.MaxS, len(f.S), f.S)
 }
 
 // finishedIn finds the job's run time in `node submit`'s output.
@@ -63,14 +84,14 @@ var finishedIn = regexp.MustCompile(`finished in ([0-9.]+) s`)
 
 // runClusterBench is `node bench cluster`.
 func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg := clusterBenchConfig{Records: 60_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 5, Heartbeat: 3 * time.Second}
+	cfg := clusterBenchConfig{Records: 60_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 6, Heartbeat: 3 * time.Second}
 	fs := flag.NewFlagSet("node bench cluster", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of the throughput runs")
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "distinct keys")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "parallelism of every operator")
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "node processes")
-	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILL trials for the recovery time (0: none)")
+	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILL trials for the recovery time, alternately of a worker node and of the coordinator's node (0: none)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
 	fs.Float64Var(&cfg.SleepMs, "sleep-ms", 0, "average sleep per record in the count stage (both runs)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
@@ -80,8 +101,8 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return cli.ExitUsage
 	}
-	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || cfg.Parallelism < 1 || cfg.SleepMs < 0 {
-		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2, --kills ≥ 0, --parallelism ≥ 1, --sleep-ms ≥ 0 and no arguments")
+	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || (cfg.Kills > 0 && cfg.Nodes < 3) || cfg.Parallelism < 1 || cfg.SleepMs < 0 {
+		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2 (≥ 3 with --kills), --kills ≥ 0, --parallelism ≥ 1, --sleep-ms ≥ 0 and no arguments")
 		return cli.ExitUsage
 	}
 	res, err := benchCluster(ctx, cfg, stderr)
@@ -100,10 +121,8 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		res.ClusterPerS, 100*res.Ratio, res.SubmitWallS)
 	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (a record in msgpack: event %d B, count %d B)\n",
 		res.WireBytesPerRecord, res.WireMsgsPerRecord, res.RawEventBytes, res.RawCountBytes)
-	if len(res.RecoveryS) > 0 {
-		fmt.Fprintf(stdout, "  SIGKILL → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
-			cfg.Heartbeat, res.RecoveryP50S, res.RecoveryMaxS, len(res.RecoveryS), res.RecoveryS)
-	}
+	res.WorkerRecovery.print(stdout, "a worker node", cfg.Heartbeat)
+	res.CoordinatorRecovery.print(stdout, "the coordinator's node", cfg.Heartbeat)
 	return cli.ExitOK
 }
 
@@ -140,7 +159,11 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	}
 	res.OneProcessPerS = float64(cfg.Records) / r.Duration.Seconds()
 
-	bc, err := startBenchCluster(dir, cfg)
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: cfg.Nodes, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Monitor: true})
 	if err != nil {
 		return nil, err
 	}
@@ -179,293 +202,22 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	res.WireBytesPerRecord = float64(after.InBytes-before.InBytes) / float64(cfg.Records)
 	res.WireMsgsPerRecord = float64(after.InMsgs-before.InMsgs) / float64(cfg.Records)
 
+	// Kill trials alternate: a worker node, then the coordinator's node.
 	for i := 0; i < cfg.Kills; i++ {
-		fmt.Fprintf(progress, "kill %d of %d ...\n", i+1, cfg.Kills)
-		d, err := bc.killTrial(cfg)
+		coord := i%2 == 1
+		what := map[bool]string{false: "a worker node", true: "the coordinator's node"}[coord]
+		fmt.Fprintf(progress, "kill %d of %d: %s ...\n", i+1, cfg.Kills, what)
+		d, err := killTrial(bc, cfg, coord)
 		if err != nil {
-			return nil, fmt.Errorf("kill trial %d: %w\n%s", i+1, err, bc.logTails(4000))
+			return nil, fmt.Errorf("kill trial %d (%s): %w\n%s", i+1, what, err, bc.logTails(4000))
 		}
-		res.RecoveryS = append(res.RecoveryS, d.Seconds())
-	}
-	if len(res.RecoveryS) > 0 {
-		s := append([]float64(nil), res.RecoveryS...)
-		sort.Float64s(s)
-		res.RecoveryP50S, res.RecoveryMaxS = weir.Quantile(s, 0.5), s[len(s)-1]
+		if coord {
+			res.CoordinatorRecovery.add(d)
+		} else {
+			res.WorkerRecovery.add(d)
+		}
 	}
 	return res, nil
-}
-
-// benchNet is a cluster of node processes as `make cluster` starts it: n1
-// embeds the NATS server (with its HTTP monitoring on, whose /varz counts
-// the bytes on the wire) and the others join it.
-type benchNet struct {
-	dir     string
-	exe     string
-	cfg     clusterBenchConfig
-	url     string // the NATS server in n1
-	monitor string // its monitoring base URL
-	nc      *nats.Conn
-	mu      sync.Mutex
-	nodes   map[string]*exec.Cmd
-}
-
-// startBenchCluster starts the nodes and waits until they all see each other.
-func startBenchCluster(dir string, cfg clusterBenchConfig) (*benchNet, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, err
-	}
-	bc := &benchNet{dir: dir, exe: exe, cfg: cfg, nodes: map[string]*exec.Cmd{},
-		url:     fmt.Sprintf("nats://127.0.0.1:%d", ports[0]),
-		monitor: fmt.Sprintf("http://127.0.0.1:%d", ports[1])}
-	if err := bc.startNode("n1", "--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		"--embed-monitor", fmt.Sprintf("127.0.0.1:%d", ports[1])); err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for bc.nc == nil {
-		if bc.nc, err = nats.Connect(bc.url); err != nil {
-			if time.Now().After(deadline) {
-				bc.stop()
-				return nil, fmt.Errorf("node n1's NATS server at %s: %w", bc.url, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	for i := 2; i <= cfg.Nodes; i++ {
-		if err := bc.startNode(fmt.Sprintf("n%d", i), "--nats", bc.url); err != nil {
-			bc.stop()
-			return nil, err
-		}
-	}
-	if err := bc.waitNodes(cfg.Nodes, 30*time.Second); err != nil {
-		bc.stop()
-		return nil, err
-	}
-	return bc, nil
-}
-
-// freePorts finds n free TCP ports on the loopback address.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// startNode starts one node process with the given connection flags.
-func (bc *benchNet) startNode(id string, conn ...string) error {
-	log, err := os.OpenFile(filepath.Join(bc.dir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	args := append([]string{"start", "--id", id, "--workdir", filepath.Join(bc.dir, id),
-		"--heartbeat-timeout", bc.cfg.Heartbeat.String(), "--log-level", "warn"}, conn...)
-	cmd := exec.Command(bc.exe, args...)
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("start node %s: %w", id, err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	bc.mu.Lock()
-	bc.nodes[id] = cmd
-	bc.mu.Unlock()
-	return nil
-}
-
-// waitNodes waits until n nodes answer the status and each sees all n.
-func (bc *benchNet) waitNodes(n int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if s, err := bc.status(); err == nil && s.allSeeAll(n) {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%d nodes did not all answer within %v", n, within)
-}
-
-// client runs a client command against the cluster.
-func (bc *benchNet) client(args ...string) ([]byte, error) {
-	cmd := exec.Command(bc.exe, append(args, "--nats", bc.url)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.Bytes(), err
-}
-
-// status reads `node status --json`.
-func (bc *benchNet) status() (statusView, error) {
-	var s statusView
-	out, err := exec.Command(bc.exe, "status", "--json", "--wait", "300ms", "--nats", bc.url).Output()
-	if err != nil {
-		return s, err
-	}
-	return s, json.Unmarshal(out, &s)
-}
-
-// varz reads the NATS server's counters from its monitoring endpoint.
-func (bc *benchNet) varz() (*server.Varz, error) {
-	resp, err := http.Get(bc.monitor + "/varz")
-	if err != nil {
-		return nil, fmt.Errorf("NATS monitoring: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("NATS monitoring %s/varz: %s", bc.monitor, resp.Status)
-	}
-	var v server.Varz
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return nil, fmt.Errorf("NATS monitoring %s/varz: %w", bc.monitor, err)
-	}
-	return &v, nil
-}
-
-// killTrial runs keycount until it has checkpoints, SIGKILLs a node that
-// runs its tasks (not its coordinator), and measures the time until data
-// flows again after the restart; then cancels the job and restarts the node.
-func (bc *benchNet) killTrial(cfg clusterBenchConfig) (time.Duration, error) {
-	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
-		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", "n1", "--detach"); err != nil {
-		return 0, fmt.Errorf("submit: %w\n%s", err, out)
-	}
-	var lastData time.Time
-	var mu sync.Mutex
-	sub, err := bc.nc.Subscribe("weir.keycount.data.>", func(*nats.Msg) {
-		mu.Lock()
-		lastData = time.Now()
-		mu.Unlock()
-	})
-	if err != nil {
-		return 0, err
-	}
-	defer sub.Unsubscribe()
-	var victim string
-	var restarts int
-	deadline := time.Now().Add(60 * time.Second)
-	for victim == "" {
-		if time.Now().After(deadline) {
-			return 0, errors.New("no checkpoint with a task on another node within 60s")
-		}
-		time.Sleep(200 * time.Millisecond)
-		s, err := bc.status()
-		if err != nil {
-			continue
-		}
-		for _, j := range s.Jobs {
-			if j.Name != "keycount" || j.State != "running" || len(j.Checkpoints) < 2 {
-				continue
-			}
-			restarts = j.Restarts
-			for _, node := range j.Tasks {
-				if node != j.Coordinator && node != "n1" { // n1 runs the NATS server
-					victim = node
-				}
-			}
-		}
-	}
-	bc.mu.Lock()
-	cmd := bc.nodes[victim]
-	bc.mu.Unlock()
-	killed := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		return 0, err
-	}
-	// Running again: the region restarted and data flows after that.
-	var restartedAt time.Time
-	for restartedAt.IsZero() {
-		if time.Since(killed) > 60*time.Second {
-			return 0, errors.New("the job did not restart within 60s of the kill")
-		}
-		s, err := bc.status()
-		if err == nil {
-			for _, j := range s.Jobs {
-				if j.Name == "keycount" && j.Restarts > restarts {
-					restartedAt = time.Now()
-				}
-			}
-		}
-	}
-	var running time.Time
-	for running.IsZero() {
-		if time.Since(killed) > 90*time.Second {
-			return 0, errors.New("no data after the restart within 90s of the kill")
-		}
-		mu.Lock()
-		if lastData.After(restartedAt.Add(-300 * time.Millisecond)) {
-			running = lastData
-		}
-		mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-	}
-	if out, err := bc.client("cancel", "keycount"); err != nil {
-		return 0, fmt.Errorf("cancel: %w\n%s", err, out)
-	}
-	for {
-		s, err := bc.status()
-		done := err == nil
-		for _, j := range s.Jobs {
-			if j.Name == "keycount" && j.State == "running" {
-				done = false
-			}
-		}
-		if done {
-			break
-		}
-		if time.Since(killed) > 120*time.Second {
-			return 0, errors.New("the job did not end after cancel")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := bc.startNode(victim, "--nats", bc.url); err != nil {
-		return 0, err
-	}
-	if err := bc.waitNodes(bc.cfg.Nodes, 30*time.Second); err != nil {
-		return 0, err
-	}
-	return running.Sub(killed), nil
-}
-
-// logTails is the end of each node's log (at most n bytes of each), for an
-// error report.
-func (bc *benchNet) logTails(n int) string {
-	var b strings.Builder
-	for i := 1; i <= bc.cfg.Nodes; i++ {
-		id := fmt.Sprintf("n%d", i)
-		data, err := os.ReadFile(filepath.Join(bc.dir, id+".log"))
-		if err != nil {
-			fmt.Fprintf(&b, "--- log of %s: %v\n", id, err)
-			continue
-		}
-		if len(data) > n {
-			data = data[len(data)-n:]
-		}
-		fmt.Fprintf(&b, "--- end of %s's log:\n%s\n", id, data)
-	}
-	return b.String()
-}
-
-// stop kills the nodes and the server.
-func (bc *benchNet) stop() {
-	bc.mu.Lock()
-	for _, cmd := range bc.nodes {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-	}
-	bc.mu.Unlock()
-	if bc.nc != nil {
-		bc.nc.Close()
-	}
 }
 
 // statusView is the part of `node status --json` the benchmark reads.
@@ -480,16 +232,19 @@ type statusView struct {
 			BadSeq      uint64 `json:"bad_seq"`
 		} `json:"bad_input"`
 	} `json:"nodes"`
-	Jobs []struct {
-		Name        string            `json:"name"`
-		State       string            `json:"state"`
-		Coordinator string            `json:"coordinator"`
-		Restarts    int               `json:"restarts"`
-		Tasks       map[string]string `json:"tasks"`
-		Checkpoints []struct {
-			ID uint64 `json:"id"`
-		} `json:"checkpoints"`
-	} `json:"jobs"`
+	Jobs []jobStatusView `json:"jobs"`
+}
+
+// jobStatusView is one job in a statusView.
+type jobStatusView struct {
+	Name        string            `json:"name"`
+	State       string            `json:"state"`
+	Coordinator string            `json:"coordinator"`
+	Restarts    int               `json:"restarts"`
+	Tasks       map[string]string `json:"tasks"`
+	Checkpoints []struct {
+		ID uint64 `json:"id"`
+	} `json:"checkpoints"`
 }
 
 // liveNodes are the nodes that answered.
@@ -514,4 +269,152 @@ func (s statusView) allSeeAll(n int) bool {
 		}
 	}
 	return true
+}
+
+// varz reads the NATS server's counters from its monitoring endpoint.
+func (nn *nodeNet) varz() (*server.Varz, error) {
+	resp, err := http.Get(nn.monitor + "/varz")
+	if err != nil {
+		return nil, fmt.Errorf("NATS monitoring: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("NATS monitoring %s/varz: %s", nn.monitor, resp.Status)
+	}
+	var v server.Varz
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return nil, fmt.Errorf("NATS monitoring %s/varz: %w", nn.monitor, err)
+	}
+	return &v, nil
+}
+
+// killTrial runs keycount until it has checkpoints, SIGKILLs the node of
+// its coordinator (coord: n2, since n1 runs the NATS server the cluster
+// needs) or a node that runs tasks for a coordinator on n1, and
+// measures the time from the kill until data flows again after the job is
+// running without the victim (restarted, or taken over by a new
+// coordinator). Then it cancels the job and starts the node again.
+func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool) (time.Duration, error) {
+	coordinator := nodeID(1)
+	if coord {
+		coordinator = nodeID(2)
+	}
+	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
+		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", coordinator, "--detach"); err != nil {
+		return 0, fmt.Errorf("submit: %w\n%s", err, out)
+	}
+	var lastData time.Time
+	var mu sync.Mutex
+	sub, err := bc.nc.Subscribe("weir.keycount.data.>", func(*nats.Msg) {
+		mu.Lock()
+		lastData = time.Now()
+		mu.Unlock()
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Unsubscribe()
+	var before jobStatusView
+	var victim string
+	chosen := func() bool {
+		s, err := bc.status()
+		if err != nil {
+			return false
+		}
+		j, err := s.jobView("keycount")
+		if err != nil || j.State != "running" || len(j.Checkpoints) < 2 {
+			return false
+		}
+		before, victim = j, killVictim(j, coord)
+		return victim != ""
+	}
+	if !poll.Until(60*time.Second, 200*time.Millisecond, chosen) {
+		return 0, fmt.Errorf("no running job with two checkpoints and a node to kill (coordinator kill: %v) within 60s", coord)
+	}
+	killed := time.Now()
+	if err := bc.kill(victim); err != nil {
+		return 0, err
+	}
+	// Running again: a coordinator other than the victim runs the job, none
+	// of its tasks is on the victim, it restarted, and data flows after that.
+	var restartedAt time.Time
+	restarted := func() bool {
+		s, err := bc.status()
+		if err != nil {
+			return false
+		}
+		j, err := s.jobView("keycount")
+		if err != nil || j.State != "running" || j.Coordinator == victim || j.Coordinator == "" {
+			return false
+		}
+		for _, node := range j.Tasks {
+			if node == victim {
+				return false
+			}
+		}
+		if j.Restarts > before.Restarts || j.Coordinator != before.Coordinator {
+			restartedAt = time.Now()
+			return true
+		}
+		return false
+	}
+	if !poll.Until(60*time.Second, 50*time.Millisecond, restarted) {
+		return 0, errors.New("the job did not run again without the victim within 60s of the kill")
+	}
+	var running time.Time
+	flowing := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if lastData.After(restartedAt.Add(-300 * time.Millisecond)) {
+			running = lastData
+		}
+		return !running.IsZero()
+	}
+	if !poll.Until(30*time.Second, 20*time.Millisecond, flowing) {
+		return 0, errors.New("no data within 30s of the restart")
+	}
+	if out, err := bc.client("cancel", "keycount"); err != nil {
+		return 0, fmt.Errorf("cancel: %w\n%s", err, out)
+	}
+	ended := func() bool {
+		s, err := bc.status()
+		if err != nil {
+			return false
+		}
+		j, err := s.jobView("keycount")
+		return errors.Is(err, errNoJob) || j.State != "running"
+	}
+	if !poll.Until(60*time.Second, 100*time.Millisecond, ended) {
+		return 0, errors.New("the job did not end within 60s of the cancel")
+	}
+	if err := bc.startNode(victim); err != nil {
+		return 0, err
+	}
+	if err := bc.waitNodes(bc.opts.Nodes, 30*time.Second); err != nil {
+		return 0, err
+	}
+	return running.Sub(killed), nil
+}
+
+// killVictim is the node a kill trial kills in job j: its coordinator's
+// node (coord), or a node that runs its tasks and is neither the
+// coordinator's nor n1 (the NATS server's); "" when there is none to kill.
+func killVictim(j jobStatusView, coord bool) string {
+	if coord {
+		if j.Coordinator == nodeID(1) {
+			return ""
+		}
+		return j.Coordinator
+	}
+	var nodes []string
+	for _, node := range j.Tasks {
+		if node != j.Coordinator && node != nodeID(1) {
+			nodes = append(nodes, node)
+		}
+	}
+	if len(nodes) == 0 {
+		return ""
+	}
+	sort.Strings(nodes)
+	return nodes[0]
 }

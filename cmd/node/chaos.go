@@ -18,10 +18,11 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// registerChaos adds `node chaos keycount`.
+// registerChaos adds `node chaos keycount`, `node chaos cluster` and `node
+// chaos metamorphic`.
 func registerChaos() {
-	cli.RegisterCommand("chaos", "keycount [flags]",
-		"run keycount under random actor kills for several seeds and modes; verify exactly-once output each time", runChaos)
+	cli.RegisterCommand("chaos", "keycount|cluster|metamorphic [flags]",
+		"keycount: run keycount under random actor kills for several seeds and modes; cluster: SIGKILL a node of a 3-node cluster running keycount, for several seeds; verify exactly-once output each time. metamorphic: run keycount and keysum in every checkpoint mode, parallelism and disturbance and demand the same output", runChaos)
 }
 
 // chaosResult is one chaos run, as `node chaos --json` prints it.
@@ -41,8 +42,14 @@ type chaosResult struct {
 
 // runChaos runs keycount under chaos for each seed and mode and verifies it.
 func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cluster" {
+		return runChaosCluster(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "metamorphic" {
+		return runMetamorphic(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "keycount" {
-		fmt.Fprintf(stderr, "node chaos: want a job: keycount (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node chaos: want keycount, cluster or metamorphic (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	fs := flag.NewFlagSet("node chaos keycount", flag.ContinueOnError)

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/cli"
 	"github.com/weirstream/weir/samples/backpressure"
 	"github.com/weirstream/weir/samples/keycount"
+	"github.com/weirstream/weir/samples/keysum"
 	"github.com/weirstream/weir/samples/wordcount"
 )
 
@@ -23,6 +24,9 @@ func registerSamples() {
 	cli.RegisterJob("wordcount",
 		"word count over generated text (--records lines, 500-word Zipf vocabulary, --seed); prints the top 10 words, or --out writes {word,count} JSON lines",
 		buildWordcount)
+	cli.Register("keysum",
+		"keyed running sum behind a forward and a broadcast edge: record i has key i mod --keys (a multiple of --parallelism); --out (required) writes {key,count,sum} JSON lines",
+		buildKeysum)
 	cli.Register("backpressure",
 		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency",
 		buildBackpressure)
@@ -30,6 +34,12 @@ func registerSamples() {
 
 func buildKeycount(p cli.JobParams) (*weir.Graph, error) {
 	return keycount.Build(keycount.Config{
+		Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
+	})
+}
+
+func buildKeysum(p cli.JobParams) (*weir.Graph, error) {
+	return keysum.Build(keysum.Config{
 		Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
 	})
 }

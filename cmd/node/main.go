@@ -1,4 +1,4 @@
-// Command node is the weir node binary with the sample jobs registered: keycount,
+// Command node is the weir node binary with the sample jobs registered: keycount, keysum,
 // wordcount and backpressure. Run `node help` for its commands and flags.
 package main
 
