@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,29 +21,11 @@ import (
 // clusterDeadline bounds every wait of the cluster tests.
 const clusterDeadline = 90 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for a process's output and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testNode is one `node start` process.
 type testNode struct {
 	id     string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *lockedBuffer
 	exited chan error
 }
 
@@ -112,7 +93,7 @@ func embeddedURL(log string) string {
 func (c *testCluster) startNode(id string, args []string) *testNode {
 	c.t.Helper()
 	all := append([]string{"start", "--id", id, "--workdir", filepath.Join(c.dir, id), "--heartbeat-timeout", "2s"}, args...)
-	n := &testNode{id: id, cmd: exec.Command(c.bin, all...), stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	n := &testNode{id: id, cmd: exec.Command(c.bin, all...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	n.cmd.Stderr = n.stderr
 	if err := n.cmd.Start(); err != nil {
 		c.t.Fatalf("start node %s: %v", id, err)
@@ -139,17 +120,9 @@ func (c *testCluster) stopAll() {
 		_ = n.cmd.Process.Signal(syscall.SIGKILL)
 		<-n.exited
 		if c.t.Failed() {
-			c.t.Logf("stderr of node %s (last 4000 bytes):\n%s", id, tail(n.stderr.String(), 4000))
+			c.t.Logf("stderr of node %s (last 4000 bytes):\n%s", id, lastBytes(n.stderr.String(), 4000))
 		}
 	}
-}
-
-// tail is the end of s.
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }
 
 // client runs a client command (status, submit, cancel, inspect) against the
@@ -171,12 +144,12 @@ func (c *testCluster) client(args ...string) (int, string, string) {
 }
 
 // submitAttached starts `node submit` in the background.
-func (c *testCluster) submitAttached(args ...string) (*exec.Cmd, *syncBuffer, chan error) {
+func (c *testCluster) submitAttached(args ...string) (*exec.Cmd, *lockedBuffer, chan error) {
 	c.t.Helper()
 	args = append(append([]string{"submit"}, args...), "--nats", c.url)
 	args = append(args, c.auth...)
 	cmd := exec.Command(c.bin, args...)
-	out := &syncBuffer{}
+	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -226,7 +199,7 @@ func jobCheckpoints(s statusView, job string) (int, string) {
 }
 
 // waitSubmit waits for an attached submit and returns its output.
-func waitSubmit(t *testing.T, done chan error, out *syncBuffer) error {
+func waitSubmit(t *testing.T, done chan error, out *lockedBuffer) error {
 	t.Helper()
 	select {
 	case err := <-done:

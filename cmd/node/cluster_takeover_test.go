@@ -18,7 +18,7 @@ var fourSlots = []string{"--slots", "4"}
 // runCoordinatedBy starts three 4-slot nodes and submits a keycount of
 // 600,000 records coordinated by coord, attached; it returns once the job
 // has two checkpoints.
-func runCoordinatedBy(t *testing.T, coord string) (*testCluster, string, *syncBuffer, chan error) {
+func runCoordinatedBy(t *testing.T, coord string) (*testCluster, string, *lockedBuffer, chan error) {
 	t.Helper()
 	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, fourSlots, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
@@ -80,7 +80,7 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 		}
 	}
 	if len(took) != 1 || took[0] != 3 {
-		t.Fatalf("the restarted n3 coordinated the job over %v nodes, want once over 3:\n%s", took, tail(n3.stderr.String(), 3000))
+		t.Fatalf("the restarted n3 coordinated the job over %v nodes, want once over 3:\n%s", took, lastBytes(n3.stderr.String(), 3000))
 	}
 	if d := coordinating.Sub(started); d < 2*time.Second {
 		t.Fatalf("the restarted n3 took the job over %v after it started, before it could know the membership (2 s)", d)
@@ -141,10 +141,10 @@ func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 	}
 	verifyKeycount(t, out, n, k100)
 	if log := n1.stderr.String(); !strings.Contains(log, "coordinator abandons the job") {
-		t.Fatalf("the resumed n1 did not abandon the job:\n%s", tail(log, 4000))
+		t.Fatalf("the resumed n1 did not abandon the job:\n%s", lastBytes(log, 4000))
 	}
 	if log := c.nodes[coord].stderr.String(); !strings.Contains(log, `"epoch":2`) {
-		t.Fatalf("the new coordinator %s does not run at epoch 2:\n%s", coord, tail(log, 4000))
+		t.Fatalf("the new coordinator %s does not run at epoch 2:\n%s", coord, lastBytes(log, 4000))
 	}
 	refused := 0
 	for _, node := range c.nodes {

@@ -21,7 +21,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	const n, k = 900000, 100 // about 3 s at 0.01 ms per record and parallelism 3: long enough to watch
 
 	inspect := exec.Command(bin, "inspect", "weir.keycount.>", "--for", "60s", "--nats", c.url)
-	lines := &syncBuffer{}
+	lines := &lockedBuffer{}
 	inspect.Stdout = lines
 	if err := inspect.Start(); err != nil {
 		t.Fatal(err)
@@ -161,14 +161,14 @@ func TestClusterGracefulLeave(t *testing.T) {
 	select {
 	case err := <-n3.exited:
 		if err != nil {
-			t.Fatalf("n3 did not exit cleanly on SIGTERM: %v\n%s", err, tail(n3.stderr.String(), 3000))
+			t.Fatalf("n3 did not exit cleanly on SIGTERM: %v\n%s", err, lastBytes(n3.stderr.String(), 3000))
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("n3 did not exit within 30s of SIGTERM")
 	}
 	delete(c.nodes, "n3")
 	if !strings.Contains(n3.stderr.String(), "node stopped") {
-		t.Fatalf("n3's log does not show a graceful stop:\n%s", tail(n3.stderr.String(), 3000))
+		t.Fatalf("n3's log does not show a graceful stop:\n%s", lastBytes(n3.stderr.String(), 3000))
 	}
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after n3 left: %v\n%s", err, sout.String())
@@ -190,13 +190,13 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 	verifyKeycount(t, out, n600k, k100)
 	logs := c.nodes["n2"].stderr.String()
 	if !strings.Contains(logs, "node restarted") {
-		t.Fatalf("the coordinator did not notice n3's restart:\n%s", tail(logs, 3000))
+		t.Fatalf("the coordinator did not notice n3's restart:\n%s", lastBytes(logs, 3000))
 	}
 }
 
 // runOnCluster starts three nodes and submits a keycount of 600,000 records
 // coordinated by n2, attached; it returns when the job has run.
-func runOnCluster(t *testing.T) (*testCluster, string, *syncBuffer, chan error) {
+func runOnCluster(t *testing.T) (*testCluster, string, *lockedBuffer, chan error) {
 	t.Helper()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")

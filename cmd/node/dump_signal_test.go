@@ -16,7 +16,7 @@ func TestRunPrintsDumpOnSIGUSR1(t *testing.T) {
 	bin := buildNode(t)
 	cmd := exec.Command(bin, "run", "keycount", "--records", "-1", "--sleep-ms", "0.05", "--checkpoint-mode", "none")
 	cmd.Dir = t.TempDir()
-	var stderr syncBuffer
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestRunPrintsDumpOnSIGUSR1(t *testing.T) {
 		return false
 	}
 	if !poll.Until(within, poll.Every, dumped) {
-		t.Fatalf("no dump naming the tasks and channels on stderr within %v:\n%s", within, tail(stderr.String(), 4000))
+		t.Fatalf("no dump naming the tasks and channels on stderr within %v:\n%s", within, lastBytes(stderr.String(), 4000))
 	}
 	select {
 	case err := <-exited:
