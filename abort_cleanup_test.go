@@ -115,12 +115,7 @@ func TestAbortedCheckpointIsDeleted(t *testing.T) {
 		entries, _ := os.ReadDir(chk2)
 		t.Fatalf("the aborted checkpoint's directory is still there with %d entries", len(entries))
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, k); err != nil {
+	if err := keycount.VerifyFile(out, n, k); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package weir_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/weirstream/weir"
@@ -13,12 +12,7 @@ import (
 // of each of k keys, each once and in order.
 func verifyKeycount(t *testing.T, path string, n int64, k int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, k); err != nil {
+	if err := keycount.VerifyFile(path, n, k); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 }

@@ -149,13 +149,7 @@ func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64
 		r.Error = err.Error()
 		return r
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, k); err != nil {
+	if err := keycount.VerifyFile(out, n, k); err != nil {
 		r.Error = err.Error()
 		return r
 	}

@@ -222,12 +222,7 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 	if err := job.wait(); err != nil {
 		return fail("node submit: %v; it said:\n%s", err, lastBytes(job.out.String(), 3000))
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, cfg.Records, cfg.Keys); err != nil {
+	if err := keycount.VerifyFile(out, cfg.Records, cfg.Keys); err != nil {
 		return fail("output is not exactly once: %v", err)
 	}
 	r.OK = true

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -213,12 +212,7 @@ func waitSubmit(t *testing.T, done chan error, out *lockedBuffer) error {
 // verifyKeycount checks the output file holds one uninterrupted run.
 func verifyKeycount(t *testing.T, path string, n int64, k int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := keycount.Verify(f, n, k); err != nil {
+	if err := keycount.VerifyFile(path, n, k); err != nil {
 		t.Fatalf("output is not exactly one run: %v", err)
 	}
 }

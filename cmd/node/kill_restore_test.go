@@ -114,12 +114,7 @@ func TestKillAndRestoreExactlyOnce(t *testing.T) {
 			if err := second.Run(); err != nil {
 				t.Fatalf("restored run: %v\n%s", err, stderr2.String())
 			}
-			f, err := os.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if err := keycount.Verify(f, n, k); err != nil {
+			if err := keycount.VerifyFile(out, n, k); err != nil {
 				t.Fatalf("output after kill and restore: %v", err)
 			}
 			if strings.Contains(stderr2.String(), `"level":"error"`) {

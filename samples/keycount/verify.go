@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Verify checks keycount output for exactly-once, in-order results: every one
@@ -44,4 +45,14 @@ func Verify(r io.Reader, n int64, k int) error {
 		}
 	}
 	return nil
+}
+
+// VerifyFile runs Verify on the output file at path.
+func VerifyFile(path string, n int64, k int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("keycount output: %w", err)
+	}
+	defer f.Close()
+	return Verify(f, n, k)
 }
