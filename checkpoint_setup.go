@@ -74,9 +74,10 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 // continue after every id st holds, restored or not, so no checkpoint is
 // ever overwritten. Restoring a checkpoint abandons the checkpoints after it:
 // they are deleted (each with a log line), since the output they committed
-// is rolled back. A store this process owns alone (a state directory) is
+// is rolled back. A store the run owns (a state directory always; a cluster
+// job's bucket when owns says the caller is its lease-holding coordinator) is
 // also swept of checkpoints that never completed.
-func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, restore string, st store.Store, log zerolog.Logger) (actors.CheckpointOptions, error) {
+func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, restore string, st store.Store, owns bool, log zerolog.Logger) (actors.CheckpointOptions, error) {
 	co.Store = st
 	if restore != "" {
 		m, err := loadManifest(ctx, st, p.Name, restore, log)
@@ -100,8 +101,8 @@ func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, re
 			return co, fmt.Errorf("restore %s: %w", restore, err)
 		}
 	}
-	if _, exclusive := st.(*store.Local); exclusive {
-		// Nothing writes to a state directory before its run starts.
+	if _, local := st.(*store.Local); local || owns {
+		// Nothing else writes the job's checkpoints before its run starts.
 		if err := sweep(ctx, st, p.Name, first, log); err != nil {
 			return co, err
 		}
@@ -167,7 +168,7 @@ func RuntimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store)
 		return rt, err
 	}
 	if co.Enabled() {
-		if co, err = withStore(ctx, p, co, cfg.Restore, st, cfg.Logger); err != nil {
+		if co, err = withStore(ctx, p, co, cfg.Restore, st, cfg.OwnsStore, cfg.Logger); err != nil {
 			if l, ok := st.(*store.Local); ok {
 				return rt, fmt.Errorf("state dir %s: %w", l.Dir(), err)
 			}

@@ -133,8 +133,13 @@ func (s *setupStore) setup(restore string) (actors.CheckpointOptions, string, er
 }
 
 func (s *setupStore) setupFor(p *plan.Job, restore string) (actors.CheckpointOptions, string, error) {
+	return s.setupOwned(p, restore, false)
+}
+
+// setupOwned runs withStore as the store's one writer (owns) or not.
+func (s *setupStore) setupOwned(p *plan.Job, restore string, owns bool) (actors.CheckpointOptions, string, error) {
 	var log bytes.Buffer
-	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, restore, s.st, zerolog.New(&log))
+	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, restore, s.st, owns, zerolog.New(&log))
 	return co, log.String(), err
 }
 
@@ -185,6 +190,33 @@ func TestFreshStartSweepsCheckpointsWithoutValidManifest(t *testing.T) {
 	}
 	if !strings.Contains(log, `"checkpoints":[3,6]`) {
 		t.Fatalf("no log of the incomplete checkpoints deleted:\n%s", log)
+	}
+}
+
+// TestOwnedJetStreamStoreIsSwept: a shared store (a cluster job's JetStream
+// bucket) is swept of checkpoints that never completed only by its owner, the
+// coordinator holding the job's lease; any other caller leaves them.
+func TestOwnedJetStreamStoreIsSwept(t *testing.T) {
+	s := newJetStreamSetupStore(t)
+	s.commit(2)
+	s.blob(3) // aborted, or interrupted by the coordinator's death
+	if _, _, err := s.setupOwned(setupPlan(), "", false); err != nil {
+		t.Fatal(err)
+	}
+	left, err := s.st.(store.UncommittedLister).Uncommitted(s.ctx(), "j")
+	if err != nil || !slices.Equal(left, []uint64{3}) {
+		t.Fatalf("a caller that does not own the store left %v (%v), want [3] untouched", left, err)
+	}
+	co, log, err := s.setupOwned(setupPlan(), "latest", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co.Restore == nil || co.Restore.CheckpointID != 2 || co.FirstID != 4 {
+		t.Fatalf("owner restored %v with FirstID %d; want 2 and 4", co.Restore, co.FirstID)
+	}
+	s.wantList(2)
+	if !strings.Contains(log, `"checkpoints":[3]`) {
+		t.Fatalf("no log of the incomplete checkpoint deleted:\n%s", log)
 	}
 }
 

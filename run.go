@@ -34,6 +34,12 @@ type RunConfig struct {
 	// Supervision says how failed regions restart (with checkpoints); the zero
 	// value takes DefaultSupervision.
 	Supervision *SupervisionConfig
+	// OwnsStore says this run is the only writer of the job's checkpoints in
+	// its store, so checkpoints that never completed (no valid manifest) are
+	// deleted before it starts. A local state directory is always owned by
+	// its run; a cluster coordinator owns the job's bucket while it holds the
+	// job's lease (fenced coordinators write nothing the nodes accept).
+	OwnsStore bool
 }
 
 // RunOption configures Run.

@@ -120,7 +120,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	if err := a.endPart(name); err != nil {
 		return err
 	}
-	rt, err := a.runtimeFor(spec, p, restore)
+	rt, err := a.runtimeFor(spec, p, restore, true)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}

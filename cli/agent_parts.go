@@ -87,7 +87,7 @@ func (a *agent) buildJob(name string, args []string) (*jobSpec, *plan.Job, error
 }
 
 // runtimeFor is the runtime configuration of a job's part on this node.
-func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.Options, error) {
+func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string, coordinator bool) (actors.Options, error) {
 	st, err := a.jobStore()
 	if err != nil {
 		return actors.Options{}, err
@@ -100,6 +100,9 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string) (actors.O
 		cfg.Runtime.BatchSize = clusterBatchSize
 	}
 	cfg.Restore = restore
+	// The coordinator, holding the job's lease, is the one writer of its
+	// checkpoints: it deletes those that never completed.
+	cfg.OwnsStore = coordinator
 	cfg.Duration = 0 // the coordinator ends the sources
 	// Checkpoints skipped as corrupt or deleted by a restore are logged.
 	cfg.Logger = a.log.With().Str("job", p.Name).Logger()
@@ -128,7 +131,7 @@ func (a *agent) prepare(req nodeCmd) error {
 	if err := a.endPart(req.Job); err != nil {
 		return err
 	}
-	rt, err := a.runtimeFor(spec, p, "")
+	rt, err := a.runtimeFor(spec, p, "", false)
 	if err != nil {
 		return fmt.Errorf("node %s: job %s: %w", a.cfg.ID, req.Job, err)
 	}
