@@ -32,6 +32,9 @@ type task struct {
 	in  inputs
 	out outputs
 
+	probe *mailbox.Probe // priority or system messages waiting: yield between parts
+	parts partSizer      // records per operator call
+
 	aligner *barriers.Aligner
 	ckpt    *taskCheckpoint
 	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
@@ -56,6 +59,19 @@ func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manife
 	name := taskName(op, instance)
 	return &task{job: j, op: op, instance: instance, gen: gen, name: name, restoreFrom: restore,
 		log: j.log.With().Str("task", name).Logger()}
+}
+
+// taskProps are the props for spawning one task: its mailbox's probe is
+// shared with every incarnation the producer makes, so a task can yield to
+// priority messages between the records of a buffer.
+func taskProps(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *actor.Props {
+	probe := &mailbox.Probe{}
+	return actor.PropsFromProducer(func() actor.Actor {
+		t := newTask(j, op, instance, gen, restore)
+		t.probe = probe
+		return t
+	}, actor.WithMailbox(mailbox.New(mailbox.WithProbe(probe))), actor.WithDispatcher(j.node.dispatcher),
+		actor.WithSupervisor(escalateStrategy{}))
 }
 
 // Receive handles the task's messages.
@@ -221,7 +237,11 @@ func (t *task) pump(ctx actor.Context) {
 			t.readSource(ctx)
 			continue
 		}
-		if !t.in.processNext(ctx, t) {
+		progress, yielded := t.in.processNext(ctx, t)
+		if yielded {
+			break // answer the waiting messages, then go on
+		}
+		if !progress {
 			if t.in.allEnded() {
 				t.finish(ctx)
 			}
