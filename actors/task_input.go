@@ -107,17 +107,16 @@ func (in *inputs) take(t *task, i int) bool {
 
 // finishBuffer ends input i's current buffer, processed to its last record:
 // a delivered one is acknowledged to its channel, and an aligned barrier
-// waiting behind it may now be handled.
+// waiting behind it (and behind restored channel state) may now be handled.
 func (in *inputs) finishBuffer(ctx actor.Context, t *task, i int) {
 	c := in.chans[i]
 	b, replayed := c.cur, c.curReplay
 	c.cur, c.curDone, c.curReplay = nil, 0, false
-	if replayed {
-		return
+	if !replayed {
+		c.last = b.Seq
+		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
 	}
-	c.last = b.Seq
-	ctx.Send(c.pid, &ackMsg{seq: b.Seq})
-	if len(c.pending) == 0 && c.barrier != nil {
+	if c.barrier != nil {
 		t.handleInOrderBarrier(ctx, i)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/poll"
@@ -38,21 +40,22 @@ func (s *seekSource) Read(max int, out plan.Output) (int, bool, error) {
 	return k, s.next >= s.n, nil
 }
 
-// gate paces a gatedCounter: each record from value from on waits for a
-// token, until the gate is opened for good.
+// gate paces a gatedCounter: each record of a value in [from, to) waits for
+// a token, until the gate is opened for good.
 type gate struct {
 	from   int64
+	to     int64
 	tokens chan struct{}
 	open   chan struct{}
 	once   sync.Once
 }
 
-func newGate(from int64) *gate {
-	return &gate{from: from, tokens: make(chan struct{}), open: make(chan struct{})}
+func newGate(from, to int64) *gate {
+	return &gate{from: from, to: to, tokens: make(chan struct{}), open: make(chan struct{})}
 }
 
 func (g *gate) pass(v int64) {
-	if g == nil || v < g.from {
+	if g == nil || v < g.from || v >= g.to {
 		return
 	}
 	select {
@@ -161,9 +164,16 @@ func TestBarrierInterruptsSlowBufferBetweenRecords(t *testing.T) {
 	defer st.Close()
 	opts := Options{BatchSize: batch, ChannelCapacity: 4, FlushInterval: time.Millisecond,
 		Checkpoint: CheckpointOptions{Mode: barriers.Unaligned, Interval: time.Hour, Timeout: time.Minute, Retain: 2, Store: st}}
-	node := startNode(t)
+	var log lockedLog
+	node := NewNode(zerolog.New(&log).Level(zerolog.DebugLevel))
+	defer node.Shutdown()
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", log.String())
+		}
+	}()
 
-	g := newGate(10)
+	g := newGate(10, n)
 	defer g.release()
 	var counter atomic.Pointer[gatedCounter]
 	j, err := node.Submit(gatedPlan(n, g, &counter), opts)
@@ -219,14 +229,23 @@ func TestBarrierInterruptsSlowBufferBetweenRecords(t *testing.T) {
 	}
 	t.Logf("stop checkpoint %d: snapshot after %d records, channel state %d records, source offset %d", m.CheckpointID, at, channelRecords, offset)
 
-	// Restore: the remainder replays first, the source goes on from its offset.
+	// Restore: the channel state replays first, the source goes on from its
+	// offset (the end: the final checkpoint is triggered at once). The first
+	// 500 replayed records are paced, so the final checkpoint's in-order
+	// barrier arrives while the counter replays, in parts; it must be
+	// handled once the replay is done.
 	ropts := opts
 	ropts.Checkpoint.Restore = m
-	j2, err := node.Submit(gatedPlan(n, nil, &counter), ropts)
+	g2 := newGate(at, at+500)
+	defer g2.release()
+	go g2.feed(time.Millisecond)
+	j2, err := node.Submit(gatedPlan(n, g2, &counter), ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := waitJob(t, j2); err != nil {
+	err = waitJob(t, j2)
+	g2.release()
+	if err != nil {
 		t.Fatalf("restored job failed: %v", err)
 	}
 	var bad []string
