@@ -194,6 +194,8 @@ func (t *task) takeSnapshot(id uint64) {
 			// the task's goroutine, so it is never recycled.
 			c.cur.captured = true
 			t.capture(i, r)
+			t.log.Debug().Uint64("checkpoint", id).Int("input", i).Uint64("seq", r.Seq).Int("records", r.Records.Len()).
+				Msg("rest of a buffer in progress joins the channel state")
 		}
 		for _, b := range c.replay {
 			t.capture(i, b)
