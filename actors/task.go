@@ -235,6 +235,9 @@ func (t *task) pump(ctx actor.Context) {
 				return
 			}
 			t.readSource(ctx)
+			if t.probe.Waiting() {
+				break // answer the waiting messages, then read on
+			}
 			continue
 		}
 		progress, yielded := t.in.processNext(ctx, t)
@@ -251,10 +254,15 @@ func (t *task) pump(ctx actor.Context) {
 	t.schedulePump(ctx)
 }
 
-// readSource reads one batch from the source into the outputs.
+// readSource reads up to a batch from the source into the outputs, as many
+// records as the part sizer allows, so a trigger or a stop waits for about
+// one part of a slow source's batch, not all of it.
 func (t *task) readSource(ctx actor.Context) {
 	t.out.ctx = ctx
-	n, done, err := t.src.Read(t.job.opts.BatchSize, &t.out)
+	want := t.parts.size(t.job.opts.BatchSize)
+	began := time.Now()
+	n, done, err := t.src.Read(want, &t.out)
+	t.parts.observe(max(n, 1), time.Since(began))
 	if err != nil {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}

@@ -22,7 +22,11 @@ import (
 // seekSource emits the int64 values below n that are instance modulo its
 // parallelism, and can be rewound, so a job can be restored. Its offset is
 // the number of values it has emitted.
-type seekSource struct{ n, next, inst, p int64 }
+// With a gate, each value waits for it.
+type seekSource struct {
+	n, next, inst, p int64
+	gate             *gate
+}
 
 func (s *seekSource) Open(info plan.TaskInfo) error {
 	s.inst, s.p = int64(info.Instance), int64(info.Parallelism)
@@ -40,6 +44,7 @@ func (s *seekSource) SeekTo(o int64) error {
 func (s *seekSource) Read(max int, out plan.Output) (int, bool, error) {
 	k := 0
 	for ; k < max && s.inst+s.next*s.p < s.n; k++ {
+		s.gate.pass(s.inst + s.next*s.p)
 		emit(out, s.inst+s.next*s.p)
 		s.next++
 	}
@@ -49,11 +54,12 @@ func (s *seekSource) Read(max int, out plan.Output) (int, bool, error) {
 // gate paces a gatedCounter: each record of a value in [from, to) waits for
 // a token, until the gate is opened for good.
 type gate struct {
-	from   int64
-	to     int64
-	tokens chan struct{}
-	open   chan struct{}
-	once   sync.Once
+	from    int64
+	to      int64
+	blocked atomic.Int64 // 1 + the last value that waited for a token
+	tokens  chan struct{}
+	open    chan struct{}
+	once    sync.Once
 }
 
 func newGate(from, to int64) *gate {
@@ -64,6 +70,7 @@ func (g *gate) pass(v int64) {
 	if g == nil || v < g.from || v >= g.to {
 		return
 	}
+	g.blocked.Store(v + 1)
 	select {
 	case <-g.tokens:
 	case <-g.open:
@@ -145,8 +152,13 @@ func (c *gatedCounter) RestoreState(s plan.Snapshot) error {
 // (an input per source) → sink; counter receives the counter instance the
 // job makes.
 func counterPlan(name string, srcP int, n int64, g *gate, slowEvery int64, counter *atomic.Pointer[gatedCounter]) *plan.Job {
+	return gatedPlan(name, srcP, n, nil, g, slowEvery, counter)
+}
+
+// gatedPlan is counterPlan with the sources' values gated by srcGate.
+func gatedPlan(name string, srcP int, n int64, srcGate, g *gate, slowEvery int64, counter *atomic.Pointer[gatedCounter]) *plan.Job {
 	b := newPlan(name)
-	src := b.op("src", plan.KindSource, srcP, func(int) (plan.Instance, error) { return &seekSource{n: n}, nil })
+	src := b.op("src", plan.KindSource, srcP, func(int) (plan.Instance, error) { return &seekSource{n: n, gate: srcGate}, nil })
 	mid := b.op("count", plan.KindTransform, 1, func(int) (plan.Instance, error) {
 		c := newGatedCounter(n, g)
 		c.slowEvery = slowEvery
@@ -159,45 +171,29 @@ func counterPlan(name string, srcP int, n int64, g *gate, slowEvery int64, count
 	return b.job
 }
 
-// TestBarrierInterruptsSlowBufferBetweenRecords stops a job (an unaligned
-// stop checkpoint) while its counter is in the middle of a buffer whose
-// records each take a while. The task must answer the barrier between two
-// records: the checkpoint completes with the counter's snapshot inside the
-// first buffer and the rest of that buffer as channel state, and a job
-// restored from it counts every value exactly once. Before, the barrier waited
-// until the counter had worked through the whole buffer (and more).
-func TestBarrierInterruptsSlowBufferBetweenRecords(t *testing.T) {
-	const batch = 2048
-	const n = 2 * batch
+// stopBatch is the batch size of the stop tests: a batch of slow records
+// takes seconds.
+const stopBatch = 2048
+
+// stopOptions are the options of the stop tests: unaligned checkpoints into a
+// fresh local store, none but the stop checkpoint.
+func stopOptions(t *testing.T) (*store.Local, Options) {
+	t.Helper()
 	st, err := store.NewLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	opts := Options{BatchSize: batch, ChannelCapacity: 4, FlushInterval: time.Millisecond,
+	t.Cleanup(func() { st.Close() })
+	return st, Options{BatchSize: stopBatch, ChannelCapacity: 4, FlushInterval: time.Millisecond,
 		Checkpoint: CheckpointOptions{Mode: barriers.Unaligned, Interval: time.Hour, Timeout: time.Minute, Retain: 2, Store: st}}
-	var log lockedLog
-	node := NewNode(zerolog.New(&log).Level(zerolog.DebugLevel))
-	defer node.Shutdown()
-	defer func() {
-		if t.Failed() {
-			t.Logf("log:\n%s", log.String())
-		}
-	}()
+}
 
-	g := newGate(10, n)
-	defer g.release()
-	var counter atomic.Pointer[gatedCounter]
-	j, err := node.Submit(counterPlan("interrupt", 1, n, g, 0, &counter), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Let the counter into its first buffer, then stop the job while it waits
-	// for the next token; the feeder then paces it at one record per tick.
-	if !poll.Until(flowDeadline, poll.Every, func() bool { c := counter.Load(); return c != nil && c.processed.Load() == 10 }) {
-		t.Fatal("the counter did not start its first buffer")
-	}
-	j.Stop("test stops mid-buffer")
+// stopPaced stops job j while g holds one of its operators, then paces g at
+// one record per millisecond until the job has its stop checkpoint or ends,
+// opens g, and checks the job stopped well with its stop checkpoint.
+func stopPaced(t *testing.T, j *Job, g *gate, reason string) {
+	t.Helper()
+	j.Stop(reason)
 	go g.feed(time.Millisecond)
 	ended := func() bool {
 		select {
@@ -220,9 +216,43 @@ func TestBarrierInterruptsSlowBufferBetweenRecords(t *testing.T) {
 	case <-time.After(flowDeadline):
 		t.Fatal("the stopped job's actors did not go")
 	}
+}
+
+// TestBarrierInterruptsSlowBufferBetweenRecords stops a job (an unaligned
+// stop checkpoint) while its counter is in the middle of a buffer whose
+// records each take a while. The task must answer the barrier between two
+// records: the checkpoint completes with the counter's snapshot inside the
+// first buffer and the rest of that buffer as channel state, and a job
+// restored from it counts every value exactly once. Before, the barrier waited
+// until the counter had worked through the whole buffer (and more).
+func TestBarrierInterruptsSlowBufferBetweenRecords(t *testing.T) {
+	const n = 2 * stopBatch
+	st, opts := stopOptions(t)
+	var log lockedLog
+	node := NewNode(zerolog.New(&log).Level(zerolog.DebugLevel))
+	defer node.Shutdown()
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", log.String())
+		}
+	}()
+
+	g := newGate(10, n)
+	defer g.release()
+	var counter atomic.Pointer[gatedCounter]
+	j, err := node.Submit(counterPlan("interrupt", 1, n, g, 0, &counter), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Let the counter into its first buffer, then stop the job while it waits
+	// for the next token; the feeder then paces it at one record per tick.
+	if !poll.Until(flowDeadline, poll.Every, func() bool { c := counter.Load(); return c != nil && c.processed.Load() == 10 }) {
+		t.Fatal("the counter did not start its first buffer")
+	}
+	stopPaced(t, j, g, "test stops mid-buffer")
 	at := counter.Load().snapAt.Load()
-	if at < 10 || at >= batch {
-		t.Fatalf("the stop checkpoint's snapshot holds %d processed records; want it inside the first buffer [10, %d): the barrier waited behind the buffer", at, batch)
+	if at < 10 || at >= stopBatch {
+		t.Fatalf("the stop checkpoint's snapshot holds %d processed records; want it inside the first buffer [10, %d): the barrier waited behind the buffer", at, stopBatch)
 	}
 
 	m, err := st.Latest(context.Background(), "interrupt")
@@ -364,4 +394,57 @@ func TestUnalignedCheckpointsMidBufferRestoreExactlyOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStopInterruptsSlowSourceBetweenRecords stops a job whose source takes
+// a while for each record. The source must take the stop checkpoint's
+// trigger after the record it is reading, not after a whole batch: the stop
+// checkpoint completes with the source's offset inside its first batch, and
+// the restored job counts every value exactly once. Before, the trigger
+// waited for the source's whole Read of a batch and the job stopped without
+// its stop checkpoint.
+func TestStopInterruptsSlowSourceBetweenRecords(t *testing.T) {
+	const n = 2 * stopBatch
+	st, opts := stopOptions(t)
+	node := startNode(t)
+	g := newGate(10, n)
+	defer g.release()
+	var counter atomic.Pointer[gatedCounter]
+	j, err := node.Submit(gatedPlan("slow-source", 1, n, g, nil, 0, &counter), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop the job while the source waits inside a Read for value 10.
+	if !poll.Until(flowDeadline, poll.Every, func() bool { return g.blocked.Load() == 11 }) {
+		t.Fatal("the source did not reach value 10")
+	}
+	stopPaced(t, j, g, "test stops a slow source")
+	m, err := st.Latest(context.Background(), "slow-source")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offset int64 = -1
+	for _, ts := range m.Tasks {
+		if ts.Operator == "src" {
+			offset = ts.SourceOffset
+		}
+	}
+	if offset < 10 || offset >= stopBatch {
+		t.Fatalf("stop checkpoint %d has source offset %d; want it inside the first batch [10, %d)", m.CheckpointID, offset, stopBatch)
+	}
+	ropts := opts
+	ropts.Checkpoint.Restore = m
+	j2, err := node.Submit(counterPlan("slow-source", 1, n, nil, 0, &counter), ropts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := waitJob(t, j2); err != nil {
+		t.Fatalf("restored job failed: %v", err)
+	}
+	for v, k := range counter.Load().seen {
+		if k != 1 {
+			t.Fatalf("restored from the stop checkpoint (offset %d): value %d counted %d times, want once", offset, v, k)
+		}
+	}
+	t.Logf("stop checkpoint %d at source offset %d", m.CheckpointID, offset)
 }
