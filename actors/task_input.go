@@ -139,8 +139,7 @@ func (c *inChannel) remainder() *Buffer {
 // after its last part unless a checkpoint captured it. It returns false when
 // a priority or system message is waiting after a part: the remainder stays
 // current, before anything else on that input, and the task answers the
-// message first. With nothing waiting, or a fast operator, a buffer takes
-// one call.
+// message first. A fast operator gets a whole buffer in one call.
 func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 	t.out.ctx = ctx
 	t.noteResumed(ctx)
