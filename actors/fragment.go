@@ -178,8 +178,7 @@ func (f *fragment) spawn(ctx actor.Context, m *spawnTaskMsg) {
 		return
 	}
 	op := p.Operators[m.op]
-	props := actor.PropsFromProducer(func() actor.Actor { return newTask(f.job, op, m.instance, m.gen, m.manifest) },
-		actor.WithMailbox(mailbox.New()), actor.WithDispatcher(f.job.node.dispatcher), actor.WithSupervisor(escalateStrategy{}))
+	props := taskProps(f.job, op, m.instance, m.gen, m.manifest)
 	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, m.instance))
 	if err != nil {
 		f.toCoordinator(ctx, &taskFailedMsg{who: actor.NewPID(ctx.Self().Address, ctx.Self().Id+fmt.Sprintf("/%s-%d", op.Name, m.instance)),

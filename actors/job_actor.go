@@ -8,7 +8,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -194,9 +193,7 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 			return err
 		}
 	} else {
-		props := actor.PropsFromProducer(func() actor.Actor { return newTask(a.job, op, i, gen, m) },
-			actor.WithMailbox(mailbox.New()), actor.WithDispatcher(a.job.node.dispatcher),
-			actor.WithSupervisor(escalateStrategy{}))
+		props := taskProps(a.job, op, i, gen, m)
 		if pid, err = ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i)); err != nil {
 			return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)
 		}

@@ -32,6 +32,9 @@ type task struct {
 	in  inputs
 	out outputs
 
+	probe *mailbox.Probe // priority or system messages waiting: yield between parts
+	parts partSizer      // records per operator call
+
 	aligner *barriers.Aligner
 	ckpt    *taskCheckpoint
 	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
@@ -56,6 +59,19 @@ func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manife
 	name := taskName(op, instance)
 	return &task{job: j, op: op, instance: instance, gen: gen, name: name, restoreFrom: restore,
 		log: j.log.With().Str("task", name).Logger()}
+}
+
+// taskProps are the props for spawning one task: its mailbox's probe is
+// shared with every incarnation the producer makes, so a task can yield to
+// priority messages between the records of a buffer.
+func taskProps(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *actor.Props {
+	probe := &mailbox.Probe{}
+	return actor.PropsFromProducer(func() actor.Actor {
+		t := newTask(j, op, instance, gen, restore)
+		t.probe = probe
+		return t
+	}, actor.WithMailbox(mailbox.New(mailbox.WithProbe(probe))), actor.WithDispatcher(j.node.dispatcher),
+		actor.WithSupervisor(escalateStrategy{}))
 }
 
 // Receive handles the task's messages.
@@ -223,9 +239,16 @@ func (t *task) pump(ctx actor.Context) {
 				return
 			}
 			t.readSource(ctx)
+			if t.probe.Waiting() {
+				break // answer the waiting messages, then read on
+			}
 			continue
 		}
-		if !t.in.processNext(ctx, t) {
+		progress, yielded := t.in.processNext(ctx, t)
+		if yielded {
+			break // answer the waiting messages, then go on
+		}
+		if !progress {
 			if t.in.allEnded() {
 				t.finish(ctx)
 			}
@@ -235,10 +258,15 @@ func (t *task) pump(ctx actor.Context) {
 	t.schedulePump(ctx)
 }
 
-// readSource reads one batch from the source into the outputs.
+// readSource reads up to a batch from the source into the outputs, as many
+// records as the part sizer allows, so a trigger or a stop waits for about
+// one part of a slow source's batch, not all of it.
 func (t *task) readSource(ctx actor.Context) {
 	t.out.ctx = ctx
-	n, done, err := t.src.Read(t.job.opts.BatchSize, &t.out)
+	want := t.parts.size(t.job.opts.BatchSize)
+	began := time.Now()
+	n, done, err := t.src.Read(want, &t.out)
+	t.parts.observe(max(n, 1), time.Since(began))
 	if err != nil {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}

@@ -172,7 +172,8 @@ func (t *task) stopTimers() {
 }
 
 // takeSnapshot captures operator state and source offset for checkpoint id.
-// Restored channel state not yet replayed belongs to the new checkpoint first.
+// The unprocessed rest of a buffer in progress, then restored channel state
+// not yet replayed, belong to the new checkpoint's channel state first.
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
 	if st, ok := t.inst.(plan.Stateful); ok {
@@ -187,6 +188,15 @@ func (t *task) takeSnapshot(id uint64) {
 	}
 	t.ckpt = ck
 	for i, c := range t.in.chans {
+		if r := c.remainder(); r != nil {
+			// A buffer processed in part: the snapshot holds its processed
+			// records, the channel state the rest. Its batch is encoded off
+			// the task's goroutine, so it is never recycled.
+			c.cur.captured = true
+			t.capture(i, r)
+			t.log.Debug().Uint64("checkpoint", id).Int("input", i).Uint64("seq", r.Seq).Int("records", r.Records.Len()).
+				Msg("rest of a buffer in progress joins the channel state")
+		}
 		for _, b := range c.replay {
 			t.capture(i, b)
 		}

@@ -2,8 +2,11 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/internal/plan"
 )
 
 // inChannel is a consumer's end of one channel.
@@ -13,7 +16,13 @@ type inChannel struct {
 	replay    []*Buffer // restored channel state, processed before any new input
 	pending   []*Buffer // delivered, not yet processed
 	last      uint64    // seq of the last processed buffer
-	eos       bool      // the channel has ended (after pending)
+	// cur is the buffer being processed, possibly in parts: curDone of its
+	// records are processed, and the rest comes before anything else on this
+	// input. curReplay says it came from replay.
+	cur       *Buffer
+	curDone   int
+	curReplay bool
+	eos       bool // the channel has ended (after pending)
 	// barrier is an aligned barrier delivered behind pending; it is handled
 	// once pending is processed.
 	barrier *barrierInOrderMsg
@@ -45,64 +54,113 @@ func (in *inputs) end(input int) {
 // allEnded reports whether every input has ended and been drained.
 func (in *inputs) allEnded() bool {
 	for _, c := range in.chans {
-		if !c.eos || len(c.pending) > 0 || len(c.replay) > 0 {
+		if !c.eos || c.cur != nil || len(c.pending) > 0 || len(c.replay) > 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// processNext processes one pending buffer, round robin over the inputs. It
-// returns false when no input has a buffer waiting.
-func (in *inputs) processNext(ctx actor.Context, t *task) bool {
+// processNext processes one buffer, round robin over the inputs, or goes on
+// with the one an input has in progress. progress is false when no input has
+// a buffer waiting; yielded is true when a priority or system message
+// interrupted the buffer between two parts (its remainder goes on next).
+func (in *inputs) processNext(ctx actor.Context, t *task) (progress, yielded bool) {
 	n := len(in.chans)
 	for k := 0; k < n; k++ {
 		i := (in.next + k) % n
 		c := in.chans[i]
-		if len(c.replay) > 0 {
-			in.next = (i + 1) % n
-			b := c.replay[0]
-			c.replay[0] = nil
-			c.replay = c.replay[1:]
-			t.process(ctx, c, b)
-			// An in-order barrier with no new data before it can arrive
-			// while the replay runs: hand it over when the replay ends.
-			t.handleInOrderBarrier(ctx, i)
-			return true
-		}
-		if len(c.pending) == 0 {
+		if c.cur == nil && !in.take(t, i) {
 			continue
 		}
-		in.next = (i + 1) % n
-		b := c.pending[0]
-		c.pending[0] = nil
-		c.pending = c.pending[1:]
-		t.captureIfNeeded(i, b)
-		t.process(ctx, c, b)
-		c.last = b.Seq
-		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
-		if len(c.pending) == 0 && c.barrier != nil {
-			t.handleInOrderBarrier(ctx, i)
+		if !t.processParts(ctx, c) {
+			in.next = i
+			return true, true
 		}
-		return true
+		in.next = (i + 1) % n
+		in.finishBuffer(ctx, t, i)
+		return true, false
 	}
-	return false
+	return false, false
 }
 
-// process hands one buffer to the operator.
-func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
+// take makes the next buffer of input i current: restored channel state
+// first, then delivered buffers. It returns false when there is none.
+func (in *inputs) take(t *task, i int) bool {
+	c := in.chans[i]
+	switch {
+	case len(c.replay) > 0:
+		c.cur, c.curReplay = c.replay[0], true
+		c.replay[0] = nil
+		c.replay = c.replay[1:]
+	case len(c.pending) > 0:
+		c.cur, c.curReplay = c.pending[0], false
+		c.pending[0] = nil
+		c.pending = c.pending[1:]
+		t.captureIfNeeded(i, c.cur)
+	default:
+		return false
+	}
+	c.curDone = 0
+	return true
+}
+
+// finishBuffer ends input i's current buffer, processed to its last record:
+// a delivered one is acknowledged to its channel, and an aligned barrier
+// waiting behind it (and behind restored channel state) may now be handled.
+func (in *inputs) finishBuffer(ctx actor.Context, t *task, i int) {
+	c := in.chans[i]
+	b, replayed := c.cur, c.curReplay
+	c.cur, c.curDone, c.curReplay = nil, 0, false
+	if !replayed {
+		c.last = b.Seq
+		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
+	}
+	if c.barrier != nil {
+		t.handleInOrderBarrier(ctx, i)
+	}
+}
+
+// remainder is the unprocessed rest of input c's current buffer, nil if it
+// has none: the same seq, the records from curDone on, sharing the storage.
+func (c *inChannel) remainder() *Buffer {
+	if c.cur == nil {
+		return nil
+	}
+	recs := c.cur.Records
+	if c.curDone > 0 {
+		recs = recs.Slice(c.curDone, recs.Len())
+	}
+	return &Buffer{Seq: c.cur.Seq, Records: recs}
+}
+
+// processParts hands input c's current buffer to the operator from record
+// curDone on, in parts the task's partSizer sizes, and recycles the batch
+// after its last part unless a checkpoint captured it. It returns false when
+// a priority or system message is waiting after a part: the remainder stays
+// current, before anything else on that input, and the task answers the
+// message first. A fast operator gets a whole buffer in one call.
+func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 	t.out.ctx = ctx
 	t.noteResumed(ctx)
-	switch {
-	case t.tr != nil:
-		if err := t.tr.Process(c.edgeIndex, b.Records, &t.out); err != nil {
-			t.fail(fmt.Errorf("process: %w", err))
+	b := c.cur
+	n := b.Records.Len()
+	if n == 0 {
+		t.callOperator(c.edgeIndex, b.Records)
+	}
+	for c.curDone < n {
+		take := t.parts.size(n - c.curDone)
+		recs := b.Records
+		if take < n {
+			recs = recs.Slice(c.curDone, c.curDone+take)
 		}
-	case t.sink != nil:
-		if err := t.sink.Write(b.Records); err != nil {
-			t.fail(fmt.Errorf("write: %w", err))
+		began := time.Now()
+		t.callOperator(c.edgeIndex, recs)
+		t.parts.observe(take, time.Since(began))
+		c.curDone += take
+		if c.curDone < n && t.probe.Waiting() {
+			return false
 		}
-		t.job.Metrics.RecordsOut.Add(int64(b.Records.Len()))
 	}
 	// The operator is done with the batch; unless a checkpoint still has to
 	// encode it, its producer may fill it again.
@@ -111,13 +169,29 @@ func (t *task) process(ctx actor.Context, c *inChannel, b *Buffer) {
 			recycle(b.Records)
 		}
 	}
+	return true
+}
+
+// callOperator hands records of input edge edgeIndex to the operator.
+func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
+	switch {
+	case t.tr != nil:
+		if err := t.tr.Process(edgeIndex, recs, &t.out); err != nil {
+			t.fail(fmt.Errorf("process: %w", err))
+		}
+	case t.sink != nil:
+		if err := t.sink.Write(recs); err != nil {
+			t.fail(fmt.Errorf("write: %w", err))
+		}
+		t.job.Metrics.RecordsOut.Add(int64(recs.Len()))
+	}
 }
 
 // handleInOrderBarrier hands an aligned barrier to the aligner once every
 // buffer before it on its input has been processed.
 func (t *task) handleInOrderBarrier(ctx actor.Context, input int) {
 	c := t.in.chans[input]
-	if c.barrier == nil || len(c.pending) > 0 || len(c.replay) > 0 {
+	if c.barrier == nil || c.cur != nil || len(c.pending) > 0 || len(c.replay) > 0 {
 		return
 	}
 	m := c.barrier

@@ -66,6 +66,14 @@ func (a *Aligner) InProgress() (id uint64, ok bool) {
 // reports whether the buffer must be captured as channel state of the
 // checkpoint in progress. Seqs on an input must be consecutive, and a blocked
 // input must not deliver; both are protocol errors. O(1), no allocation.
+//
+// A task that processes a buffer in parts calls OnBuffer once, before the
+// first part: the buffer then counts as processed, so an overtaking barrier
+// of that input does not capture it again. Its unprocessed rest at a
+// Snapshot is channel state of that checkpoint, which the task captures
+// itself, ahead of what the input delivers after it. (The input's barrier
+// has not arrived then: an aligned one is handled only after the buffers
+// before it are processed to the end.)
 func (a *Aligner) OnBuffer(input int, seq uint64) (capture bool, err error) {
 	if uint(input) >= uint(len(a.processed)) {
 		return false, a.badInput(input)

@@ -22,7 +22,7 @@ func New(opts ...Option) actor.MailboxProducer {
 		o(&cfg)
 	}
 	return func() actor.Mailbox {
-		return &mailbox{
+		m := &mailbox{
 			normal:      newRing(cfg.capacity),
 			batch:       newRing(cfg.capacity),
 			priority:    newRing(cfg.capacity),
@@ -30,6 +30,10 @@ func New(opts ...Option) actor.MailboxProducer {
 			stats:       cfg.stats,
 			middlewares: cfg.middlewares,
 		}
+		if cfg.probe != nil {
+			cfg.probe.m.Store(m)
+		}
+		return m
 	}
 }
 

@@ -40,6 +40,7 @@ type config struct {
 	stats       *Stats
 	middlewares []actor.MailboxMiddleware
 	capacity    int
+	probe       *Probe
 }
 
 // WithStats makes the mailboxes keep lane lengths in s.

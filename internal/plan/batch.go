@@ -8,6 +8,9 @@ type Batch interface {
 	Len() int
 	// At returns record i boxed, for error messages and inspection (slow).
 	At(i int) any
+	// Slice returns records [from, to) as a batch of the same kind sharing
+	// the storage: no copy, one small allocation for the interface value.
+	Slice(from, to int) Batch
 }
 
 // Records is the Batch of a []T.
@@ -18,6 +21,9 @@ func (r Records[T]) Len() int { return len(r) }
 
 // At returns record i.
 func (r Records[T]) At(i int) any { return r[i] }
+
+// Slice returns records [from, to), sharing the storage.
+func (r Records[T]) Slice(from, to int) Batch { return r[from:to:to] }
 
 // Output is where an operator instance writes its records: one EdgeWriter per
 // output edge, in the order of the operator's Outputs.
@@ -56,6 +62,15 @@ func (g Grouped[T]) Len() int { return len(g.Recs) }
 
 // At returns record i.
 func (g Grouped[T]) At(i int) any { return g.Recs[i] }
+
+// Slice returns records [from, to) with their key groups, sharing the storage.
+func (g Grouped[T]) Slice(from, to int) Batch {
+	s := Grouped[T]{Recs: g.Recs[from:to:to]}
+	if len(g.Groups) == len(g.Recs) {
+		s.Groups = g.Groups[from:to:to]
+	}
+	return s
+}
 
 // RecordsOf returns the records of a batch of T, with or without groups;
 // ok is false for a batch of another type.
