@@ -108,11 +108,10 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 			return fmt.Errorf("operator %q: %w", t.name, err)
 		}
 	}
-	table, err := keygroups.Contiguous(info.MaxParallelism, info.Parallelism)
-	if err != nil {
-		return fmt.Errorf("operator %q: %w", t.name, err)
+	if info.Table == nil || len(info.Table.Owners) != info.MaxParallelism {
+		return fmt.Errorf("operator %q: no key-group table for %d key groups", t.name, info.MaxParallelism)
 	}
-	t.owners = table.Owners
+	t.owners = info.Table.Owners
 	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
 	for i := 0; i < t.backend.NumTables(); i++ {
 		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))

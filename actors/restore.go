@@ -8,7 +8,6 @@ import (
 
 	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
-	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/store"
 )
 
@@ -66,11 +65,7 @@ func (t *task) restore() error {
 	var what []string // what each ref holds, for errors
 	var groups []int
 	if t.op.Keyed {
-		owned, err := t.ownedGroups()
-		if err != nil {
-			return wrap("key groups", err)
-		}
-		for _, g := range owned {
+		for _, g := range t.ownedGroups() {
 			if ref, ok := findGroup(m, t.op.Name, g); ok { // a group without state has no ref
 				groups = append(groups, g)
 				refs = append(refs, ref)
@@ -136,13 +131,13 @@ func (t *task) restore() error {
 	return nil
 }
 
-// ownedGroups is the key groups this keyed task owns.
-func (t *task) ownedGroups() ([]int, error) {
-	table, err := keygroups.Contiguous(t.job.Plan.MaxParallelism, t.op.Parallelism)
-	if err != nil {
-		return nil, err
+// ownedGroups is the key groups this task owns in its operator's key-group
+// table; nil for an operator without one.
+func (t *task) ownedGroups() []int {
+	if t.op.Table == nil {
+		return nil
 	}
-	return table.GroupsOf(t.instance), nil
+	return t.op.Table.GroupsOf(t.instance)
 }
 
 // findGroup finds key group g of operator op in any task of the manifest.

@@ -6,6 +6,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weirstream/weir/keygroups"
 )
 
 // Partitioner says how an edge spreads a producer instance's records over the
@@ -70,6 +72,11 @@ type Operator struct {
 	Parallelism int
 	// Keyed is true when the operator holds keyed state partitioned by key group.
 	Keyed bool
+	// Table says which instance owns each key group, for an operator that
+	// NeedsTable: the one owner of that answer, read by the edge writers that
+	// route to it, its ownership check, restore and the manifest. Validate
+	// fills a missing one with the job's first table.
+	Table *keygroups.Table
 	// New makes the runtime instance for one task. Exactly one of the returned
 	// interfaces' kinds matches Kind (SourceFunc, TransformFunc or SinkFunc).
 	New func(instance int) (Instance, error)
@@ -95,6 +102,8 @@ type Edge struct {
 }
 
 // Validate checks the plan's shape and returns an error naming the mistake.
+// An operator that needs a key-group table and has none gets the job's first
+// table (contiguous ranges, epoch 0).
 func (j *Job) Validate() error {
 	if j.Name == "" {
 		return errors.New("job has no name")
@@ -142,6 +151,12 @@ func (j *Job) Validate() error {
 	}
 	if sinks == 0 {
 		return fmt.Errorf("job %q has no sink", j.Name)
+	}
+	if err := j.assignFirstTables(); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
+	}
+	if err := j.checkTables(); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
 	}
 	for _, e := range j.Edges {
 		if e.Partitioner == Forward && e.From.Parallelism != e.To.Parallelism {
