@@ -14,26 +14,6 @@ import (
 // restoreTimeout bounds reading one task's state from the store.
 const restoreTimeout = 2 * time.Minute
 
-// CheckRestorable reports whether manifest m can be restored into plan p, and
-// says exactly what differs when it cannot.
-func CheckRestorable(p *plan.Job, m *store.Manifest) error {
-	if m.Job != p.Name {
-		return fmt.Errorf("checkpoint %d belongs to job %q, not %q", m.CheckpointID, m.Job, p.Name)
-	}
-	if m.Fingerprint != p.Fingerprint() {
-		return fmt.Errorf("checkpoint %d was taken from a different graph (fingerprint %s, this graph %s)", m.CheckpointID, m.Fingerprint, p.Fingerprint())
-	}
-	if m.MaxParallelism != p.MaxParallelism {
-		return fmt.Errorf("checkpoint %d has maxParallelism %d, the job %d", m.CheckpointID, m.MaxParallelism, p.MaxParallelism)
-	}
-	for _, op := range p.Operators {
-		if got := m.Parallelism[op.Name]; got != op.Parallelism {
-			return fmt.Errorf("checkpoint %d ran operator %q at parallelism %d, now %d (restore at the same parallelism)", m.CheckpointID, op.Name, got, op.Parallelism)
-		}
-	}
-	return nil
-}
-
 // findTaskSnapshot returns the manifest's part for one task instance.
 func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSnapshot, bool) {
 	for i := range m.Tasks {
@@ -56,7 +36,18 @@ func (t *task) restore() error {
 	}
 	ts, ok := findTaskSnapshot(m, t.op.Name, t.instance)
 	if !ok {
-		return wrap("manifest", fmt.Errorf("no entry for this task"))
+		if m.Parallelism[t.op.Name] == t.op.Parallelism {
+			return wrap("manifest", fmt.Errorf("no entry for this task"))
+		}
+		// An instance the checkpoint did not have: key groups only.
+		ts = &store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: -1}
+	}
+	ownChannels := ts.Channels
+	if channelsReshaped(m, t.op) {
+		if err := refuseReshapedChannelState(m, t.op); err != nil {
+			return wrap("channel state", err)
+		}
+		ownChannels = nil
 	}
 	// Every section this task needs, read in one go: a task's key groups,
 	// operator state and channel state are sections of a few blobs, and
@@ -65,19 +56,16 @@ func (t *task) restore() error {
 	var what []string // what each ref holds, for errors
 	var groups []int
 	if t.op.Keyed {
-		for _, g := range t.ownedGroups() {
-			if ref, ok := findGroup(m, t.op.Name, g); ok { // a group without state has no ref
-				groups = append(groups, g)
-				refs = append(refs, ref)
-				what = append(what, fmt.Sprintf("key group %d", g))
-			}
+		groups, refs = keyGroupSections(m, t.op.Name, t.ownedGroups())
+		for _, g := range groups {
+			what = append(what, fmt.Sprintf("key group %d", g))
 		}
 	}
 	if ts.OperatorState != nil {
 		refs = append(refs, *ts.OperatorState)
 		what = append(what, "operator state")
 	}
-	for _, cb := range ts.Channels {
+	for _, cb := range ownChannels {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
@@ -116,7 +104,7 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("source offset %d", ts.SourceOffset), err)
 		}
 	}
-	for i, cb := range ts.Channels {
+	for i, cb := range ownChannels {
 		c := t.in.chans[cb.Input]
 		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
 		if err != nil {
@@ -127,7 +115,7 @@ func (t *task) restore() error {
 		}
 	}
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
-		Int("channels", len(ts.Channels)).Int64("offset", ts.SourceOffset).Msg("task restored")
+		Int("channels", len(ownChannels)).Int64("offset", ts.SourceOffset).Msg("task restored")
 	return nil
 }
 
@@ -138,17 +126,4 @@ func (t *task) ownedGroups() []int {
 		return nil
 	}
 	return t.op.Table.GroupsOf(t.instance)
-}
-
-// findGroup finds key group g of operator op in any task of the manifest.
-func findGroup(m *store.Manifest, op string, g int) (store.BlobRef, bool) {
-	for i := range m.Tasks {
-		if m.Tasks[i].Operator != op {
-			continue
-		}
-		if ref, ok := m.Tasks[i].KeyGroups[g]; ok {
-			return ref, true
-		}
-	}
-	return store.BlobRef{}, false
 }

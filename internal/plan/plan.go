@@ -90,6 +90,10 @@ type Edge struct {
 	ID          int
 	From, To    *Operator
 	Partitioner Partitioner
+	// Implicit is true when the graph chose Partitioner from the parallelisms
+	// (Forward when they are equal, Rebalance otherwise); it is chosen again
+	// when a restore changes them (see ImplicitPartitioner).
+	Implicit bool
 	// NewWriter makes a producer task's writer for this edge; it knows the
 	// record type and, for KeyGroupHash, the key function.
 	NewWriter func(cfg WriterConfig) (EdgeWriter, error)
@@ -178,7 +182,29 @@ func (j *Job) Validate() error {
 
 // Fingerprint identifies the plan's shape (operators, kinds, edges); a checkpoint
 // can only be restored into a plan with the same fingerprint.
-func (j *Job) Fingerprint() string {
+func (j *Job) Fingerprint() string { return j.FingerprintAt(nil) }
+
+// ImplicitPartitioner is the partitioner the graph chooses for an edge that
+// names none: Forward between equal parallelisms, Rebalance otherwise.
+func ImplicitPartitioner(from, to int) Partitioner {
+	if from == to {
+		return Forward
+	}
+	return Rebalance
+}
+
+// FingerprintAt is the fingerprint the plan has when its operators run at the
+// given parallelisms (operator name → p; a missing one keeps its own): it
+// differs from Fingerprint only in the edges whose partitioner was chosen
+// from the parallelisms. A checkpoint taken at other parallelisms is checked
+// against it.
+func (j *Job) FingerprintAt(parallelism map[string]int) string {
+	at := func(op *Operator) int {
+		if p, ok := parallelism[op.Name]; ok {
+			return p
+		}
+		return op.Parallelism
+	}
 	h := uint64(14695981039346656037)
 	mix := func(s string) {
 		for i := 0; i < len(s); i++ {
@@ -194,7 +220,11 @@ func (j *Job) Fingerprint() string {
 		mix(fmt.Sprintf("op:%s:%d:%t", op.Name, op.Kind, op.Keyed))
 	}
 	for _, e := range j.Edges {
-		mix(fmt.Sprintf("edge:%s:%s:%s", e.From.Name, e.To.Name, e.Partitioner))
+		part := e.Partitioner
+		if e.Implicit {
+			part = ImplicitPartitioner(at(e.From), at(e.To))
+		}
+		mix(fmt.Sprintf("edge:%s:%s:%s", e.From.Name, e.To.Name, part))
 	}
 	return fmt.Sprintf("%016x", h)
 }
