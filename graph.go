@@ -98,7 +98,7 @@ func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs
 		if !in.explicit {
 			part = plan.ImplicitPartitioner(in.from.Parallelism, op.Parallelism)
 		}
-		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, Implicit: !in.explicit, NewWriter: in.newWriter, Recycle: in.recycle, Codec: in.codec}
+		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, Implicit: !in.explicit, NewWriter: in.newWriter, Groups: in.groups, Recycle: in.recycle, Codec: in.codec}
 		g.job.Edges = append(g.job.Edges, e)
 		in.from.Outputs = append(in.from.Outputs, e)
 		op.Inputs = append(op.Inputs, e)
@@ -112,6 +112,7 @@ type upstream struct {
 	partitioner plan.Partitioner
 	explicit    bool
 	newWriter   func(plan.WriterConfig) (plan.EdgeWriter, error)
+	groups      func(maxParallelism int) (plan.RecordGroups, error)
 	recycle     func(plan.Batch)
 	codec       plan.BatchCodec
 }

@@ -42,12 +42,16 @@ func (t *task) restore() error {
 		// An instance the checkpoint did not have: key groups only.
 		ts = &store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: -1}
 	}
-	ownChannels := ts.Channels
+	ownChannels, redistributed := ts.Channels, 0
 	if channelsReshaped(m, t.op) {
-		if err := refuseReshapedChannelState(m, t.op); err != nil {
-			return wrap("channel state", err)
-		}
 		ownChannels = nil
+		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+		n, err := t.restoreRedistributed(ctx, m)
+		cancel()
+		if err != nil {
+			return wrap("redistributed channel state", err)
+		}
+		redistributed = n
 	}
 	// Every section this task needs, read in one go: a task's key groups,
 	// operator state and channel state are sections of a few blobs, and
@@ -115,7 +119,7 @@ func (t *task) restore() error {
 		}
 	}
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
-		Int("channels", len(ownChannels)).Int64("offset", ts.SourceOffset).Msg("task restored")
+		Int("channels", len(ownChannels)+redistributed).Int64("offset", ts.SourceOffset).Msg("task restored")
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"fmt"
-
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -47,15 +45,4 @@ func channelsReshaped(m *store.Manifest, op *plan.Operator) bool {
 		}
 	}
 	return false
-}
-
-// refuseReshapedChannelState is an error when the checkpoint holds channel
-// state into op, whose channels are reshaped.
-func refuseReshapedChannelState(m *store.Manifest, op *plan.Operator) error {
-	for _, ts := range m.Tasks {
-		if ts.Operator == op.Name && len(ts.Channels) > 0 {
-			return fmt.Errorf("checkpoint %d holds channel state into %q, which cannot be redistributed to a new parallelism", m.CheckpointID, op.Name)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/store"
@@ -21,7 +22,9 @@ func restorePlanJob(t *testing.T, p int) *plan.Job {
 	writer := func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
 		return plan.NewWriter(cfg, func(v any) uint32 { return keygroups.HashKey(v.(string)) }, nil)
 	}
-	e0 := &plan.Edge{ID: 0, From: src, To: cnt, Partitioner: plan.KeyGroupHash, NewWriter: writer}
+	hash := func(v string) uint32 { return keygroups.HashKey(v) }
+	groups := func(max int) (plan.RecordGroups, error) { return inflight.RecordsOf(hash, max) }
+	e0 := &plan.Edge{ID: 0, From: src, To: cnt, Partitioner: plan.KeyGroupHash, NewWriter: writer, Groups: groups}
 	e1 := &plan.Edge{ID: 1, From: cnt, To: snk, Partitioner: plan.ImplicitPartitioner(p, 1), Implicit: true, NewWriter: writer}
 	src.Outputs, cnt.Inputs, cnt.Outputs, snk.Inputs = []*plan.Edge{e0}, []*plan.Edge{e0}, []*plan.Edge{e1}, []*plan.Edge{e1}
 	j := &plan.Job{Name: "kc", MaxParallelism: 16, Operators: []*plan.Operator{src, cnt, snk}, Edges: []*plan.Edge{e0, e1}}

@@ -56,6 +56,7 @@ func (in *inputs) allEnded() bool {
 // returns false when no input has a buffer waiting.
 func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 	n := len(in.chans)
+	replaying := in.replaying()
 	for k := 0; k < n; k++ {
 		i := (in.next + k) % n
 		c := in.chans[i]
@@ -70,7 +71,7 @@ func (in *inputs) processNext(ctx actor.Context, t *task) bool {
 			t.handleInOrderBarrier(ctx, i)
 			return true
 		}
-		if len(c.pending) == 0 {
+		if len(c.pending) == 0 || replaying {
 			continue
 		}
 		in.next = (i + 1) % n

@@ -18,16 +18,17 @@ import (
 // parallelism 2 under backpressure with checkpoints every 50 ms and restores
 // it with --restore latest --parallelism M: the committed output of both runs
 // together is exactly one run's, and the restored run's manifests carry the
-// checkpoint's table rescaled to M (epoch 1), not M's contiguous ranges. A
-// subset of M per mode keeps the test short; the full grid is measured by
-// hand.
+// checkpoint's table rescaled to M (epoch 1), not M's contiguous ranges. In
+// unaligned mode the captured channel state is split by key group to the new
+// instances and replayed before new input. A subset of M per mode keeps the
+// test short; the full grid is measured by hand.
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	bin := buildNode(t)
 	const n, k = 400000, 500
 	cells := []struct {
 		mode string
 		m    int
-	}{{"aligned", 1}, {"aligned", 5}}
+	}{{"aligned", 1}, {"aligned", 5}, {"unaligned", 3}, {"unaligned", 8}}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/M=%d", c.mode, c.m), func(t *testing.T) {
 			dir := t.TempDir()

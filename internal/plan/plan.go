@@ -97,6 +97,9 @@ type Edge struct {
 	// NewWriter makes a producer task's writer for this edge; it knows the
 	// record type and, for KeyGroupHash, the key function.
 	NewWriter func(cfg WriterConfig) (EdgeWriter, error)
+	// Groups makes the edge's RecordGroups for a job of maxParallelism key
+	// groups (hash edges; nil on the others).
+	Groups func(maxParallelism int) (RecordGroups, error)
 	// Recycle takes back a batch its consumer has processed and no longer
 	// references (nil: batches are left to the GC).
 	Recycle func(b Batch)
