@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/samples/backpressure"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
 )
@@ -92,5 +93,32 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 	}
 	if p := man.Parallelism["source"]; p != 2 {
 		t.Fatalf("manifest %d: source at parallelism %d, want the checkpoint's 2", man.CheckpointID, p)
+	}
+}
+
+// TestRestoreBackpressureAtNewParallelismExactlyOnce: the backpressure job
+// (every edge a non-keyed shuffle, a file sink) SIGKILLed at parallelism 2
+// and restored unaligned at 3 writes every record exactly once, through all
+// three map stages.
+func TestRestoreBackpressureAtNewParallelismExactlyOnce(t *testing.T) {
+	bin := buildNode(t)
+	const n = 400000
+	dir := t.TempDir()
+	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+	args := []string{"run", "backpressure", "--records", fmt.Sprint(n), "--out", out, "--state-dir", stateDir,
+		"--sleep-ms", "0.02", "--checkpoint-mode", "unaligned", "--checkpoint-interval", "50ms", "--log-level", "warn"}
+	killAfterJobCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, "backpressure", 3)
+
+	second := exec.Command(bin, append(args, "--parallelism", "3", "--restore", "latest")...)
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	if err := second.Run(); err != nil {
+		t.Fatalf("restored run: %v\n%s", err, stderr.String())
+	}
+	if err := backpressure.VerifyFile(out, n); err != nil {
+		t.Fatalf("output after kill and restore at 3: %v", err)
+	}
+	if strings.Contains(stderr.String(), `"level":"error"`) {
+		t.Fatalf("restored run logged errors:\n%s", stderr.String())
 	}
 }
