@@ -81,14 +81,17 @@ func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, re
 	co.Store = st
 	if restore != "" {
 		m, err := loadManifest(ctx, st, p.Name, restore, log)
+		var rp actors.RestorePlan
 		if err == nil {
 			// Before anything is deleted: a checkpoint of another graph or
-			// parallelism is a mistake on the command line.
-			err = actors.CheckRestorable(p, m)
+			// maxParallelism is a mistake on the command line.
+			rp, err = actors.PlanRestore(p, m)
 		}
 		if err != nil {
 			return co, fmt.Errorf("restore %s: %w", restore, err)
 		}
+		rp.Apply(p)
+		logRestorePlan(log, m.CheckpointID, rp)
 		co.Restore = m
 	}
 	first, err := nextCheckpointID(ctx, st, p.Name)

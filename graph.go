@@ -96,13 +96,9 @@ func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs
 		}
 		part := in.partitioner
 		if !in.explicit {
-			if in.from.Parallelism == op.Parallelism {
-				part = plan.Forward
-			} else {
-				part = plan.Rebalance
-			}
+			part = plan.ImplicitPartitioner(in.from.Parallelism, op.Parallelism)
 		}
-		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, NewWriter: in.newWriter, Recycle: in.recycle, Codec: in.codec}
+		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, Implicit: !in.explicit, NewWriter: in.newWriter, Groups: in.groups, Recycle: in.recycle, Codec: in.codec}
 		g.job.Edges = append(g.job.Edges, e)
 		in.from.Outputs = append(in.from.Outputs, e)
 		op.Inputs = append(op.Inputs, e)
@@ -116,6 +112,7 @@ type upstream struct {
 	partitioner plan.Partitioner
 	explicit    bool
 	newWriter   func(plan.WriterConfig) (plan.EdgeWriter, error)
+	groups      func(maxParallelism int) (plan.RecordGroups, error)
 	recycle     func(plan.Batch)
 	codec       plan.BatchCodec
 }

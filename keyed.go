@@ -3,6 +3,7 @@ package weir
 import (
 	"fmt"
 
+	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/state"
@@ -61,8 +62,12 @@ func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string,
 	up := s.up
 	up.partitioner, up.explicit = plan.KeyGroupHash, true
 	pool := s.pool
+	hash := func(rec T) uint32 { return keygroups.HashKey(keyFn(rec)) }
 	up.newWriter = func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
-		return plan.NewWriter(cfg, func(rec T) uint32 { return keygroups.HashKey(keyFn(rec)) }, pool)
+		return plan.NewWriter(cfg, hash, pool)
+	}
+	up.groups = func(maxParallelism int) (plan.RecordGroups, error) {
+		return inflight.RecordsOf(hash, maxParallelism)
 	}
 	op, cfg := s.g.addOperator(name, plan.KindTransform, opts, up)
 	op.Keyed = true
@@ -108,11 +113,10 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 			return fmt.Errorf("operator %q: %w", t.name, err)
 		}
 	}
-	table, err := keygroups.Contiguous(info.MaxParallelism, info.Parallelism)
-	if err != nil {
-		return fmt.Errorf("operator %q: %w", t.name, err)
+	if info.Table == nil || len(info.Table.Owners) != info.MaxParallelism {
+		return fmt.Errorf("operator %q: no key-group table for %d key groups", t.name, info.MaxParallelism)
 	}
-	t.owners = table.Owners
+	t.owners = info.Table.Owners
 	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
 	for i := 0; i < t.backend.NumTables(); i++ {
 		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))

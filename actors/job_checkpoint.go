@@ -13,7 +13,6 @@ import (
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/checkpoints"
 	"github.com/weirstream/weir/internal/plan"
-	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/store"
 )
 
@@ -205,16 +204,15 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 func (a *jobActor) writeManifest(ctx actor.Context, id uint64) {
 	p := a.job.Plan
 	m := &store.Manifest{Job: p.Name, CheckpointID: id, Fingerprint: p.Fingerprint(), MaxParallelism: p.MaxParallelism,
-		Parallelism: map[string]int{}, KeyGroups: map[string][]int32{}, Mode: a.modeName(id),
+		Parallelism: map[string]int{}, KeyGroups: map[string][]int32{}, KeyGroupEpochs: map[string]uint64{}, Mode: a.modeName(id),
 		TriggeredUnixNano: a.ckpt.triggeredAt[id].UnixNano(), CompletedUnixNano: time.Now().UnixNano()}
 	for _, op := range p.Operators {
 		m.Parallelism[op.Name] = op.Parallelism
-		if op.Keyed {
-			owners := make([]int32, p.MaxParallelism)
-			for g := range owners {
-				owners[g] = int32(keygroups.OwnerOf(g, p.MaxParallelism, op.Parallelism))
+		if op.Table != nil {
+			m.KeyGroups[op.Name] = op.Table.Owners
+			if op.Table.Epoch != 0 {
+				m.KeyGroupEpochs[op.Name] = op.Table.Epoch
 			}
-			m.KeyGroups[op.Name] = owners
 		}
 		for i := 0; i < op.Parallelism; i++ {
 			ack := a.ckpt.acks[taskID(op, i)]

@@ -8,32 +8,11 @@ import (
 
 	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
-	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/store"
 )
 
 // restoreTimeout bounds reading one task's state from the store.
 const restoreTimeout = 2 * time.Minute
-
-// CheckRestorable reports whether manifest m can be restored into plan p, and
-// says exactly what differs when it cannot.
-func CheckRestorable(p *plan.Job, m *store.Manifest) error {
-	if m.Job != p.Name {
-		return fmt.Errorf("checkpoint %d belongs to job %q, not %q", m.CheckpointID, m.Job, p.Name)
-	}
-	if m.Fingerprint != p.Fingerprint() {
-		return fmt.Errorf("checkpoint %d was taken from a different graph (fingerprint %s, this graph %s)", m.CheckpointID, m.Fingerprint, p.Fingerprint())
-	}
-	if m.MaxParallelism != p.MaxParallelism {
-		return fmt.Errorf("checkpoint %d has maxParallelism %d, the job %d", m.CheckpointID, m.MaxParallelism, p.MaxParallelism)
-	}
-	for _, op := range p.Operators {
-		if got := m.Parallelism[op.Name]; got != op.Parallelism {
-			return fmt.Errorf("checkpoint %d ran operator %q at parallelism %d, now %d (restore at the same parallelism)", m.CheckpointID, op.Name, got, op.Parallelism)
-		}
-	}
-	return nil
-}
 
 // findTaskSnapshot returns the manifest's part for one task instance.
 func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSnapshot, bool) {
@@ -57,7 +36,22 @@ func (t *task) restore() error {
 	}
 	ts, ok := findTaskSnapshot(m, t.op.Name, t.instance)
 	if !ok {
-		return wrap("manifest", fmt.Errorf("no entry for this task"))
+		if m.Parallelism[t.op.Name] == t.op.Parallelism {
+			return wrap("manifest", fmt.Errorf("no entry for this task"))
+		}
+		// An instance the checkpoint did not have: key groups only.
+		ts = &store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: -1}
+	}
+	ownChannels, redistributed := ts.Channels, 0
+	if channelsReshaped(m, t.op) {
+		ownChannels = nil
+		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+		n, err := t.restoreRedistributed(ctx, m)
+		cancel()
+		if err != nil {
+			return wrap("redistributed channel state", err)
+		}
+		redistributed = n
 	}
 	// Every section this task needs, read in one go: a task's key groups,
 	// operator state and channel state are sections of a few blobs, and
@@ -66,23 +60,16 @@ func (t *task) restore() error {
 	var what []string // what each ref holds, for errors
 	var groups []int
 	if t.op.Keyed {
-		owned, err := t.ownedGroups()
-		if err != nil {
-			return wrap("key groups", err)
-		}
-		for _, g := range owned {
-			if ref, ok := findGroup(m, t.op.Name, g); ok { // a group without state has no ref
-				groups = append(groups, g)
-				refs = append(refs, ref)
-				what = append(what, fmt.Sprintf("key group %d", g))
-			}
+		groups, refs = keyGroupSections(m, t.op.Name, t.ownedGroups())
+		for _, g := range groups {
+			what = append(what, fmt.Sprintf("key group %d", g))
 		}
 	}
 	if ts.OperatorState != nil {
 		refs = append(refs, *ts.OperatorState)
 		what = append(what, "operator state")
 	}
-	for _, cb := range ts.Channels {
+	for _, cb := range ownChannels {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
@@ -121,7 +108,7 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("source offset %d", ts.SourceOffset), err)
 		}
 	}
-	for i, cb := range ts.Channels {
+	for i, cb := range ownChannels {
 		c := t.in.chans[cb.Input]
 		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
 		if err != nil {
@@ -132,28 +119,15 @@ func (t *task) restore() error {
 		}
 	}
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
-		Int("channels", len(ts.Channels)).Int64("offset", ts.SourceOffset).Msg("task restored")
+		Int("channels", len(ownChannels)+redistributed).Int64("offset", ts.SourceOffset).Msg("task restored")
 	return nil
 }
 
-// ownedGroups is the key groups this keyed task owns.
-func (t *task) ownedGroups() ([]int, error) {
-	table, err := keygroups.Contiguous(t.job.Plan.MaxParallelism, t.op.Parallelism)
-	if err != nil {
-		return nil, err
+// ownedGroups is the key groups this task owns in its operator's key-group
+// table; nil for an operator without one.
+func (t *task) ownedGroups() []int {
+	if t.op.Table == nil {
+		return nil
 	}
-	return table.GroupsOf(t.instance), nil
-}
-
-// findGroup finds key group g of operator op in any task of the manifest.
-func findGroup(m *store.Manifest, op string, g int) (store.BlobRef, bool) {
-	for i := range m.Tasks {
-		if m.Tasks[i].Operator != op {
-			continue
-		}
-		if ref, ok := m.Tasks[i].KeyGroups[g]; ok {
-			return ref, true
-		}
-	}
-	return store.BlobRef{}, false
+	return t.op.Table.GroupsOf(t.instance)
 }

@@ -157,7 +157,11 @@ func channelsStateManifest(t *testing.T, j *Job, op *plan.Operator, id uint64, s
 		}
 		ts.Channels = append(ts.Channels, store.ChannelBlob{Input: input, Blob: store.Section(ref, 0, data), Buffers: len(values), Records: records})
 	}
-	return &store.Manifest{Job: j.Plan.Name, CheckpointID: id, MaxParallelism: j.Plan.MaxParallelism, Tasks: []store.TaskSnapshot{ts}}
+	par := map[string]int{}
+	for _, o := range j.Plan.Operators {
+		par[o.Name] = o.Parallelism
+	}
+	return &store.Manifest{Job: j.Plan.Name, CheckpointID: id, MaxParallelism: j.Plan.MaxParallelism, Parallelism: par, Tasks: []store.TaskSnapshot{ts}}
 }
 
 // capturedState reads the channel state an acknowledgement stored, as the

@@ -171,6 +171,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	}
 	info := plan.TaskInfo{Job: t.job.Plan.Name, Operator: t.op.Name, Instance: t.instance,
 		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism,
+		Table: t.op.Table, KeyGroups: t.ownedGroups(),
 		Checkpointing: t.job.opts.Checkpoint.Enabled(), Restoring: t.restoreFrom != nil}
 	if err := inst.Open(info); err != nil {
 		t.fail(fmt.Errorf("open: %w", err))

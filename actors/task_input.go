@@ -67,10 +67,11 @@ func (in *inputs) allEnded() bool {
 // interrupted the buffer between two parts (its remainder goes on next).
 func (in *inputs) processNext(ctx actor.Context, t *task) (progress, yielded bool) {
 	n := len(in.chans)
+	replaying := in.replaying()
 	for k := 0; k < n; k++ {
 		i := (in.next + k) % n
 		c := in.chans[i]
-		if c.cur == nil && !in.take(t, i) {
+		if c.cur == nil && !in.take(t, i, replaying) {
 			continue
 		}
 		if !t.processParts(ctx, c) {
@@ -85,15 +86,16 @@ func (in *inputs) processNext(ctx actor.Context, t *task) (progress, yielded boo
 }
 
 // take makes the next buffer of input i current: restored channel state
-// first, then delivered buffers. It returns false when there is none.
-func (in *inputs) take(t *task, i int) bool {
+// first, then delivered buffers, which wait while any input still replays
+// (replaying). It returns false when there is none.
+func (in *inputs) take(t *task, i int, replaying bool) bool {
 	c := in.chans[i]
 	switch {
 	case len(c.replay) > 0:
 		c.cur, c.curReplay = c.replay[0], true
 		c.replay[0] = nil
 		c.replay = c.replay[1:]
-	case len(c.pending) > 0:
+	case len(c.pending) > 0 && !replaying:
 		c.cur, c.curReplay = c.pending[0], false
 		c.pending[0] = nil
 		c.pending = c.pending[1:]

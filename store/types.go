@@ -41,16 +41,20 @@ type TaskSnapshot struct {
 
 // Manifest describes one completed checkpoint.
 type Manifest struct {
-	Job               string             `msgpack:"job"`
-	CheckpointID      uint64             `msgpack:"checkpoint"`
-	Fingerprint       string             `msgpack:"fingerprint"` // graph fingerprint
-	MaxParallelism    int                `msgpack:"max_parallelism"`
-	Parallelism       map[string]int     `msgpack:"parallelism"` // operator → p
-	KeyGroups         map[string][]int32 `msgpack:"key_groups"`  // keyed operator → owner table (group → instance)
-	Tasks             []TaskSnapshot     `msgpack:"tasks"`
-	Mode              string             `msgpack:"mode"`
-	TriggeredUnixNano int64              `msgpack:"triggered"`
-	CompletedUnixNano int64              `msgpack:"completed"`
+	Job            string             `msgpack:"job"`
+	CheckpointID   uint64             `msgpack:"checkpoint"`
+	Fingerprint    string             `msgpack:"fingerprint"` // graph fingerprint
+	MaxParallelism int                `msgpack:"max_parallelism"`
+	Parallelism    map[string]int     `msgpack:"parallelism"` // operator → p
+	KeyGroups      map[string][]int32 `msgpack:"key_groups"`  // keyed operator → owner table (group → instance)
+	// KeyGroupEpochs is each table's epoch (rescales since the job's first
+	// table); an operator missing here, as in manifests written before
+	// epochs were stored, is at epoch 0.
+	KeyGroupEpochs    map[string]uint64 `msgpack:"key_group_epochs,omitempty"`
+	Tasks             []TaskSnapshot    `msgpack:"tasks"`
+	Mode              string            `msgpack:"mode"`
+	TriggeredUnixNano int64             `msgpack:"triggered"`
+	CompletedUnixNano int64             `msgpack:"completed"`
 }
 
 // Store keeps checkpoints durably. Implementations are safe for concurrent

@@ -41,10 +41,10 @@ func recordsOut(stderr string) int64 {
 
 // startNodeRun starts bin with args; its stdout and stderr are collected, and
 // exited reports its end.
-func startNodeRun(t *testing.T, bin string, args []string) (cmd *exec.Cmd, stdout, stderr *syncBuffer, exited chan error) {
+func startNodeRun(t *testing.T, bin string, args []string) (cmd *exec.Cmd, stdout, stderr *lockedBuffer, exited chan error) {
 	t.Helper()
 	cmd = exec.Command(bin, args...)
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -62,16 +62,16 @@ func startNodeRun(t *testing.T, bin string, args []string) (cmd *exec.Cmd, stdou
 // waitCheckpointWhileBusy waits until the slow run has committed a
 // checkpoint, which it can only do while its count stage is in the middle of
 // its first buffers (each takes it many seconds).
-func waitCheckpointWhileBusy(t *testing.T, stateDir string, stderr *syncBuffer, exited chan error) {
+func waitCheckpointWhileBusy(t *testing.T, stateDir string, stderr *lockedBuffer, exited chan error) {
 	t.Helper()
 	ok := poll.Until(time.Minute, poll.Every, func() bool { return committedCheckpoints(stateDir, "keycount") >= 1 })
 	select {
 	case err := <-exited:
-		t.Fatalf("run ended before it was stopped (%v); stderr:\n%s", err, tail(stderr.String(), 20))
+		t.Fatalf("run ended before it was stopped (%v); stderr:\n%s", err, lastBytes(stderr.String(), 3000))
 	default:
 	}
 	if !ok {
-		t.Fatalf("no checkpoint committed within a minute: a barrier waits behind the slow stage's buffer; stderr:\n%s", tail(stderr.String(), 20))
+		t.Fatalf("no checkpoint committed within a minute: a barrier waits behind the slow stage's buffer; stderr:\n%s", lastBytes(stderr.String(), 3000))
 	}
 }
 
@@ -84,7 +84,7 @@ func restoreAndVerify(t *testing.T, bin string, args []string, out string, n, k 
 	var stderr bytes.Buffer
 	second.Stderr = &stderr
 	if err := second.Run(); err != nil {
-		t.Fatalf("restored run: %v\n%s", err, tail(stderr.String(), 20))
+		t.Fatalf("restored run: %v\n%s", err, lastBytes(stderr.String(), 3000))
 	}
 	verifyKeycount(t, out, int64(n), k)
 }
@@ -106,7 +106,7 @@ func TestSIGTERMStopsSlowOperatorMidBufferThenRestoreExactlyOnce(t *testing.T) {
 	// buffers, each of which takes it many seconds.
 	busy := func() bool { return recordsOut(stderr.String()) > 0 }
 	if !poll.Until(time.Minute, poll.Every, busy) {
-		t.Fatalf("no progress line with output within a minute; stderr:\n%s", tail(stderr.String(), 20))
+		t.Fatalf("no progress line with output within a minute; stderr:\n%s", lastBytes(stderr.String(), 3000))
 	}
 	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -115,10 +115,10 @@ func TestSIGTERMStopsSlowOperatorMidBufferThenRestoreExactlyOnce(t *testing.T) {
 	select {
 	case err := <-exited:
 		if err != nil {
-			t.Fatalf("stopped run: %v\n%s", err, tail(stderr.String(), 20))
+			t.Fatalf("stopped run: %v\n%s", err, lastBytes(stderr.String(), 3000))
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("no exit a minute after SIGTERM; stderr:\n%s", tail(stderr.String(), 20))
+		t.Fatalf("no exit a minute after SIGTERM; stderr:\n%s", lastBytes(stderr.String(), 3000))
 	}
 	took := time.Since(signalled)
 	var sum struct {
@@ -129,7 +129,7 @@ func TestSIGTERMStopsSlowOperatorMidBufferThenRestoreExactlyOnce(t *testing.T) {
 		t.Fatalf("summary %q: %v", stdout.String(), err)
 	}
 	if got := committedCheckpoints(filepath.Join(dir, "state"), "keycount"); got != 1 {
-		t.Fatalf("%d checkpoints committed, want the stop checkpoint; stderr:\n%s", got, tail(stderr.String(), 20))
+		t.Fatalf("%d checkpoints committed, want the stop checkpoint; stderr:\n%s", got, lastBytes(stderr.String(), 3000))
 	}
 	if sum.RecordsOut >= sum.RecordsIn {
 		t.Fatalf("after SIGTERM %d records read and %d processed: the stop waited for the slow stage's buffers", sum.RecordsIn, sum.RecordsOut)
@@ -156,7 +156,7 @@ func TestSecondSIGTERMExitsAtOnceLeavingLastCheckpoint(t *testing.T) {
 	// The first signal has been taken once the job says it drains.
 	draining := func() bool { return strings.Contains(stderr.String(), "stopping job: ending sources") }
 	if !poll.Until(time.Minute, poll.Every, draining) {
-		t.Fatalf("the run did not start draining after SIGTERM; stderr:\n%s", tail(stderr.String(), 20))
+		t.Fatalf("the run did not start draining after SIGTERM; stderr:\n%s", lastBytes(stderr.String(), 3000))
 	}
 	signalled := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -166,14 +166,14 @@ func TestSecondSIGTERMExitsAtOnceLeavingLastCheckpoint(t *testing.T) {
 	case err := <-exited:
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			t.Fatalf("second SIGTERM: run ended with %v, want killed by the signal; stderr:\n%s", err, tail(stderr.String(), 20))
+			t.Fatalf("second SIGTERM: run ended with %v, want killed by the signal; stderr:\n%s", err, lastBytes(stderr.String(), 3000))
 		}
 		ws, ok := ee.Sys().(syscall.WaitStatus)
 		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-			t.Fatalf("second SIGTERM: run ended with %v, want killed by SIGTERM; stderr:\n%s", err, tail(stderr.String(), 20))
+			t.Fatalf("second SIGTERM: run ended with %v, want killed by SIGTERM; stderr:\n%s", err, lastBytes(stderr.String(), 3000))
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("no exit a minute after the second SIGTERM; stderr:\n%s", tail(stderr.String(), 20))
+		t.Fatalf("no exit a minute after the second SIGTERM; stderr:\n%s", lastBytes(stderr.String(), 3000))
 	}
 	t.Logf("exited %v after the second SIGTERM; %d checkpoints committed", time.Since(signalled).Round(time.Millisecond),
 		committedCheckpoints(filepath.Join(dir, "state"), "keycount"))

@@ -28,7 +28,7 @@ func registerSamples() {
 		"keyed running sum behind a forward and a broadcast edge: record i has key i mod --keys (a multiple of --parallelism); --out (required) writes {key,count,sum} JSON lines",
 		buildKeysum)
 	cli.Register("backpressure",
-		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency",
+		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency; --out writes the records as JSON lines",
 		buildBackpressure)
 }
 
@@ -74,8 +74,5 @@ func buildWordcount(p cli.JobParams) (*cli.Job, error) {
 }
 
 func buildBackpressure(p cli.JobParams) (*weir.Graph, error) {
-	if p.Out != "" {
-		return nil, errors.New("backpressure writes no output records: drop --out")
-	}
-	return backpressure.Build(backpressure.Config{Records: p.Records, Parallelism: p.Parallelism, SleepMs: p.SleepMs})
+	return backpressure.Build(backpressure.Config{Records: p.Records, Parallelism: p.Parallelism, SleepMs: p.SleepMs, Out: p.Out})
 }

@@ -60,6 +60,12 @@ func committedCheckpoints(stateDir, job string) int {
 // newest numbered minID or more, and SIGKILLs the process.
 func killAfterCheckpoints(t *testing.T, bin string, args []string, stateDir string, minID uint64) {
 	t.Helper()
+	killAfterJobCheckpoints(t, bin, args, stateDir, "keycount", minID)
+}
+
+// killAfterJobCheckpoints is killAfterCheckpoints for any job.
+func killAfterJobCheckpoints(t *testing.T, bin string, args []string, stateDir, job string, minID uint64) {
+	t.Helper()
 	first := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	first.Stderr = &stderr
@@ -71,7 +77,7 @@ func killAfterCheckpoints(t *testing.T, bin string, args []string, stateDir stri
 	deadline := time.After(60 * time.Second)
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()
-	for ids := checkpointIDs(t, stateDir, "keycount"); len(ids) < 3 || ids[len(ids)-1] < minID; ids = checkpointIDs(t, stateDir, "keycount") {
+	for ids := checkpointIDs(t, stateDir, job); len(ids) < 3 || ids[len(ids)-1] < minID; ids = checkpointIDs(t, stateDir, job) {
 		select {
 		case err := <-exited:
 			t.Fatalf("first run ended before it could be killed (%v); stderr:\n%s", err, stderr.String())

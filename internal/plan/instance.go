@@ -1,5 +1,7 @@
 package plan
 
+import "github.com/weirstream/weir/keygroups"
+
 // TaskInfo tells an operator instance who it is.
 type TaskInfo struct {
 	Job            string
@@ -9,6 +11,9 @@ type TaskInfo struct {
 	MaxParallelism int
 	// KeyGroups lists the key groups this instance owns (keyed operators only).
 	KeyGroups []int
+	// Table is the operator's key-group table (operators that need one only);
+	// it is read, never changed.
+	Table *keygroups.Table
 	// Checkpointing is true when the job takes checkpoints (sinks then stage
 	// output and make it visible only for completed checkpoints).
 	Checkpointing bool

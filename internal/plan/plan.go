@@ -6,6 +6,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weirstream/weir/keygroups"
 )
 
 // Partitioner says how an edge spreads a producer instance's records over the
@@ -70,6 +72,11 @@ type Operator struct {
 	Parallelism int
 	// Keyed is true when the operator holds keyed state partitioned by key group.
 	Keyed bool
+	// Table says which instance owns each key group, for an operator that
+	// NeedsTable: the one owner of that answer, read by the edge writers that
+	// route to it, its ownership check, restore and the manifest. Validate
+	// fills a missing one with the job's first table.
+	Table *keygroups.Table
 	// New makes the runtime instance for one task. Exactly one of the returned
 	// interfaces' kinds matches Kind (SourceFunc, TransformFunc or SinkFunc).
 	New func(instance int) (Instance, error)
@@ -83,9 +90,16 @@ type Edge struct {
 	ID          int
 	From, To    *Operator
 	Partitioner Partitioner
+	// Implicit is true when the graph chose Partitioner from the parallelisms
+	// (Forward when they are equal, Rebalance otherwise); it is chosen again
+	// when a restore changes them (see ImplicitPartitioner).
+	Implicit bool
 	// NewWriter makes a producer task's writer for this edge; it knows the
 	// record type and, for KeyGroupHash, the key function.
 	NewWriter func(cfg WriterConfig) (EdgeWriter, error)
+	// Groups makes the edge's RecordGroups for a job of maxParallelism key
+	// groups (hash edges; nil on the others).
+	Groups func(maxParallelism int) (RecordGroups, error)
 	// Recycle takes back a batch its consumer has processed and no longer
 	// references (nil: batches are left to the GC).
 	Recycle func(b Batch)
@@ -95,6 +109,8 @@ type Edge struct {
 }
 
 // Validate checks the plan's shape and returns an error naming the mistake.
+// An operator that needs a key-group table and has none gets the job's first
+// table (contiguous ranges, epoch 0).
 func (j *Job) Validate() error {
 	if j.Name == "" {
 		return errors.New("job has no name")
@@ -143,6 +159,12 @@ func (j *Job) Validate() error {
 	if sinks == 0 {
 		return fmt.Errorf("job %q has no sink", j.Name)
 	}
+	if err := j.assignFirstTables(); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
+	}
+	if err := j.checkTables(); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
+	}
 	for _, e := range j.Edges {
 		if e.Partitioner == Forward && e.From.Parallelism != e.To.Parallelism {
 			return fmt.Errorf("edge %s → %s: forward needs equal parallelism (%d vs %d); use Rebalance or Shuffle",
@@ -163,7 +185,29 @@ func (j *Job) Validate() error {
 
 // Fingerprint identifies the plan's shape (operators, kinds, edges); a checkpoint
 // can only be restored into a plan with the same fingerprint.
-func (j *Job) Fingerprint() string {
+func (j *Job) Fingerprint() string { return j.FingerprintAt(nil) }
+
+// ImplicitPartitioner is the partitioner the graph chooses for an edge that
+// names none: Forward between equal parallelisms, Rebalance otherwise.
+func ImplicitPartitioner(from, to int) Partitioner {
+	if from == to {
+		return Forward
+	}
+	return Rebalance
+}
+
+// FingerprintAt is the fingerprint the plan has when its operators run at the
+// given parallelisms (operator name → p; a missing one keeps its own): it
+// differs from Fingerprint only in the edges whose partitioner was chosen
+// from the parallelisms. A checkpoint taken at other parallelisms is checked
+// against it.
+func (j *Job) FingerprintAt(parallelism map[string]int) string {
+	at := func(op *Operator) int {
+		if p, ok := parallelism[op.Name]; ok {
+			return p
+		}
+		return op.Parallelism
+	}
 	h := uint64(14695981039346656037)
 	mix := func(s string) {
 		for i := 0; i < len(s); i++ {
@@ -179,7 +223,11 @@ func (j *Job) Fingerprint() string {
 		mix(fmt.Sprintf("op:%s:%d:%t", op.Name, op.Kind, op.Keyed))
 	}
 	for _, e := range j.Edges {
-		mix(fmt.Sprintf("edge:%s:%s:%s", e.From.Name, e.To.Name, e.Partitioner))
+		part := e.Partitioner
+		if e.Implicit {
+			part = ImplicitPartitioner(at(e.From), at(e.To))
+		}
+		mix(fmt.Sprintf("edge:%s:%s:%s", e.From.Name, e.To.Name, part))
 	}
 	return fmt.Sprintf("%016x", h)
 }

@@ -60,9 +60,13 @@ func NewWriter[T any](cfg WriterConfig, hash func(T) uint32, pool *Pool[T]) (*Wr
 		if hash == nil {
 			return nil, fmt.Errorf("edge %s→%s: hash partitioning without a key function", e.From.Name, e.To.Name)
 		}
-		table, err := keygroups.Contiguous(cfg.MaxParallelism, cfg.Channels)
-		if err != nil {
-			return nil, fmt.Errorf("edge %s→%s: %w", e.From.Name, e.To.Name, err)
+		table := e.To.Table
+		if table == nil {
+			return nil, fmt.Errorf("edge %s→%s: hash partitioning and %q has no key-group table", e.From.Name, e.To.Name, e.To.Name)
+		}
+		if table.Parallelism != cfg.Channels || table.MaxParallelism != cfg.MaxParallelism {
+			return nil, fmt.Errorf("edge %s→%s: key-group table for %d instances of %d key groups, edge has %d channels of %d",
+				e.From.Name, e.To.Name, table.Parallelism, table.MaxParallelism, cfg.Channels, cfg.MaxParallelism)
 		}
 		w.hash, w.owners, w.groups = hash, table.Owners, keygroups.NewDivisor(uint32(cfg.MaxParallelism))
 	default:

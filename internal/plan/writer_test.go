@@ -21,8 +21,18 @@ func testEdge(p Partitioner, fromP, toP int) *Edge {
 // newTestWriter makes a writer of string-keyed records whose full batches go
 // to sealed.
 func newTestWriter(edge *Edge, instance, n, max, batch int, sealed func(int, Batch)) (*Writer[any], error) {
+	withFirstTable(edge, max)
 	return NewWriter(WriterConfig{Edge: edge, Instance: instance, Channels: n, MaxParallelism: max, BatchSize: batch, Seal: sealed},
 		func(rec any) uint32 { return keygroups.HashKey(rec.(string)) }, nil)
+}
+
+// withFirstTable gives a hash edge's consumer the job's first table, as
+// Validate does, unless it has one or the sizes are invalid.
+func withFirstTable(edge *Edge, max int) *Edge {
+	if edge.Partitioner == KeyGroupHash && edge.To.Table == nil {
+		edge.To.Table, _ = keygroups.Contiguous(max, edge.To.Parallelism)
+	}
+	return edge
 }
 
 // router returns the routing function of a new writer.
@@ -206,7 +216,7 @@ func TestWriterUnknownPartitionerIsAnError(t *testing.T) {
 }
 
 func TestWriterHashWithoutKeyFunctionIsAnError(t *testing.T) {
-	_, err := NewWriter[int](WriterConfig{Edge: testEdge(KeyGroupHash, 1, 2), Channels: 2, MaxParallelism: 128, BatchSize: 4}, nil, nil)
+	_, err := NewWriter[int](WriterConfig{Edge: withFirstTable(testEdge(KeyGroupHash, 1, 2), 128), Channels: 2, MaxParallelism: 128, BatchSize: 4}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "without a key function") {
 		t.Fatalf("error %v, want a missing key function error", err)
 	}
@@ -299,7 +309,7 @@ func TestWriterHashBatchesCarryKeyGroups(t *testing.T) {
 	pool := NewPool[any]()
 	var batches []Batch
 	var channels []int
-	w, err := NewWriter(WriterConfig{Edge: testEdge(KeyGroupHash, 1, n), Channels: n, MaxParallelism: max, BatchSize: 8,
+	w, err := NewWriter(WriterConfig{Edge: withFirstTable(testEdge(KeyGroupHash, 1, n), max), Channels: n, MaxParallelism: max, BatchSize: 8,
 		Seal: func(c int, b Batch) { batches, channels = append(batches, b), append(channels, c) }},
 		func(rec any) uint32 { return keygroups.HashKey(rec.(string)) }, pool)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package backpressure is the FLIP-76 benchmark topology: source → map → map →
 // sleepy map → measure → sink, every edge a random shuffle and every operator at
-// the same parallelism. The sleepy map makes the job backpressured; the measure
+// the same parallelism (the file sink, when there is one, runs once). The sleepy map makes the job backpressured; the measure
 // stage records each record's end-to-end latency into the graph's Latency
 // histogram.
 package backpressure
@@ -28,6 +28,10 @@ type Config struct {
 	Records     int64   // weir.Unbounded for no end (end it with a duration)
 	Parallelism int     // of every operator
 	SleepMs     float64 // average sleep per record in the sleepy map
+	// Out is a JSON-lines file the sink writes, exactly once with
+	// checkpoints (the file sink runs as one instance); empty means a
+	// discarding sink at Parallelism.
+	Out string
 	// Measured counts records passing the measure stage (may be nil).
 	Measured *atomic.Int64
 }
@@ -78,6 +82,10 @@ func Build(cfg Config) (*weir.Graph, error) {
 		}
 		return r
 	}, p)
-	weir.ToSink(out.Shuffle(), "sink", weir.DiscardSink[Record](nil), p)
+	if cfg.Out != "" {
+		weir.ToSink(out.Shuffle(), "sink", weir.FileSink[Record](cfg.Out))
+	} else {
+		weir.ToSink(out.Shuffle(), "sink", weir.DiscardSink[Record](nil), p)
+	}
 	return g, nil
 }

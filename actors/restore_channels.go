@@ -1,0 +1,143 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weirstream/weir/inflight"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/store"
+)
+
+// redistributionSpec describes, for inflight.Redistribute, how the channels
+// into op changed from manifest m to plan p. An edge whose partitioner the
+// graph chose from the parallelisms had the one those of m choose; a forward
+// edge whose parallelisms changed moves whole batches as rebalance does.
+func redistributionSpec(p *plan.Job, m *store.Manifest, op *plan.Operator) (inflight.Spec, error) {
+	spec := inflight.Spec{OldParallelism: m.Parallelism[op.Name], NewParallelism: op.Parallelism, NewTable: op.Table}
+	for _, e := range op.Inputs {
+		in := inflight.Input{Partitioner: e.Partitioner, OldProducers: m.Parallelism[e.From.Name], NewProducers: e.From.Parallelism}
+		if e.Implicit {
+			in.Partitioner = plan.ImplicitPartitioner(in.OldProducers, spec.OldParallelism)
+		}
+		if in.Partitioner == plan.Forward && (in.OldProducers != in.NewProducers || spec.OldParallelism != spec.NewParallelism) {
+			in.Partitioner = plan.Rebalance
+		}
+		if in.Partitioner == plan.KeyGroupHash {
+			if e.Groups == nil {
+				return inflight.Spec{}, fmt.Errorf("hash edge %s → %s cannot find its records' key groups", e.From.Name, e.To.Name)
+			}
+			rg, err := e.Groups(p.MaxParallelism)
+			if err != nil {
+				return inflight.Spec{}, fmt.Errorf("edge %s → %s: %w", e.From.Name, e.To.Name, err)
+			}
+			in.Records = rg
+			if spec.OldTable == nil {
+				old, err := storedTable(m, op.Name, spec.OldParallelism)
+				if err != nil {
+					return inflight.Spec{}, err
+				}
+				spec.OldTable = old
+			}
+		}
+		spec.Inputs = append(spec.Inputs, in)
+	}
+	return spec, nil
+}
+
+// channelOf maps a task's input channel index to its edge and producer
+// instance, given each input edge's producer parallelism: a task numbers its
+// channels edge by edge, producer by producer.
+func channelOf(input int, producers []int) (edge, producer int, ok bool) {
+	for e, n := range producers {
+		if input < n {
+			return e, input, input >= 0
+		}
+		input -= n
+	}
+	return 0, 0, false
+}
+
+// inputOf is channelOf's inverse.
+func inputOf(edge, producer int, producers []int) int {
+	input := producer
+	for _, n := range producers[:edge] {
+		input += n
+	}
+	return input
+}
+
+// restoreRedistributed reads the channel state captured into every old
+// instance of the task's operator, splits it to the new parallelism with
+// inflight.Redistribute and queues this instance's part for replay. It
+// returns the number of channels that got state.
+func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int, error) {
+	spec, err := redistributionSpec(t.job.Plan, m, t.op)
+	if err != nil {
+		return 0, err
+	}
+	oldProducers := make([]int, len(spec.Inputs))
+	newProducers := make([]int, len(spec.Inputs))
+	for i, in := range spec.Inputs {
+		oldProducers[i], newProducers[i] = in.OldProducers, in.NewProducers
+	}
+	var refs []store.BlobRef
+	var captured []inflight.Channel
+	for _, ts := range m.Tasks {
+		if ts.Operator != t.op.Name {
+			continue
+		}
+		for _, cb := range ts.Channels {
+			e, j, ok := channelOf(cb.Input, oldProducers)
+			if !ok {
+				return 0, fmt.Errorf("instance %d: channel state of input %d, which its %d inputs do not have", ts.Instance, cb.Input, sum(oldProducers))
+			}
+			refs = append(refs, cb.Blob)
+			captured = append(captured, inflight.Channel{Input: e, Producer: j, Consumer: ts.Instance})
+		}
+	}
+	if len(refs) == 0 {
+		return 0, nil
+	}
+	data, err := store.GetSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, refs)
+	if err != nil {
+		var se *store.SectionError
+		if errors.As(err, &se) && se.Index < len(captured) {
+			c := captured[se.Index]
+			return 0, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
+		}
+		return 0, err
+	}
+	for i := range captured {
+		c := &captured[i]
+		if c.Batches, err = inflight.Decode(t.op.Inputs[c.Input].Codec, data[i]); err != nil {
+			return 0, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
+		}
+	}
+	chans, err := inflight.Redistribute(spec, captured)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range chans {
+		if c.Consumer != t.instance {
+			continue
+		}
+		in := t.in.chans[inputOf(c.Input, c.Producer, newProducers)]
+		for _, b := range c.Batches {
+			// Shared with other consumers' replays: never recycled.
+			in.replay = append(in.replay, &Buffer{Seq: b.Seq, Records: b.Records, captured: true})
+		}
+		n++
+	}
+	return n, nil
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
