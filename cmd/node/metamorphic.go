@@ -293,7 +293,7 @@ func runMetaCell(ctx context.Context, cfg metaConfig, c metaCell, seed, records 
 		err = runNodeProc(ctx, cfg, args)
 	case "actor-kills":
 		err = runNodeProc(ctx, cfg, append(args, "--chaos-kill-every", cfg.KillEvery.String(), "--chaos-seed", fmt.Sprint(seed),
-			"--max-restarts", "100000", "--restart-window", "1m"))
+			"--max-restarts", "10000", "--restart-window", "1m"))
 		disturbed = fmt.Sprintf("actor kills every %v", cfg.KillEvery)
 	default:
 		disturbed, err = killAndRestore(ctx, cfg, c, seed, args, filepath.Join(stateDir, c.Job))
