@@ -154,6 +154,12 @@ func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision
 	run.failedAt, run.alive, run.restartDue, run.waiting, run.readying = time.Now(), 0, false, false, 0
 	hasSource := false
 	for _, t := range tasks {
+		// A source counts even if its actor is already gone (stopped or
+		// poisoned): its idle report is void and it will read again.
+		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
+			hasSource = true
+			delete(a.ckpt.idle, [2]int{t.OperatorID, t.Instance})
+		}
 		pid := a.tasks[t.OperatorID][t.Instance]
 		if pid == nil {
 			continue
@@ -161,15 +167,12 @@ func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision
 		a.sv.expected[pid.Id] = true
 		run.alive++
 		a.stopTask(ctx, t.OperatorID, t.Instance, pid)
-		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
-			hasSource = true
-			delete(a.ckpt.idle, [2]int{t.OperatorID, t.Instance})
-		}
 	}
 	if hasSource {
 		a.ckpt.finalAsked = false
 		a.ckpt.coord.CancelFinal()
 	}
+	a.ckpt.coord.Pause() // no barrier may go to sources being restored
 	if id, ok := a.ckpt.coord.Pending(); ok {
 		if _, writing := a.ckpt.coord.Writing(); !writing && len(tasks) > 0 {
 			t := tasks[0]
@@ -293,6 +296,9 @@ func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
 	run.waiting = true
 	a.job.supLog.update(func(s *SupervisionStats) { s.Restarts++ })
 	a.carryOutSupervision(ctx, a.sv.sup.OnRegionRestarted(r, a.job.now()))
+	if !a.restarting() {
+		a.carryOutCheckpoint(ctx, a.ckpt.coord.Resume(a.job.now()))
+	}
 	return true
 }
 

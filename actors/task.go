@@ -87,6 +87,7 @@ func (t *task) Receive(ctx actor.Context) {
 			return
 		}
 		t.wired = true
+		t.out.sendEarlyBarriers(ctx)
 	case *startMsg:
 		t.started = true
 		t.schedulePump(ctx)

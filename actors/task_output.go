@@ -33,6 +33,16 @@ type outputs struct {
 	edges   []*outEdge
 	writers []plan.EdgeWriter
 	blocked int // channels whose outbox is not empty
+	// early are barriers forwarded before the outputs were wired: a task
+	// restarted on another node can get a barrier before its wiring, which
+	// travels another way. sendEarlyBarriers sends them once wired.
+	early []earlyBarrier
+}
+
+// earlyBarrier is a barrier kept until the outputs are wired.
+type earlyBarrier struct {
+	id               uint64
+	unaligned, final bool
 }
 
 // wire sets up the output channels, pids[edge][consumer instance], and a
@@ -154,6 +164,10 @@ func (o *outputs) allEnded() bool {
 // buffers still waiting for credit travel along as copies, so an unaligned
 // channel can hand them over with the barrier.
 func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned, final bool) {
+	if o.t == nil { // not wired: nothing was sent, so it goes first once wired
+		o.early = append(o.early, earlyBarrier{id: id, unaligned: unaligned, final: final})
+		return
+	}
 	o.ctx = ctx
 	for _, oe := range o.edges {
 		o.flushEdge(oe)
@@ -164,5 +178,15 @@ func (o *outputs) barrier(ctx actor.Context, id uint64, unaligned, final bool) {
 			}
 			ctx.Send(ch.pid, &barrierMsg{id: id, lastSeq: ch.seq, unaligned: unaligned, final: final, pending: pending})
 		}
+	}
+}
+
+// sendEarlyBarriers forwards, in order, the barriers that came before the
+// wiring.
+func (o *outputs) sendEarlyBarriers(ctx actor.Context) {
+	early := o.early
+	o.early = nil
+	for _, b := range early {
+		o.barrier(ctx, b.id, b.unaligned, b.final)
 	}
 }

@@ -25,6 +25,9 @@ type Coordinator struct {
 	writing  bool // all acks in, manifest being written
 	acked    map[TaskID]struct{}
 
+	// paused holds back triggers while a region is being restored.
+	paused bool
+
 	finalRequested bool
 	finalDone      bool
 	stopRequested  bool
@@ -91,7 +94,7 @@ func (c *Coordinator) end(acts []Action, now time.Duration) []Action {
 	c.writing = false
 	clear(c.acked)
 	c.nextAt = now + c.cfg.Interval
-	if c.lastWanted() {
+	if c.lastWanted() && !c.paused {
 		acts = append(acts, c.trigger(now))
 	}
 	return acts

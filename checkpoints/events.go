@@ -9,7 +9,7 @@ import (
 // acknowledgements are not all in after Timeout (a manifest being written is
 // not timed out here: its writer reports success or failure), and triggers
 // the next checkpoint once Interval has passed since the last one ended, or
-// at once if a final checkpoint is wanted.
+// at once if a final checkpoint is wanted. While paused it triggers nothing.
 func (c *Coordinator) Tick(now time.Duration) []Action {
 	if c.done() {
 		return nil
@@ -19,7 +19,7 @@ func (c *Coordinator) Tick(now time.Duration) []Action {
 		acts = c.abort(acts, fmt.Sprintf("timeout: not acknowledged by %d of %d tasks after %v",
 			len(c.tasks)-len(c.acked), len(c.tasks), now-c.started), now)
 	}
-	if !c.inFlight && (c.lastWanted() || now >= c.nextAt) {
+	if !c.inFlight && !c.paused && (c.lastWanted() || now >= c.nextAt) {
 		acts = append(acts, c.trigger(now))
 	}
 	return acts
@@ -106,7 +106,7 @@ func (c *Coordinator) RequestFinal(now time.Duration) []Action {
 		return nil
 	}
 	c.finalRequested = true
-	if c.inFlight {
+	if c.inFlight || c.paused {
 		return nil
 	}
 	return []Action{c.trigger(now)}
@@ -137,12 +137,34 @@ func (c *Coordinator) RequestStop(now time.Duration) []Action {
 	}
 	c.stopRequested = true
 	switch {
+	case !c.inFlight && c.paused:
+		return nil
 	case !c.inFlight:
 		return []Action{c.trigger(now)}
 	case !c.writing:
 		return c.abort(nil, "superseded by the stop checkpoint", now)
 	}
 	return nil
+}
+
+// Pause holds back every trigger (Tick, RequestFinal, RequestStop and the
+// retry of a final or stop checkpoint when one ends) while a region is being
+// restored: a barrier injected then would reach a source that is stopped or
+// not yet wired, be lost, and leave the checkpoint to time out. A checkpoint
+// in flight is not affected.
+func (c *Coordinator) Pause() { c.paused = true }
+
+// Resume ends Pause. A final or stop checkpoint that is wanted and not in
+// flight is triggered at once; ordinary ones follow on Tick.
+func (c *Coordinator) Resume(now time.Duration) []Action {
+	if !c.paused {
+		return nil
+	}
+	c.paused = false
+	if c.inFlight || !c.lastWanted() {
+		return nil
+	}
+	return []Action{c.trigger(now)}
 }
 
 // StopDone reports whether the stop checkpoint completed.

@@ -12,8 +12,8 @@ import (
 )
 
 // TestRandomRuns drives a Coordinator with random acks, declines, duplicate
-// and stale events, manifest results, ticks, a final request and (in some
-// runs) a stop request, and checks its rules after every step against an
+// and stale events, manifest results, ticks, pauses and resumes, a final
+// request and (in some runs) a stop request, and checks its rules after every step against an
 // independent model.
 func TestRandomRuns(t *testing.T) {
 	testseed.Run(t, 300, 300, func(seed uint64) { runRandom(t, seed) })
@@ -40,6 +40,7 @@ type model struct {
 	stop      bool // pending one is the stop checkpoint
 	stopReq   bool
 	stopDone  bool
+	paused    bool // between Pause and Resume: nothing may be triggered
 }
 
 // done says the job's last checkpoint (final or stop) completed.
@@ -62,6 +63,9 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 		case Trigger:
 			if m.pending != 0 {
 				m.fatalf("%s: %v while %d in flight", event, act, m.pending)
+			}
+			if m.paused {
+				m.fatalf("%s: %v while paused", event, act)
 			}
 			if act.ID != m.lastID+1 {
 				m.fatalf("%s: %v, want id %d", event, act, m.lastID+1)
@@ -208,6 +212,13 @@ func runRandom(t *testing.T, seed uint64) {
 			event, acts = "ack future", c.OnAck(m.lastID+1+uint64(rng.IntN(3)), task, m.now)
 		case r < 75:
 			event, acts = fmt.Sprintf("decline %d %v", id, task), c.OnDecline(id, task, "boom", m.now)
+		case r < 77:
+			m.paused = true
+			event = "pause"
+			c.Pause()
+		case r < 80:
+			m.paused = false
+			event, acts = "resume", c.Resume(m.now)
 		case r < 90:
 			event, acts = fmt.Sprintf("written %d", id), c.OnManifestWritten(id, m.now)
 		default:
@@ -216,8 +227,12 @@ func runRandom(t *testing.T, seed uint64) {
 		m.check(event, acts, tick)
 		m.checkState(c)
 	}
-	// Liveness: with tasks and storage well behaved the final (or stop) one
-	// completes.
+	// Liveness: with tasks and storage well behaved and no region being
+	// restored, the final (or stop) one completes.
+	if m.paused {
+		m.paused = false
+		m.check("resume", c.Resume(m.now), false)
+	}
 	if !m.finalReq && !m.stopReq {
 		m.finalReq = true
 		m.check("final", c.RequestFinal(m.now), false)

@@ -28,6 +28,8 @@ import (
 //	failed id=K err=WORD now=D
 //	final now=D
 //	stop now=D
+//	pause
+//	resume now=D
 //	pending | completed
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
@@ -131,6 +133,11 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return actionLines(c.RequestFinal(a.dur("now")))
 	case "stop":
 		return actionLines(c.RequestStop(a.dur("now")))
+	case "pause":
+		c.Pause()
+		return []string{"ok"}
+	case "resume":
+		return actionLines(c.Resume(a.dur("now")))
 	case "pending":
 		if id, ok := c.Pending(); ok {
 			return []string{strconv.FormatUint(id, 10)}
