@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
@@ -20,15 +19,7 @@ import (
 // renewal runs apart from setting the job up. Before, the lease of a job
 // being set up was renewed by nobody and lapsed after one heartbeat timeout.
 func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := startNATS(t)
 	connect := func() *nats.Conn {
 		nc, err := nats.Connect(s.ClientURL())
 		if err != nil {

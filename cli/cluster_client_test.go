@@ -3,23 +3,12 @@ package cli
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // TestClientsWithoutNodes: against a NATS server with no weir node, the
 // cluster commands fail with a message that says what is missing.
 func TestClientsWithoutNodes(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Shutdown()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
+	s := startNATS(t)
 	url := s.ClientURL()
 	for _, tc := range []struct {
 		args []string
