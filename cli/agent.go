@@ -51,7 +51,7 @@ type agent struct {
 	seen    map[string]int64 // node → the incarnation (start time) last heard from
 	coord   map[string]*coordJob
 	busy    map[string]bool   // jobs being submitted or taken over here
-	leased  map[string]bool   // jobs whose coordinator lease this node holds (renewed by keepLeases)
+	leased  map[string]bool   // jobs whose coordinator lease this node holds (renewed by renewLeases)
 	placing map[string]string // jobs waiting to be placed here → why
 	parts   map[string]*actors.Job
 	leaving bool
@@ -95,8 +95,10 @@ func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Co
 	}
 	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, log)
 	a.wg.Add(2)
-	go a.loop()
-	go a.keepLeases()
+	go a.every(a.cfg.HeartbeatTimeout/6, a.tick)
+	// Leases are renewed on their own goroutine: a slow takeover, placement
+	// or prepare never delays a renewal.
+	go a.every(a.cfg.HeartbeatTimeout/4, a.renewLeases)
 	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
 		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
@@ -217,28 +219,35 @@ func nodeOfLeaving(subject string) (string, error) {
 	return s.Node, nil
 }
 
-// loop is the agent's clock: it declares silent nodes dead and takes over
-// orphaned jobs (the leases are renewed by keepLeases, never behind this).
-func (a *agent) loop() {
+// every calls fn every d on the calling goroutine, one of the agent's, until
+// the agent quits.
+func (a *agent) every(d time.Duration, fn func(now time.Time)) {
 	defer a.wg.Done()
-	tick := time.NewTicker(a.cfg.HeartbeatTimeout / 6)
+	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {
 		select {
 		case <-a.quit:
 			return
 		case now := <-tick.C:
-			a.mu.Lock()
-			dead := a.members.Tick(now)
-			a.mu.Unlock()
-			for _, node := range dead {
-				a.log.Warn().Str("peer", node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
-				a.nodeGone(node)
-			}
-			a.adoptOrphans(now)
-			a.publishProgress(now)
+			fn(now)
 		}
 	}
+}
+
+// tick is the agent's clock: it declares silent nodes dead and takes over
+// orphaned jobs (the leases are renewed on a goroutine of their own, never
+// behind this).
+func (a *agent) tick(now time.Time) {
+	a.mu.Lock()
+	dead := a.members.Tick(now)
+	a.mu.Unlock()
+	for _, node := range dead {
+		a.log.Warn().Str("peer", node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+		a.nodeGone(node)
+	}
+	a.adoptOrphans(now)
+	a.publishProgress(now)
 }
 
 // nodeGone tells the coordinators on this node that a node is gone.

@@ -26,22 +26,6 @@ func (l *lockedFence) Admit(job string, epoch uint64) (bool, uint64) {
 	return l.f.Admit(job, epoch)
 }
 
-// keepLeases renews the coordinator leases this node holds, on its own
-// goroutine: a slow takeover, placement or prepare never delays a renewal.
-func (a *agent) keepLeases() {
-	defer a.wg.Done()
-	tick := time.NewTicker(a.cfg.HeartbeatTimeout / 4)
-	defer tick.Stop()
-	for {
-		select {
-		case <-a.quit:
-			return
-		case now := <-tick.C:
-			a.renewLeases(now)
-		}
-	}
-}
-
 // renewLeases renews every lease this node holds. A job whose lease was
 // lost is abandoned (another node coordinates it now) and set-ups in
 // progress stop at their next check (holds).
@@ -72,7 +56,7 @@ func (a *agent) renewLeases(now time.Time) {
 	}
 }
 
-// acquired records that this node holds job's lease: keepLeases renews it.
+// acquired records that this node holds job's lease: renewLeases renews it.
 func (a *agent) acquired(job string) {
 	a.mu.Lock()
 	a.leased[job] = true
