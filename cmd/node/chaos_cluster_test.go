@@ -89,9 +89,6 @@ var chaosClusterTestSeeds = []int64{1, 3, 15}
 // node processes, one SIGKILLed while keycount runs, the job's output
 // verified exactly once. A failure prints the seed and the nodes' logs.
 func TestChaosClusterShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts node processes")
-	}
 	cfg := defaultChaosCluster()
 	cfg.Exe = buildNode(t)
 	var coord, apart, restart, stay bool

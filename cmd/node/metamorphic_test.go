@@ -105,9 +105,6 @@ const metaTestSeed = 4
 // commits the same output as its job's undisturbed run without checkpoints
 // at parallelism 1. A differing cell prints its seed and the replay command.
 func TestMetamorphicShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs node processes")
-	}
 	cfg := defaultMeta()
 	cfg.Seed, cfg.Records, cfg.Exe = metaTestSeed, 60000, buildNode(t)
 	cells := sampleMetaCells(cfg.Seed, metaJobs)
