@@ -3,11 +3,10 @@ package checkpoints
 import (
 	"errors"
 	"fmt"
-	"github.com/weirstream/weir/internal/scripttest"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/weirstream/weir/internal/scripttest"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -43,68 +42,24 @@ type scriptState struct {
 	tasks []TaskID
 }
 
-type scriptArgs struct {
-	t     *testing.T
-	where string
-	kv    map[string]string
+// taskID reads key's op/instance.
+func taskID(c *scripttest.Command, key string) TaskID {
+	id := c.Task(key)
+	return TaskID{Operator: id.Operator, Instance: id.Instance}
 }
 
-func (s scriptArgs) int(k string) int {
-	v, err := strconv.Atoi(s.kv[k])
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) u64(k string) uint64 {
-	if s.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.ParseUint(s.kv[k], 10, 64)
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) dur(k string) time.Duration {
-	v, err := time.ParseDuration(s.kv[k])
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) task(word string) TaskID {
-	op, inst, ok := strings.Cut(word, "/")
-	n, err := strconv.Atoi(inst)
-	if !ok || err != nil {
-		s.t.Fatalf("%s: task %q, want op/instance", s.where, word)
-	}
-	return TaskID{Operator: op, Instance: n}
-}
-
-func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
-	words := strings.Fields(cmd)
-	a := scriptArgs{t: t, where: where, kv: map[string]string{}}
-	for _, w := range words[1:] {
-		k, v, _ := strings.Cut(w, "=")
-		a.kv[k] = v
-	}
-	if words[0] != "new" && sc.c == nil {
-		t.Fatalf("%s: %s before new", where, words[0])
+func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
+	if a.Name != "new" && sc.c == nil {
+		a.Fatalf("before new")
 	}
 	c := sc.c
-	switch words[0] {
+	switch a.Name {
 	case "new":
-		cfg := Config{Interval: a.dur("interval"), Timeout: a.dur("timeout"), Retain: a.int("retain"), After: a.u64("after")}
-		if ts := a.kv["tasks"]; ts != "" {
-			for _, w := range strings.Split(ts, ",") {
-				cfg.Tasks = append(cfg.Tasks, a.task(w))
-			}
+		cfg := Config{Interval: a.Duration("interval"), Timeout: a.Duration("timeout"), Retain: a.Int("retain"), After: a.Uint64Or("after", 0)}
+		for _, id := range a.TaskListOr("tasks") {
+			cfg.Tasks = append(cfg.Tasks, TaskID{Operator: id.Operator, Instance: id.Instance})
 		}
-		nc, err := New(cfg, a.u64("last"), a.dur("now"))
+		nc, err := New(cfg, a.Uint64Or("last", 0), a.Duration("now"))
 		if err != nil {
 			if errors.Is(err, ErrInvalidConfig) {
 				return []string{"config error: " + err.Error()}
@@ -114,30 +69,30 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		sc.c, sc.tasks = nc, cfg.Tasks
 		return []string{"ok"}
 	case "tick":
-		return actionLines(c.Tick(a.dur("now")))
+		return actionLines(c.Tick(a.Duration("now")))
 	case "ack":
-		return actionLines(c.OnAck(a.u64("id"), a.task(a.kv["task"]), a.dur("now")))
+		return actionLines(c.OnAck(a.Uint64Or("id", 0), taskID(a, "task"), a.Duration("now")))
 	case "acks":
 		var acts []Action
 		for _, task := range sc.tasks {
-			acts = append(acts, c.OnAck(a.u64("id"), task, a.dur("now"))...)
+			acts = append(acts, c.OnAck(a.Uint64Or("id", 0), task, a.Duration("now"))...)
 		}
 		return actionLines(acts)
 	case "decline":
-		return actionLines(c.OnDecline(a.u64("id"), a.task(a.kv["task"]), a.kv["reason"], a.dur("now")))
+		return actionLines(c.OnDecline(a.Uint64Or("id", 0), taskID(a, "task"), a.String("reason"), a.Duration("now")))
 	case "written":
-		return actionLines(c.OnManifestWritten(a.u64("id"), a.dur("now")))
+		return actionLines(c.OnManifestWritten(a.Uint64Or("id", 0), a.Duration("now")))
 	case "failed":
-		return actionLines(c.OnManifestFailed(a.u64("id"), errors.New(a.kv["err"]), a.dur("now")))
+		return actionLines(c.OnManifestFailed(a.Uint64Or("id", 0), errors.New(a.String("err")), a.Duration("now")))
 	case "final":
-		return actionLines(c.RequestFinal(a.dur("now")))
+		return actionLines(c.RequestFinal(a.Duration("now")))
 	case "stop":
-		return actionLines(c.RequestStop(a.dur("now")))
+		return actionLines(c.RequestStop(a.Duration("now")))
 	case "pause":
 		c.Pause()
 		return []string{"ok"}
 	case "resume":
-		return actionLines(c.Resume(a.dur("now")))
+		return actionLines(c.Resume(a.Duration("now")))
 	case "pending":
 		if id, ok := c.Pending(); ok {
 			return []string{strconv.FormatUint(id, 10)}
@@ -146,7 +101,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	case "completed":
 		return []string{fmt.Sprint(c.Completed())}
 	}
-	t.Fatalf("%s: unknown command %q", where, words[0])
+	a.Fatalf("unknown command")
 	return nil
 }
 

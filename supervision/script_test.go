@@ -3,11 +3,10 @@ package supervision
 import (
 	"errors"
 	"fmt"
-	"github.com/weirstream/weir/internal/scripttest"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/weirstream/weir/internal/scripttest"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -44,69 +43,33 @@ type scriptState struct {
 	s  *Supervisor
 }
 
-type scriptArgs struct {
-	t     *testing.T
-	where string
-	kv    map[string]string
-}
-
-func (a scriptArgs) int(k string) int {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.Atoi(a.kv[k])
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) float(k string) float64 {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.ParseFloat(a.kv[k], 64)
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) dur(k string) time.Duration {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := time.ParseDuration(a.kv[k])
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) task(word string) TaskRef {
-	op, inst, ok := strings.Cut(word, "/")
-	n, err := strconv.Atoi(inst)
-	if !ok || err != nil {
-		a.t.Fatalf("%s: task %q, want op/instance", a.where, word)
-	}
-	return TaskRef{Operator: op, Instance: n}
-}
-
-func (a scriptArgs) intensity(prefix string) Intensity {
+// intensity reads max, window, initial, cap and mult, each with prefix.
+func intensity(c *scripttest.Command, prefix string) Intensity {
 	return Intensity{
-		MaxRestarts: a.int(prefix + "max"),
-		Window:      a.dur(prefix + "window"),
+		MaxRestarts: c.IntOr(prefix+"max", 0),
+		Window:      c.DurationOr(prefix+"window", 0),
 		Backoff: Backoff{
-			Initial:    a.dur(prefix + "initial"),
-			Max:        a.dur(prefix + "cap"),
-			Multiplier: a.float(prefix + "mult"),
+			Initial:    c.DurationOr(prefix+"initial", 0),
+			Max:        c.DurationOr(prefix+"cap", 0),
+			Multiplier: c.Float64Or(prefix+"mult", 0),
 		},
 	}
 }
 
+// jobIntensity reads the job-prefixed intensity keys, nil when none is given.
+func jobIntensity(c *scripttest.Command) *Intensity {
+	ji := intensity(c, "job-")
+	for _, k := range []string{"max", "window", "initial", "cap", "mult"} {
+		if c.Has("job-" + k) {
+			return &ji
+		}
+	}
+	return nil
+}
+
 // regions parses op/i,op/i;op/i into regions with ids 0, 1, ...; operator
 // ids follow the order in which operator names first appear.
-func (a scriptArgs) regions(spec string) []Region {
+func regions(c *scripttest.Command, spec string) []Region {
 	opIDs := map[string]int{}
 	var regions []Region
 	for i, part := range strings.Split(spec, ";") {
@@ -115,7 +78,11 @@ func (a scriptArgs) regions(spec string) []Region {
 			if w == "" {
 				continue
 			}
-			task := a.task(w)
+			id, err := scripttest.ParseTask(w)
+			if err != nil {
+				c.Fatalf("regions=%q: %v", spec, err)
+			}
+			task := TaskRef(id)
 			if _, ok := opIDs[task.Operator]; !ok {
 				opIDs[task.Operator] = len(opIDs)
 			}
@@ -134,16 +101,10 @@ func configError(err error) []string {
 	return []string{"error: " + err.Error()}
 }
 
-func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
-	words := strings.Fields(cmd)
-	a := scriptArgs{t: t, where: where, kv: map[string]string{}}
-	for _, w := range words[1:] {
-		k, v, _ := strings.Cut(w, "=")
-		a.kv[k] = v
-	}
-	switch words[0] {
+func (sc *scriptState) run(t *testing.T, c *scripttest.Command) []string {
+	switch c.Name {
 	case "tracker":
-		tr, err := NewTracker(a.intensity(""))
+		tr, err := NewTracker(intensity(c, ""))
 		if err != nil {
 			return configError(err)
 		}
@@ -151,26 +112,19 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return []string{"ok"}
 	case "failure", "stable", "progress-tracker":
 		if sc.tr == nil {
-			t.Fatalf("%s: %s before tracker", where, words[0])
+			c.Fatalf("before tracker")
 		}
-		switch words[0] {
+		switch c.Name {
 		case "stable":
-			sc.tr.OnStable(a.dur("now"))
+			sc.tr.OnStable(c.DurationOr("now", 0))
 			return []string{"ok"}
 		case "progress-tracker":
 			sc.tr.OnProgress()
 			return []string{"ok"}
 		}
-		return []string{sc.tr.OnFailure(a.dur("now")).String()}
+		return []string{sc.tr.OnFailure(c.DurationOr("now", 0)).String()}
 	case "new":
-		cfg := Config{Regions: a.regions(a.kv["regions"]), Intensity: a.intensity("")}
-		for k := range a.kv {
-			if strings.HasPrefix(k, "job-") {
-				ji := a.intensity("job-")
-				cfg.JobIntensity = &ji
-				break
-			}
-		}
+		cfg := Config{Regions: regions(c, c.StringOr("regions", "")), Intensity: intensity(c, ""), JobIntensity: jobIntensity(c)}
 		s, err := New(cfg)
 		if err != nil {
 			return configError(err)
@@ -179,18 +133,18 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return []string{"ok"}
 	}
 	if sc.s == nil {
-		t.Fatalf("%s: %s before new", where, words[0])
+		c.Fatalf("before new")
 	}
 	s := sc.s
-	switch words[0] {
+	switch c.Name {
 	case "fail":
-		return actionLines(s.OnTaskFailed(a.task(a.kv["task"]), a.kv["cause"], a.dur("now")))
+		return actionLines(s.OnTaskFailed(TaskRef(c.Task("task")), c.String("cause"), c.DurationOr("now", 0)))
 	case "restarted":
-		return actionLines(s.OnRegionRestarted(a.int("region"), a.dur("now")))
+		return actionLines(s.OnRegionRestarted(c.IntOr("region", 0), c.DurationOr("now", 0)))
 	case "restore-failed":
-		return actionLines(s.OnRestoreFailed(a.int("region"), a.kv["cause"], a.dur("now")))
+		return actionLines(s.OnRestoreFailed(c.IntOr("region", 0), c.String("cause"), c.DurationOr("now", 0)))
 	case "tick":
-		return actionLines(s.Tick(a.dur("now")))
+		return actionLines(s.Tick(c.DurationOr("now", 0)))
 	case "progress":
 		s.OnProgress()
 		return []string{"ok"}
@@ -206,7 +160,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		}
 		return []string{strings.Join(parts, " ") + " " + next + fmt.Sprintf(" failed=%v", s.Failed())}
 	}
-	t.Fatalf("%s: unknown command %q", where, words[0])
+	c.Fatalf("unknown command")
 	return nil
 }
 
