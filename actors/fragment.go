@@ -94,7 +94,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		f.unsub = unsub
 		if d := f.job.opts.FlushInterval; d > 0 {
 			root, self := ctx.ActorSystem().Root, ctx.Self()
-			f.flush = startTicker(d, func() { root.Send(self, flushTick) })
+			f.flush = startTicker(f.job.node.quit, d, func() { root.Send(self, flushTick) })
 		}
 		f.job.log.Info().Str("node", f.r.node).Msg("job part ready on this node")
 	case *flushTickMsg:

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/transport"
 )
@@ -31,7 +32,7 @@ func (t *testFence) Admit(job string, epoch uint64) (bool, uint64) {
 // one (a coordinator that was replaced, or a part it started) without using
 // their sequence numbers; a message of a higher epoch raises the fence.
 func TestDispatchFencesAReplacedCoordinator(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Start(t, natstest.Options{}).URL
 	n, counters := clusterNode(t, url, "b")
 	r := n.remote
 	r.SetFence(&testFence{f: cluster.NewFence()})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/vmihailenco/msgpack/v5"
@@ -17,26 +16,12 @@ import (
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 
+	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/poll"
 )
 
 // int64Codec encodes batches of int64 records for the wire.
 type int64Codec = plan.MsgpackCodec[int64]
-
-// startNATS runs an embedded nats-server for one test.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
 
 // clusterNode is an actor system joined to the test's NATS server.
 func clusterNode(t *testing.T, url, id string) (*Node, *transport.Counters) {
@@ -91,7 +76,7 @@ func twoNodeJob(t *testing.T, a, b *Node, rec *recorder, n int64, opts Options) 
 // across the nodes; every record reaches the sinks exactly once and no bad
 // input is seen.
 func TestRemoteJobOverTwoNodes(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Start(t, natstest.Options{}).URL
 	a, ca := clusterNode(t, url, "a")
 	b, cb := clusterNode(t, url, "b")
 	const n = 200000
@@ -144,7 +129,7 @@ func TestRemoteJobOverTwoNodes(t *testing.T) {
 // TestWireRoundTrip: every message that crosses nodes survives encoding and
 // decoding, with actor references resolved on the receiving node.
 func TestWireRoundTrip(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Start(t, natstest.Options{}).URL
 	a, _ := clusterNode(t, url, "a")
 	rec := newRecorder(10)
 	p := remotePlan(rec, 10)
@@ -230,7 +215,7 @@ func FuzzDecodeWireBody(f *testing.F) {
 // dropped messages, the actor it feeds fails (here, without checkpoints,
 // the job fails and says why) instead of waiting for data that never comes.
 func TestSlowConsumerFailsTheReceiver(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Start(t, natstest.Options{}).URL
 	a, _ := clusterNode(t, url, "a")
 	b, _ := clusterNode(t, url, "b")
 	const n = 100000
@@ -279,7 +264,7 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 // both nodes stop after filling the channels' credit: what they read stays
 // within the capacity of the channels, crossing nodes or not.
 func TestRemoteBackpressureBoundsProducers(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Start(t, natstest.Options{}).URL
 	a, _ := clusterNode(t, url, "a")
 	b, _ := clusterNode(t, url, "b")
 	const n, batch, capacity = 300000, 256, 4

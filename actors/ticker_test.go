@@ -1,0 +1,25 @@
+package actors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/leaktest"
+)
+
+// TestTickerEndsWhenItsNodeQuits: a node's Shutdown does not stop its
+// actors, so an actor's ticker must end with the node, not only on Stop.
+func TestTickerEndsWhenItsNodeQuits(t *testing.T) {
+	leaktest.Check(t)
+	quit := make(chan struct{})
+	tk := startTicker(quit, time.Millisecond, func() {})
+	close(quit)
+	select {
+	case <-tk.done:
+	case <-time.After(leaktest.Within):
+		t.Fatalf("the ticker goroutine still runs %v after its node quit", leaktest.Within)
+	}
+	if tk.Stop() != nil {
+		t.Fatal("Stop after quit did not return nil")
+	}
+}
