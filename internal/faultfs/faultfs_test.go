@@ -147,3 +147,22 @@ func TestCrashAfterStopsEveryLaterCall(t *testing.T) {
 		t.Fatalf("RemoveAll after the crash removed the file: %v", err)
 	}
 }
+
+// NoSync skips fsyncs but passes every other call through.
+func TestNoSyncPassesEverythingButFsync(t *testing.T) {
+	dir := t.TempDir()
+	f := New(NoSync(vfs.OS{}))
+	p := filepath.Join(dir, "f")
+	if err := writeFile(f, p, "data"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SyncDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, p); got != "data" {
+		t.Fatalf("file %q, want data", got)
+	}
+	if err := f.SyncDir(filepath.Join(dir, "missing")); err != nil {
+		t.Fatalf("SyncDir reached the disk: %v", err)
+	}
+}
