@@ -51,7 +51,7 @@ func (n *Node) StartFragment(p *plan.Job, opts Options) (*Job, error) {
 	}
 	j := n.newJob(p, o)
 	if o.Checkpoint.Enabled() {
-		j.uploads = newUploader(2, 64, o.Checkpoint.Timeout)
+		j.uploads = newUploader(n.quit, 2, 64, o.Checkpoint.Timeout)
 	}
 	f := &fragment{job: j, r: n.remote, tasks: map[[2]int]*fragTask{}, byID: map[string][2]int{}, queued: map[[2]int]*spawnTaskMsg{},
 		ready: make(chan error, 1)}

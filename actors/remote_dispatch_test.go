@@ -7,7 +7,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
 
-	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/transport"
 )
@@ -17,7 +16,7 @@ import (
 // genuine buffer with the same number that follows it is delivered, not
 // dropped as a duplicate. A later repeat of that number is a duplicate.
 func TestDispatchDecodesBeforeTheSequenceCheck(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	n, counters := clusterNode(t, url, "b")
 	r := n.remote
 	got := make(chan *Buffer, 4)

@@ -10,7 +10,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/cluster"
-	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/transport"
 )
@@ -32,7 +31,7 @@ func (t *testFence) Admit(job string, epoch uint64) (bool, uint64) {
 // one (a coordinator that was replaced, or a part it started) without using
 // their sequence numbers; a message of a higher epoch raises the fence.
 func TestDispatchFencesAReplacedCoordinator(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	n, counters := clusterNode(t, url, "b")
 	r := n.remote
 	r.SetFence(&testFence{f: cluster.NewFence()})

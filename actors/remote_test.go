@@ -23,6 +23,10 @@ import (
 // int64Codec encodes batches of int64 records for the wire.
 type int64Codec = plan.MsgpackCodec[int64]
 
+// startNATS runs an embedded nats-server for one test, with the goroutine
+// leak check, and returns its URL.
+func startNATS(t *testing.T) string { return natstest.Start(t, natstest.Options{}).URL }
+
 // clusterNode is an actor system joined to the test's NATS server.
 func clusterNode(t *testing.T, url, id string) (*Node, *transport.Counters) {
 	t.Helper()
@@ -76,7 +80,7 @@ func twoNodeJob(t *testing.T, a, b *Node, rec *recorder, n int64, opts Options) 
 // across the nodes; every record reaches the sinks exactly once and no bad
 // input is seen.
 func TestRemoteJobOverTwoNodes(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	a, ca := clusterNode(t, url, "a")
 	b, cb := clusterNode(t, url, "b")
 	const n = 200000
@@ -129,7 +133,7 @@ func TestRemoteJobOverTwoNodes(t *testing.T) {
 // TestWireRoundTrip: every message that crosses nodes survives encoding and
 // decoding, with actor references resolved on the receiving node.
 func TestWireRoundTrip(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	a, _ := clusterNode(t, url, "a")
 	rec := newRecorder(10)
 	p := remotePlan(rec, 10)
@@ -215,7 +219,7 @@ func FuzzDecodeWireBody(f *testing.F) {
 // dropped messages, the actor it feeds fails (here, without checkpoints,
 // the job fails and says why) instead of waiting for data that never comes.
 func TestSlowConsumerFailsTheReceiver(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	a, _ := clusterNode(t, url, "a")
 	b, _ := clusterNode(t, url, "b")
 	const n = 100000
@@ -264,7 +268,7 @@ func TestSlowConsumerFailsTheReceiver(t *testing.T) {
 // both nodes stop after filling the channels' credit: what they read stays
 // within the capacity of the channels, crossing nodes or not.
 func TestRemoteBackpressureBoundsProducers(t *testing.T) {
-	url := natstest.Start(t, natstest.Options{}).URL
+	url := startNATS(t)
 	a, _ := clusterNode(t, url, "a")
 	b, _ := clusterNode(t, url, "b")
 	const n, batch, capacity = 300000, 256, 4

@@ -112,7 +112,7 @@ func shellJob(t *testing.T, n *Node, p *plan.Job, capacity int) *Job {
 		t.Fatal(err)
 	}
 	j := n.newJob(p, o)
-	useUploader(t, j, newUploader(1, 64, shellDeadline))
+	useUploader(t, j, newUploader(nil, 1, 64, shellDeadline))
 	return j
 }
 

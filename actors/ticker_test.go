@@ -23,3 +23,20 @@ func TestTickerEndsWhenItsNodeQuits(t *testing.T) {
 		t.Fatal("Stop after quit did not return nil")
 	}
 }
+
+// TestUploaderEndsWhenItsNodeQuits: like the tickers, a job's upload workers
+// end with their node even if the job's actors never get to stop them.
+func TestUploaderEndsWhenItsNodeQuits(t *testing.T) {
+	leaktest.Check(t)
+	quit := make(chan struct{})
+	u := newUploader(quit, 2, 4, time.Minute)
+	close(quit)
+	ended := make(chan struct{})
+	go func() { u.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(leaktest.Within):
+		t.Fatalf("the upload workers still run %v after their node quit", leaktest.Within)
+	}
+	u.stop()
+}
