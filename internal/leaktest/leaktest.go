@@ -27,10 +27,11 @@ const every = 20 * time.Millisecond
 // before the check.
 func Check(t testing.TB) {
 	t.Helper()
-	checkWithin(t, Within)
+	CheckWithin(t, Within)
 }
 
-func checkWithin(t testing.TB, within time.Duration) {
+// CheckWithin is Check waiting at most within for the goroutines to end.
+func CheckWithin(t testing.TB, within time.Duration) {
 	before := ignoreNow()
 	t.Cleanup(func() {
 		if err := wait(within, before...); err != nil {

@@ -1,7 +1,6 @@
 package leaktest
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,32 +52,14 @@ func TestCheckPassesACleanTest(t *testing.T) {
 	t.Cleanup(func() { close(stop); <-done })
 }
 
-// recorder is a test whose cleanups and errors a test can run and read.
-type recorder struct {
-	testing.TB
-	cleanups []func()
-	errs     []string
-}
-
-func (r *recorder) Helper()                   {}
-func (r *recorder) Name() string              { return "leaky" }
-func (r *recorder) Cleanup(f func())          { r.cleanups = append(r.cleanups, f) }
-func (r *recorder) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
-
-func (r *recorder) runCleanups() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
-}
-
 func TestCheckFailsATestThatLeaks(t *testing.T) {
-	r := &recorder{TB: t}
-	checkWithin(r, 100*time.Millisecond)
+	r := &Recorder{TB: t}
+	CheckWithin(r, 100*time.Millisecond)
 	stop := make(chan struct{})
 	go blockedForLeakTest(stop)
-	r.runCleanups()
+	r.RunCleanups()
 	close(stop)
-	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "outlived it") || !strings.Contains(r.errs[0], "blockedForLeakTest") {
-		t.Fatalf("errors %q, want one naming the leaked goroutine", r.errs)
+	if len(r.Errs) != 1 || !strings.Contains(r.Errs[0], "outlived it") || !strings.Contains(r.Errs[0], "blockedForLeakTest") {
+		t.Fatalf("errors %q, want one naming the leaked goroutine", r.Errs)
 	}
 }

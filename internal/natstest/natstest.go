@@ -38,7 +38,13 @@ type Server struct {
 // that their cleanups run before the check.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	leaktest.Check(t)
+	return start(t, o, leaktest.Within)
+}
+
+// start is Start with the leak check waiting at most leakWithin.
+func start(t testing.TB, o Options, leakWithin time.Duration) *Server {
+	t.Helper()
+	leaktest.CheckWithin(t, leakWithin)
 	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
 	if o.JetStream {
 		opts.JetStream, opts.StoreDir = true, t.TempDir()

@@ -2,10 +2,14 @@ package natstest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/internal/leaktest"
 )
 
 func TestStartServesCoreNATS(t *testing.T) {
@@ -42,5 +46,21 @@ func TestStartWithJetStreamStoresInTheTestDir(t *testing.T) {
 	e, err := kv.Get(ctx, "k")
 	if err != nil || string(e.Value()) != "v" {
 		t.Fatalf("get = %v, %v; want v", e, err)
+	}
+}
+
+// TestStartReportsAConnectionLeftOpen: a client the test never closes keeps
+// its goroutines after the server is gone; the cleanup reports them.
+func TestStartReportsAConnectionLeftOpen(t *testing.T) {
+	r := &leaktest.Recorder{TB: t}
+	s := start(r, Options{}, 200*time.Millisecond)
+	nc, err := nats.Connect(s.URL, nats.MaxReconnects(-1), nats.ReconnectWait(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r.RunCleanups()
+	if len(r.Errs) != 1 || !strings.Contains(r.Errs[0], "nats-io/nats.go") {
+		t.Fatalf("errors %q, want one listing the open connection's goroutines", r.Errs)
 	}
 }
