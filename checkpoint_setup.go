@@ -303,3 +303,25 @@ func refusePinnedSources(rp actors.RestorePlan, set map[string]int, checkpoint u
 	}
 	return nil
 }
+
+// ApplyRestorePlan sets p's parallelisms and key-group tables to those a run
+// restoring checkpoint id from st uses (RuntimeFor with that restore), without
+// verifying the checkpoint's blobs or changing the store. A cluster node
+// preparing its part of a restored job calls it after RuntimeFor without a
+// restore, so that its tasks route records and own key groups as the
+// coordinator's plan says.
+func ApplyRestorePlan(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store, id uint64) error {
+	m, err := st.Manifest(ctx, p.Name, id)
+	if err != nil {
+		return fmt.Errorf("restore plan of checkpoint %d: %w", id, err)
+	}
+	rp, err := actors.PlanRestore(p, m)
+	if err == nil {
+		err = refusePinnedSources(rp, cfg.OperatorParallelism, id)
+	}
+	if err != nil {
+		return fmt.Errorf("restore plan: %w", err)
+	}
+	rp.Apply(p)
+	return nil
+}
