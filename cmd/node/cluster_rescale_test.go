@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -17,21 +16,7 @@ func TestClusterRestoreAtNewParallelism(t *testing.T) {
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	args := append(keycountArgs(out, n, k), "--coordinator", "n2", "--checkpoint-mode", "unaligned")
-	_, sout, done := c.submitAttached(args...)
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
-	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
-		t.Fatalf("cancel: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	if err := waitSubmit(t, done, sout); err == nil || !strings.Contains(sout.String(), "cancel") {
-		t.Fatalf("node submit of a cancelled job: %v\n%s", err, sout.String())
-	}
-	lines, err := verifyPrefix(out)
-	if err != nil {
-		t.Fatalf("output after the cancel: %v", err)
-	}
-	if lines >= n {
-		t.Fatalf("the cancelled job committed all %d lines: the cancel came after the end", lines)
-	}
+	cancelPartWay(t, c, args, out, n)
 	_, sout2, done2 := c.submitAttached(append(args, "--restore", "latest", "--parallelism", "5")...)
 	if err := waitSubmit(t, done2, sout2); err != nil {
 		t.Fatalf("node submit --restore latest --parallelism 5: %v\n%s", err, sout2.String())
