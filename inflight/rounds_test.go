@@ -3,10 +3,12 @@ package inflight
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/testseed"
 	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/store"
 )
@@ -155,4 +157,67 @@ func TestRedistributeOrdersEachChannelByRound(t *testing.T) {
 	if got := roundShape(out); !slices.Equal(got, want) {
 		t.Fatalf("scaled up to 3:\n%v\nwant\n%v", got, want)
 	}
+}
+
+// roundOf is each record's round in channels, by (input, producer, number,
+// the consumer that captured it): a broadcast record was captured by each.
+func roundOf(chans []Channel) map[[4]int]uint64 {
+	m := map[[4]int]uint64{}
+	for _, c := range chans {
+		for _, b := range c.Batches {
+			recs, _ := plan.RecordsOf[rec](b.Records)
+			for _, r := range recs {
+				m[[4]int{c.Input, r.Src, r.N, r.Dst}] = b.Round
+			}
+		}
+	}
+	return m
+}
+
+// Random captures whose channels each hold up to three rounds, in order (a
+// checkpoint taken during the replay of one or two earlier restores), on
+// every partitioner and scale case: the redistribution keeps what it kept
+// without rounds (redistributionError), every record keeps its round, and
+// every new channel's rounds never go down.
+func TestRedistributeKeepsRoundsProperties(t *testing.T) {
+	parts := []plan.Partitioner{plan.KeyGroupHash, plan.Forward, plan.Rebalance, plan.Broadcast}
+	testseed.Run(t, 40, 10, func(seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		for _, max := range []int{8, 128} {
+			for _, sc := range scaleCases {
+				spec := randomSpec(t, rng, max, sc[0], sc[1], parts...)
+				in := randomCapture(t, rng, spec)
+				for _, c := range in {
+					round := uint64(3 + rng.IntN(3))
+					for i := range c.Batches {
+						if rng.IntN(4) == 0 {
+							round += uint64(1 + rng.IntN(2))
+						}
+						c.Batches[i].Round = round
+					}
+				}
+				want := roundOf(in)
+				out, err := Redistribute(spec, in)
+				if err == nil {
+					err = redistributionError(spec, in, out)
+				}
+				if err != nil {
+					t.Fatalf("seed %d: max %d %d→%d: %v", seed, max, sc[0], sc[1], err)
+				}
+				for _, c := range out {
+					for i, b := range c.Batches {
+						if i > 0 && b.Round < c.Batches[i-1].Round {
+							t.Fatalf("seed %d: max %d %d→%d: channel in%d %d→%d: round %d after %d",
+								seed, max, sc[0], sc[1], c.Input, c.Producer, c.Consumer, b.Round, c.Batches[i-1].Round)
+						}
+					}
+				}
+				for k, r := range roundOf(out) {
+					if want[k] != r {
+						t.Fatalf("seed %d: max %d %d→%d: record %v in round %d, captured in %d", seed, max, sc[0], sc[1], k, r, want[k])
+					}
+				}
+			}
+		}
+	})
 }
