@@ -23,6 +23,11 @@ type restoreChain struct {
 	// steps are the parallelism flags of each run: the first runs fresh,
 	// the others with --restore latest; every run but the last is killed.
 	steps [][]string
+	// duringReplay makes the restored runs that are killed checkpoint every
+	// millisecond, under heavier backpressure, and kills them after their
+	// first checkpoint: one taken while they still replay restored channel
+	// state, whose rest it keeps as an older replay round.
+	duringReplay bool
 	// verify checks the committed output file.
 	verify func(out string) error
 }
@@ -32,7 +37,11 @@ func (c restoreChain) name() string {
 	for _, s := range c.steps {
 		ps = append(ps, strings.Join(s, " "))
 	}
-	return fmt.Sprintf("%s/%s/%s", c.job, c.mode, strings.Join(ps, " → "))
+	name := fmt.Sprintf("%s/%s/%s", c.job, c.mode, strings.Join(ps, " → "))
+	if c.duringReplay {
+		name += "/killed during replay"
+	}
+	return name
 }
 
 // run runs the chain in a fresh directory and returns the state dir.
@@ -40,10 +49,17 @@ func (c restoreChain) run(t *testing.T, bin string) string {
 	t.Helper()
 	dir := t.TempDir()
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+	sleep := "0.02"
+	if c.duringReplay {
+		sleep = "0.05"
+	}
 	args := []string{"run", c.job, "--records", fmt.Sprint(c.n), "--out", out, "--state-dir", stateDir,
-		"--sleep-ms", "0.02", "--checkpoint-mode", c.mode, "--checkpoint-interval", "50ms", "--log-level", "warn"}
+		"--sleep-ms", sleep, "--checkpoint-mode", c.mode, "--checkpoint-interval", "50ms", "--log-level", "warn"}
 	if c.keys > 0 {
 		args = append(args, "--keys", fmt.Sprint(c.keys))
+	}
+	if c.duringReplay {
+		args = append(args, "--channel-capacity", "64")
 	}
 	last := len(c.steps) - 1
 	for i, step := range c.steps[:last] {
@@ -51,11 +67,18 @@ func (c restoreChain) run(t *testing.T, bin string) string {
 		minID := uint64(3)
 		if i > 0 {
 			runArgs = append(runArgs, "--restore", "latest")
-			// Killed after two checkpoints of its own.
+			// Killed after two checkpoints of its own, or its first.
 			ids := checkpointIDs(t, stateDir, c.job)
 			minID = ids[len(ids)-1] + 2
+			if c.duringReplay {
+				runArgs = append(runArgs, "--checkpoint-interval", "1ms")
+				minID--
+			}
 		}
 		killAfterJobCheckpoints(t, bin, runArgs, stateDir, c.job, minID)
+		if i > 0 && c.duringReplay {
+			t.Logf("after run %d: %d channels of the latest checkpoint hold more than one replay round", i+1, multiRoundChannels(t, stateDir, c.job))
+		}
 	}
 	code, stderr := runNode(t, bin, append(append(append([]string{}, args...), c.steps[last]...), "--restore", "latest")...)
 	if code != 0 || strings.Contains(stderr, `"level":"error"`) {
@@ -65,6 +88,30 @@ func (c restoreChain) run(t *testing.T, bin string) string {
 		t.Fatalf("output after %s: %v", c.name(), err)
 	}
 	return stateDir
+}
+
+// multiRoundChannels counts the channels of job's latest checkpoint whose
+// state holds more than one replay round.
+func multiRoundChannels(t *testing.T, stateDir, job string) int {
+	t.Helper()
+	st, err := store.NewLocal(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := st.Latest(t.Context(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ts := range m.Tasks {
+		for _, cb := range ts.Channels {
+			if len(cb.Rounds) > 1 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func verifyKeysum(n int64, k int) func(string) error {
@@ -84,8 +131,10 @@ func verifyKeysum(n int64, k int) func(string) error {
 // that is not keyed: each key's counts must come in order), keysum (forward,
 // broadcast and keyed edges, its keyed sum rescaled) and backpressure
 // (non-keyed shuffles only), scaling up then down and down then up, with the
-// job-wide --parallelism and with --operator-parallelism. A few cells keep
-// the test short.
+// job-wide --parallelism and with --operator-parallelism; one chain kills
+// the restored run after a checkpoint taken while it still replayed (its
+// rest stored as an older replay round; the test logs how many channels hold
+// several). A few cells keep the test short.
 func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 	bin := buildNode(t)
 	const n, k = 400000, 500
@@ -94,6 +143,7 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 	keycountOK := func(out string) error { return keycount.VerifyFile(out, n, k) }
 	for _, c := range []restoreChain{
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(5), p(3)}, verify: keycountOK},
+		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(5), p(3)}, duringReplay: true, verify: keycountOK},
 		{job: "keycount", mode: "aligned", n: n, keys: k, steps: [][]string{p(2), p(1), p(4)}, verify: keycountOK},
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), ops("count=4"), ops("count=1")}, verify: keycountOK},
 		// keysum's source feeds a forward edge, so its source and weigh keep
