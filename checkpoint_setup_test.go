@@ -120,7 +120,7 @@ func (s *setupStore) setupFor(p *plan.Job, restore string) (actors.CheckpointOpt
 // setupOwned runs withStore as the store's one writer (owns) or not.
 func (s *setupStore) setupOwned(p *plan.Job, restore string, owns bool) (actors.CheckpointOptions, string, error) {
 	var log bytes.Buffer
-	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, restore, s.st, owns, zerolog.New(&log))
+	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, RunConfig{Restore: restore, OwnsStore: owns, Logger: zerolog.New(&log)}, s.st)
 	return co, log.String(), err
 }
 
