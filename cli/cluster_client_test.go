@@ -3,12 +3,14 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
 // TestClientsWithoutNodes: against a NATS server with no weir node, the
 // cluster commands fail with a message that says what is missing.
 func TestClientsWithoutNodes(t *testing.T) {
-	s := startNATS(t)
+	s := natstest.Start(t)
 	url := s.ClientURL()
 	for _, tc := range []struct {
 		args []string

@@ -1,4 +1,5 @@
-package cli
+// Package natstest runs embedded nats-servers for tests.
+package natstest
 
 import (
 	"testing"
@@ -7,9 +8,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// startNATS runs an embedded nats-server with JetStream on a free port for
-// one test and shuts it down when the test ends.
-func startNATS(t *testing.T) *server.Server {
+// Start runs an embedded nats-server with JetStream on a free port for one
+// test and shuts it down when the test ends.
+func Start(t testing.TB) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
