@@ -32,8 +32,8 @@ func connect(t *testing.T, s *server.Server) *nats.Conn {
 }
 
 // testJobs builds the one job the tests run, the keycount sample, from
-// --records, --keys, --parallelism and --out; an aligned checkpoint every
-// 20ms.
+// --records, --keys, --parallelism, --out and --sleep-ms; an aligned
+// checkpoint every 20ms.
 func testJobs(name string, args []string) (*JobSpec, error) {
 	if name != "keycount" {
 		return nil, fmt.Errorf("unknown job %q (known: keycount)", name)
@@ -45,6 +45,7 @@ func testJobs(name string, args []string) (*JobSpec, error) {
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "")
 	fs.StringVar(&cfg.Out, "out", "", "")
+	fs.Float64Var(&cfg.SleepMs, "sleep-ms", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
