@@ -202,25 +202,29 @@ func (c *Core) Renewals() []Action {
 }
 
 // LeaseRenewed takes the result of renewing job's lease, sent at sent. A
-// lost lease is forgotten and the job, if coordinated here, abandoned
-// (another node coordinates it now); a set-up in progress stops at its
-// next step. Any other error leaves the lease as it was: it lapses if no
-// renewal succeeds within the heartbeat timeout.
+// lease whose renewal failed is forgotten: lost (another node wrote it), or
+// of unknown revision after a failed write, so it can never be renewed
+// again. The job, if coordinated here, is abandoned (another node takes it
+// over); a set-up in progress stops at its next step.
 func (c *Core) LeaseRenewed(sent time.Time, job string, err error) []Action {
 	l, ok := c.leases[job]
 	switch {
 	case !ok:
 		return nil
-	case errors.Is(err, cluster.ErrLeaseLost):
-		delete(c.leases, job)
-		if c.coord[job] {
-			return []Action{{Kind: Abandon, Job: job, Reason: "coordinator lease lost"}}
-		}
 	case err == nil:
 		l.renewed = sent
 		c.leases[job] = l
+		return nil
 	}
-	return nil
+	delete(c.leases, job)
+	if !c.coord[job] {
+		return nil
+	}
+	why := "coordinator lease lost"
+	if !errors.Is(err, cluster.ErrLeaseLost) {
+		why = "coordinator lease renewal failed: " + err.Error()
+	}
+	return []Action{{Kind: Abandon, Job: job, Reason: why}}
 }
 
 // Holds reports whether this node may still act as job's coordinator at

@@ -24,8 +24,8 @@ func (l *lockedFence) Admit(job string, epoch uint64) (bool, uint64) {
 }
 
 // renewLeases renews every lease this node holds and hands the results to
-// the core: a job whose lease was lost is abandoned (another node
-// coordinates it now) and set-ups in progress stop at their next step.
+// the core: a job whose lease could not be renewed is abandoned (another
+// node takes it over) and set-ups in progress stop at their next step.
 func (a *Agent) renewLeases(now time.Time) {
 	a.mu.Lock()
 	renewals := a.core.Renewals()
@@ -42,15 +42,16 @@ func (a *Agent) renewLeases(now time.Time) {
 		}
 		a.mu.Lock()
 		acts := a.core.LeaseRenewed(now, r.Job, err)
-		var cj *coordJob
+		var abandon []*coordJob
+		var why []string
 		for _, act := range acts {
-			if act.Kind == coord.Abandon {
-				cj = a.coord[act.Job]
+			if cj := a.coord[act.Job]; act.Kind == coord.Abandon && cj != nil {
+				abandon, why = append(abandon, cj), append(why, act.Reason)
 			}
 		}
 		a.mu.Unlock()
-		if cj != nil {
-			cj.job.Abandon("coordinator lease lost")
+		for i, cj := range abandon {
+			cj.job.Abandon(why[i])
 		}
 	}
 }
