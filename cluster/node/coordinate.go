@@ -189,18 +189,11 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 }
 
 // placeTask answers the coordinator's placement question for one task (see
-// placement.Restart): the eligible nodes are the live nodes that still run
-// the incarnation that was given a part of the job (a node that restarted
-// has lost its part).
+// placement.Restart and placement.Eligible).
 func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Operator, i int) (string, error) {
 	ref := placement.TaskID(op, i)
-	eligible := map[string]cluster.Heartbeat{}
-	for _, hb := range a.alive() {
-		if started, ok := cj.incarn[hb.Node]; ok && (hb.Node == a.cfg.ID || started == hb.StartedUnixNano) {
-			eligible[hb.Node] = hb
-		}
-	}
-	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: eligible, Groups: cj.groups, Placed: placed}
+	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: placement.Eligible(a.alive(), cj.incarn, a.cfg.ID),
+		Groups: cj.groups, Placed: placed}
 	node, err := r.Place(ref)
 	if err != nil {
 		a.log.Warn().Err(err).Str("task", ref.String()).Msg("no free slot: placing on the coordinator's node")

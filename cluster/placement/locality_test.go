@@ -2,6 +2,7 @@ package placement
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/weirstream/weir/cluster"
@@ -122,5 +123,22 @@ func TestRestartPrefersLocalState(t *testing.T) {
 	r.Local = map[task.ID][]Copy{ref: {{Node: "n1"}}}
 	if got, err := r.Place(ref); err != nil || got != "n3" {
 		t.Fatalf("Place = %s, %v; want n3, where its pipeline went", got, err)
+	}
+}
+
+// TestEligible: a restarted node (another start time than the one given a
+// part) and a node without a part are not eligible; the coordinator's own
+// node is.
+func TestEligible(t *testing.T) {
+	alive := []cluster.Heartbeat{{Node: "n1", StartedUnixNano: 9}, {Node: "n2", StartedUnixNano: 5}, {Node: "n3", StartedUnixNano: 7}, {Node: "n4", StartedUnixNano: 1}}
+	incarn := map[string]int64{"n1": 1, "n2": 5, "n3": 6}
+	got := Eligible(alive, incarn, "n1")
+	var nodes []string
+	for n := range got {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	if !slices.Equal(nodes, []string{"n1", "n2"}) {
+		t.Fatalf("eligible %v, want n1 (the coordinator's) and n2 (same incarnation)", nodes)
 	}
 }

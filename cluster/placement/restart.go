@@ -19,6 +19,20 @@ type Restart struct {
 	Local    map[task.ID][]Copy // state location (nil: none known)
 }
 
+// Eligible are the nodes of alive that still run the incarnation (start
+// time) that incarn says was given a part of the job: a node that
+// restarted has lost its part. The coordinator's own node (self) is
+// eligible while alive.
+func Eligible(alive []cluster.Heartbeat, incarn map[string]int64, self string) map[string]cluster.Heartbeat {
+	eligible := map[string]cluster.Heartbeat{}
+	for _, hb := range alive {
+		if started, ok := incarn[hb.Node]; ok && (hb.Node == self || started == hb.StartedUnixNano) {
+			eligible[hb.Node] = hb
+		}
+	}
+	return eligible
+}
+
 // Place is the node for restarted task ref: the same node while it is
 // eligible (or is the coordinator's), else the eligible node with a free
 // slot that already took another task of its pipeline (so a dead node's
