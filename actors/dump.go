@@ -68,6 +68,7 @@ const (
 	PhaseFinished     = "finished"
 	PhaseNotAnswering = "not answering"
 	PhaseRemote       = "on another node"
+	PhaseStopped      = "stopped, waiting for its restart"
 )
 
 // TaskDump is one task's part, with its input channels.
@@ -159,9 +160,10 @@ func (d *JobDump) Busy() bool {
 
 // dumpTarget is a task to ask, with its input channels.
 type dumpTarget struct {
-	name   string
-	pid    *actor.PID // nil: on another node
-	inputs []*actor.PID
+	name    string
+	pid     *actor.PID // nil: on another node, or stopped
+	stopped bool       // stopped for a restart of its region
+	inputs  []*actor.PID
 }
 
 // Dump asks the job's coordinator, tasks and channels for their state and
@@ -206,6 +208,9 @@ func (j *Job) Dump(ctx context.Context) (*JobDump, error) {
 	}
 	for i, tg := range targets {
 		td := TaskDump{Task: tg.name, Phase: PhaseRemote}
+		if tg.stopped {
+			td.Phase = PhaseStopped
+		}
 		if tg.pid != nil {
 			td.Phase = PhaseNotAnswering
 			select {

@@ -73,7 +73,7 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 			break
 		}
 		for i, pid := range a.tasks[op.ID] {
-			tg := dumpTarget{name: taskName(op, i), pid: pid}
+			tg := dumpTarget{name: taskName(op, i), pid: pid, stopped: pid == nil}
 			if pid != nil && a.isRemote(op.ID, i) {
 				tg.pid = nil
 			} else {

@@ -17,16 +17,17 @@ import (
 type jobActor struct {
 	job *Job
 
-	tasks    [][]*actor.PID   // [operator][instance]
-	inputs   [][][]*actor.PID // [operator][instance][input] channel actors
-	byPID    map[string][2]int
-	ready    int
-	finished int
-	total    int
-	started  time.Time
-	draining bool // sources were told to end (drain or duration)
-	stopping bool // a stop checkpoint was asked for (stop without draining)
-	ended    bool
+	tasks      [][]*actor.PID   // [operator][instance]
+	inputs     [][][]*actor.PID // [operator][instance][input] channel actors
+	byPID      map[string][2]int
+	ready      int             // tasks whose current incarnation is ready
+	readyTasks map[[2]int]bool // which they are
+	finished   int
+	total      int
+	started    time.Time
+	draining   bool // sources were told to end (drain or duration)
+	stopping   bool // a stop checkpoint was asked for (stop without draining)
+	ended      bool
 
 	stopTimer *time.Timer       // fires stopDeadlineMsg while stopping
 	committed map[[2]int]uint64 // per sink task: newest checkpoint it committed
@@ -44,7 +45,7 @@ type jobActor struct {
 }
 
 func newJobActor(j *Job) *jobActor {
-	return &jobActor{job: j, byPID: map[string][2]int{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{},
+	return &jobActor{job: j, byPID: map[string][2]int{}, readyTasks: map[[2]int]bool{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{},
 		committed: map[[2]int]uint64{}}
 }
 
@@ -78,15 +79,13 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		if a.stale(m.op, m.instance, m.gen) {
 			return
 		}
+		if a.tasks[m.op][m.instance] == nil {
+			return // stopped for a restart since: its respawn reports again
+		}
 		a.inputs[m.op][m.instance] = m.inputs
-		a.ready++
-		if !a.regionReady(ctx, m.op, m.instance) && a.ready == a.total && !a.wired {
-			a.wired = true
-			a.wireTasks(ctx, nil)
-			a.startFlushTicker(ctx)
-			if a.sv != nil {
-				a.startChaos(ctx)
-			}
+		a.setReady([2]int{m.op, m.instance}, true)
+		if !a.regionReady(ctx, m.op, m.instance) {
+			a.maybeWireAll(ctx)
 		}
 	case *taskFinishedMsg:
 		if a.stale(m.op, m.instance, m.gen) || a.finishedTasks[[2]int{m.op, m.instance}] {
@@ -171,6 +170,9 @@ func (a *jobActor) deploy(ctx actor.Context) {
 			return
 		}
 	}
+	// The ticker runs from the deploy on: a region that fails before the
+	// job is first wired must still be restarted after its backoff.
+	a.startFlushTicker(ctx)
 	a.job.log.Info().Int("tasks", a.total).Msg("job deployed")
 }
 
@@ -201,6 +203,32 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 	a.tasks[op.ID][i] = pid
 	a.byPID[pid.Id] = [2]int{op.ID, i}
 	return nil
+}
+
+// setReady records whether a task's current incarnation reported ready.
+func (a *jobActor) setReady(key [2]int, ready bool) {
+	if a.readyTasks[key] == ready {
+		return
+	}
+	a.readyTasks[key] = ready
+	if ready {
+		a.ready++
+	} else {
+		a.ready--
+	}
+}
+
+// maybeWireAll wires and starts the whole job once every task is ready, the
+// first time.
+func (a *jobActor) maybeWireAll(ctx actor.Context) {
+	if a.wired || a.ready != a.total {
+		return
+	}
+	a.wired = true
+	a.wireTasks(ctx, nil)
+	if a.sv != nil {
+		a.startChaos(ctx)
+	}
 }
 
 // wireTasks connects the given tasks (nil: all) to their output channels and
@@ -264,7 +292,9 @@ func (a *jobActor) stopSources(ctx actor.Context, reason string) {
 	for _, op := range a.job.Plan.Operators {
 		if op.Kind == plan.KindSource {
 			for _, pid := range a.tasks[op.ID] {
-				ctx.Send(pid, &endInputMsg{})
+				if pid != nil { // nil: stopped for a restart, told on respawn
+					ctx.Send(pid, &endInputMsg{})
+				}
 			}
 		}
 	}

@@ -111,8 +111,8 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.sv != nil {
 			a.carryOutSupervision(ctx, a.sv.sup.Tick(now))
 		}
-		if c.final || a.restarting() {
-			return true // no checkpoint while a region is being restored
+		if c.final || a.restarting() || !a.wired {
+			return true // no checkpoint before the job is wired, nor while a region is being restored
 		}
 		acts = c.coord.Tick(now)
 	case *taskAckMsg:

@@ -17,8 +17,13 @@ import (
 type jobCluster struct {
 	r      *Remote
 	placed map[[2]int]string // task → node
-	unsubs []func()
-	gen    int // link incarnation of the coordinator's own messages to nodes
+	// lostWith holds the tasks whose node was declared lost since they were
+	// placed: their node will not confirm a stop (a node that restarts
+	// quickly is lost and back at once, so Remote's mark alone is not
+	// enough).
+	lostWith map[[2]int]bool
+	unsubs   []func()
+	gen      int // link incarnation of the coordinator's own messages to nodes
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -71,7 +76,7 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 		return nil
 	}
 	r := a.job.node.remote
-	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}, gen: stamp()}
+	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}, lostWith: map[[2]int]bool{}, gen: stamp()}
 	r.addJob(a.job)
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
@@ -132,6 +137,7 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
 	}
 	a.cl.placed[[2]int{op.ID, i}] = node
+	delete(a.cl.lostWith, [2]int{op.ID, i})
 	a.job.mu.Lock()
 	if a.job.placement == nil {
 		a.job.placement = map[string]string{}
@@ -149,14 +155,16 @@ func (a *jobActor) isRemote(op, i int) bool {
 // stopTask stops a task for a restart: a local one directly, a remote one
 // through its stand-in, which ends once the task's node reports it gone.
 func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
-	if a.isRemote(op, i) && !a.cl.r.isLost(a.cl.placed[[2]int{op, i}]) {
+	key := [2]int{op, i}
+	if a.isRemote(op, i) && !a.cl.lostWith[key] && !a.cl.r.isLost(a.cl.placed[key]) {
 		ctx.Send(pid, &stopRemoteMsg{})
 		return
 	}
 	ctx.Stop(pid)
 }
 
-// onNodeLost fails every task that ran on a lost node.
+// onNodeLost fails every task that ran on a lost node; the stand-in of one
+// already stopping for a restart stops at once (the node will not confirm).
 func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 	if a.cl == nil || a.ended {
 		return
@@ -167,7 +175,13 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 		if n != node {
 			continue
 		}
-		if pid := a.tasks[key[0]][key[1]]; pid != nil && !a.finishedTasks[key] {
+		a.cl.lostWith[key] = true
+		pid := a.tasks[key[0]][key[1]]
+		if pid != nil && a.sv != nil && a.sv.expected[pid.Id] {
+			ctx.Stop(pid)
+			continue
+		}
+		if pid != nil && !a.finishedTasks[key] {
 			a.job.log.Warn().Str("node", node).Str("task", taskName(a.job.Plan.Operators[key[0]], key[1])).Msg("task lost with its node")
 			a.onFailure(ctx, pid, err)
 		}

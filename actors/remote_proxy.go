@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -28,7 +29,21 @@ type proxy struct {
 	spawn  *spawnTaskMsg
 	quiet  bool // stopping without telling the target (it is gone or the job is over)
 	buf    *sendBuf
+	// stopWait fires when the target's node has not confirmed a stop in
+	// remoteStopWait.
+	stopWait *time.Timer
 }
+
+// remoteStopWait bounds the wait of a task's stand-in for its node to
+// confirm the task stopped. A lost node is never waited for; this bounds
+// the rest (the request or its answer lost on the wire): the stand-in then
+// stops, and the restart goes on without the confirmation (the restarted
+// task carries a new incarnation token, so the old one cannot take part).
+// (A variable for tests only.)
+var remoteStopWait = 10 * time.Second
+
+// stopWaitMsg is the end of a stand-in's wait for a stop confirmation.
+type stopWaitMsg struct{ priority }
 
 // stopRemoteMsg asks a task stand-in to stop its task and end once it has.
 type stopRemoteMsg struct{ priority }
@@ -62,6 +77,9 @@ func (p *proxy) Receive(ctx actor.Context) {
 			p.send(p.target, &stopActorMsg{})
 		}
 	case *actor.Stopped:
+		if p.stopWait != nil {
+			p.stopWait.Stop()
+		}
 		p.r.dropProxy(p.target, ctx.Self())
 	case *actor.Restarting, *actor.Terminated:
 	case *flushTickMsg:
@@ -75,6 +93,14 @@ func (p *proxy) Receive(ctx actor.Context) {
 		}
 		p.r.log.Debug().Str("job", p.job).Str("node", p.target.Node).Str("task", p.target.ID).Msg("asking the task's node to stop it")
 		p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
+		if p.stopWait == nil {
+			root, self := ctx.ActorSystem().Root, ctx.Self()
+			p.stopWait = time.AfterFunc(remoteStopWait, func() { root.Send(self, &stopWaitMsg{}) })
+		}
+	case *stopWaitMsg:
+		p.r.log.Warn().Str("job", p.job).Str("node", p.target.Node).Str("task", p.target.ID).
+			Dur("waited", remoteStopWait).Msg("the task's node did not confirm its stop: restarting without the confirmation")
+		ctx.Stop(ctx.Self())
 	case *quietStopMsg:
 		p.quiet = true
 		ctx.Stop(ctx.Self())

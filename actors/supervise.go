@@ -191,6 +191,12 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 	}
 	if a.sv != nil && a.sv.expected[who.Id] {
 		delete(a.sv.expected, who.Id)
+		// The task is gone: a later StopRegion of its region (another
+		// failure before the restart) must neither count nor stop it again,
+		// and a later node loss must not fail it again.
+		a.tasks[at[0]][at[1]] = nil
+		a.setReady(at, false)
+		delete(a.byPID, who.Id)
 		r := a.sv.regionOf[at]
 		a.sv.runs[r].alive--
 		a.tryRestart(ctx, r)
@@ -200,6 +206,7 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	a.tasks[at[0]][at[1]] = nil
+	a.setReady(at, false)
 	a.onFailure(ctx, who, errors.New("task actor stopped from outside"))
 }
 
@@ -285,8 +292,14 @@ func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
 	for _, t := range a.sv.regions[r].Tasks {
 		tasks = append(tasks, [2]int{t.OperatorID, t.Instance})
 	}
-	a.wireTasks(ctx, tasks)
-	if a.draining {
+	if !a.wired {
+		// Restarted before the job was first wired: the whole job is
+		// wired together once every task is ready.
+		a.maybeWireAll(ctx)
+	} else {
+		a.wireTasks(ctx, tasks)
+	}
+	if a.draining && a.wired {
 		for _, t := range tasks {
 			if a.job.Plan.Operators[t[0]].Kind == plan.KindSource {
 				ctx.Send(a.tasks[t[0]][t[1]], &endInputMsg{})
