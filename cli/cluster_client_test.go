@@ -3,13 +3,14 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
 // TestClientsWithoutNodes: against a NATS server with no weir node, the
 // cluster commands fail with a message that says what is missing.
 func TestClientsWithoutNodes(t *testing.T) {
-	s := startNATS(t)
-	url := s.ClientURL()
+	url := natstest.Start(t, natstest.Options{JetStream: true}).URL
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir"
 )
 
 // signalDumpWait bounds how long a SIGUSR1 dump waits for the actors.
@@ -33,13 +33,13 @@ func dumpOnSignal(w io.Writer) (stop func()) {
 				return
 			case <-sig:
 				ctx, cancel := context.WithTimeout(context.Background(), signalDumpWait)
-				dumps := actors.DumpJobs(ctx)
+				dumps := weir.DumpJobs(ctx)
 				cancel()
 				enc := json.NewEncoder(w)
 				for _, d := range dumps {
 					_ = enc.Encode(struct {
-						Message string          `json:"message"`
-						Dump    *actors.JobDump `json:"dump"`
+						Message string        `json:"message"`
+						Dump    *weir.JobDump `json:"dump"`
 					}{"state of the job's actors (SIGUSR1)", d})
 				}
 			}

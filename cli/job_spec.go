@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/cluster/node"
 )
 
 // jobSpec is a job named on a command line with its flags, built into a
@@ -68,4 +69,14 @@ func (f *runFlags) runConfig() weir.RunConfig {
 	sup := f.supervisionConfig()
 	cfg.Supervision = &sup
 	return cfg
+}
+
+// clusterJob builds a job a cluster node runs from the arguments `node
+// submit` sent, as `node run` would parse them (a node.JobBuilder).
+func (r *registry) clusterJob(name string, args []string) (*node.JobSpec, error) {
+	spec, err := r.parseJob("submit", append([]string{name}, args...))
+	if err != nil {
+		return nil, err
+	}
+	return &node.JobSpec{Graph: spec.job.Graph, Run: spec.flags.runConfig(), Out: spec.flags.params.Out}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -51,8 +52,8 @@ func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.
 	if rec.State != cluster.JobRunning {
 		return fmt.Errorf("cancel: job %s is not running (%s)", job, rec.State)
 	}
-	var reply cmdReply
-	err = request(nc, subjCancel, cancelRequest{Job: job}, &reply, 5*time.Second)
+	var reply node.CmdReply
+	err = node.Request(nc, node.CancelSubject, node.CancelRequest{Job: job}, &reply, 5*time.Second)
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 		return fmt.Errorf("cancel: job %s has no live coordinator right now (was %s); retry once a node has taken it over", job, rec.Coordinator)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -57,7 +58,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.StringVar(&f.embedMonitor, "embed-monitor", "", "with --embed-nats: serve NATS's HTTP monitoring (/varz, /connz, /subsz) on `HOST:PORT`")
 	fs.IntVar(&f.slots, "slots", 8, "task instances this node runs at most")
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
-	fs.DurationVar(&f.placementTimeout, "placement-timeout", defaultPlacementTimeout,
+	fs.DurationVar(&f.placementTimeout, "placement-timeout", node.DefaultPlacementTimeout,
 		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -75,10 +76,10 @@ func (f *startFlags) check(set map[string]bool) error {
 		return errors.New("--workdir is required")
 	case f.slots < 1:
 		return fmt.Errorf("--slots %d must be at least 1", f.slots)
-	case f.heartbeatTimeout < 300*time.Millisecond:
-		return fmt.Errorf("--heartbeat-timeout %v must be at least 300ms", f.heartbeatTimeout)
-	case f.placementTimeout < 0 || f.placementTimeout > maxPlacementTimeout:
-		return fmt.Errorf("--placement-timeout %v must be between 0 and %v", f.placementTimeout, maxPlacementTimeout)
+	case f.heartbeatTimeout < node.MinHeartbeatTimeout:
+		return fmt.Errorf("--heartbeat-timeout %v must be at least %v", f.heartbeatTimeout, node.MinHeartbeatTimeout)
+	case f.placementTimeout < 0 || f.placementTimeout > node.MaxPlacementTimeout:
+		return fmt.Errorf("--placement-timeout %v must be between 0 and %v", f.placementTimeout, node.MaxPlacementTimeout)
 	case f.embed != "" && set["nats"]:
 		return errors.New("--embed-nats and --nats exclude each other: a node embeds a server or joins one")
 	case f.embed == "" && (f.embedUser != "" || f.embedToken != "" || f.embedConfig != "" || f.embedTLSCert != "" || f.embedMonitor != ""):
@@ -160,18 +161,18 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 		return fmt.Errorf("start: %w", err)
 	}
 	defer nc.Close()
-	a, err := startAgent(ctx, r, agentConfig{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout}, nc, counters, log)
+	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
+		PlacementTimeout: f.placementTimeout, Jobs: r.clusterJob, Log: log, Counters: counters}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	slowMu.Lock()
-	slow = a.remote.SlowConsumer
+	slow = a.SlowConsumer
 	slowMu.Unlock()
 	<-ctx.Done()
 	log.Info().Msg("stopping: moving this node's work to the other nodes")
-	a.leave()
-	a.stop()
+	a.Leave()
+	a.Shutdown()
 	log.Info().Msg("node stopped")
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -25,7 +26,7 @@ type clusterStatus struct {
 
 // nodeStatus is one node in `node status`.
 type nodeStatus struct {
-	memberStatus
+	node.MemberStatus
 	Answered bool                     `json:"answered"`
 	BadInput *transport.CounterValues `json:"bad_input,omitempty"`
 	Parts    []string                 `json:"job_parts,omitempty"`
@@ -35,10 +36,10 @@ type nodeStatus struct {
 // clusterJobState is one job in `node status`.
 type clusterJobState struct {
 	cluster.JobRecord
-	Tasks       map[string]string `json:"tasks,omitempty"`
-	Checkpoints []checkpointBrief `json:"checkpoints,omitempty"`
-	Restarts    int               `json:"restarts"`
-	Waiting     string            `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
+	Tasks       map[string]string      `json:"tasks,omitempty"`
+	Checkpoints []node.CheckpointBrief `json:"checkpoints,omitempty"`
+	Restarts    int                    `json:"restarts"`
+	Waiting     string                 `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
 }
 
 // status is `node status [--json]`.
@@ -78,18 +79,18 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		return nil, err
 	}
 	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(subjStatus, inbox, encode(struct{}{})); err != nil {
+	if err := nc.PublishRequest(node.StatusSubject, inbox, node.Encode(struct{}{})); err != nil {
 		return nil, err
 	}
-	var replies []statusReply
+	var replies []node.StatusReply
 	deadline := time.Now().Add(wait)
 	for {
 		m, err := sub.NextMsg(time.Until(deadline))
 		if err != nil {
 			break
 		}
-		var sr statusReply
-		if decode(m, &sr) == nil {
+		var sr node.StatusReply
+		if node.Decode(m, &sr) == nil {
 			replies = append(replies, sr)
 		}
 	}
@@ -98,15 +99,15 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 	for _, sr := range replies {
 		for _, m := range sr.Members {
 			if _, ok := nodes[m.Node]; !ok {
-				nodes[m.Node] = &nodeStatus{memberStatus: m}
+				nodes[m.Node] = &nodeStatus{MemberStatus: m}
 			}
 		}
 	}
-	jobDetail := map[string]jobStatus{}
+	jobDetail := map[string]node.JobStatus{}
 	for _, sr := range replies {
 		n, ok := nodes[sr.Node]
 		if !ok {
-			n = &nodeStatus{memberStatus: memberStatus{Node: sr.Node}}
+			n = &nodeStatus{MemberStatus: node.MemberStatus{Node: sr.Node}}
 			nodes[sr.Node] = n
 		}
 		bad := sr.BadInput
@@ -138,8 +139,8 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		j := clusterJobState{JobRecord: rec}
 		if d, ok := jobDetail[rec.Name]; ok {
 			j.Tasks, j.Checkpoints, j.Restarts = d.Tasks, d.Checkpoints, d.Restarts
-			if d.State == jobWaiting && rec.State == cluster.JobRunning {
-				j.State, j.Waiting = jobWaiting, d.Waiting
+			if d.State == node.JobWaiting && rec.State == cluster.JobRunning {
+				j.State, j.Waiting = node.JobWaiting, d.Waiting
 			}
 		}
 		st.Jobs = append(st.Jobs, j)

@@ -13,6 +13,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -54,16 +55,16 @@ func (r *registry) submit(ctx context.Context, args []string, stdout, stderr io.
 	}
 	defer nc.Close()
 	events := make(chan *nats.Msg, 64)
-	sub, err := nc.ChanSubscribe(jobEventsSubject(job), events)
+	sub, err := nc.ChanSubscribe(node.EventsSubject(job), events)
 	if err != nil {
 		return fmt.Errorf("submit: follow job: %w", err)
 	}
 	defer sub.Unsubscribe()
-	var reply submitReply
+	var reply node.SubmitReply
 	if *coordinator != "" {
-		err = request(nc, nodeCmdSubject(*coordinator), nodeCmd{Kind: cmdSubmit, Job: job, Args: jobArgs}, &reply, submitTimeout)
+		err = node.Request(nc, node.CmdSubject(*coordinator), node.Cmd{Kind: node.CmdSubmit, Job: job, Args: jobArgs}, &reply, submitTimeout)
 	} else {
-		err = request(nc, subjSubmit, submitRequest{Job: job, Args: jobArgs}, &reply, submitTimeout)
+		err = node.Request(nc, node.SubmitSubject, node.SubmitRequest{Job: job, Args: jobArgs}, &reply, submitTimeout)
 	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("submit %s: no node answered: is a `node start` running and reachable at the --nats URL?", job)
@@ -143,8 +144,8 @@ func ended(job, state, reason string, elapsedS float64, stdout io.Writer) error 
 }
 
 // decodeEvent reads a job event envelope.
-func decodeEvent(m *nats.Msg) (jobEvent, error) {
-	var ev jobEvent
+func decodeEvent(m *nats.Msg) (node.JobEvent, error) {
+	var ev node.JobEvent
 	e, err := transport.FromMsg(m)
 	if err != nil {
 		return ev, err

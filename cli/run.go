@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -28,7 +27,7 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	f, entry, job := spec.flags, spec.entry, spec.job
 	if f.params.Out != "" && f.restore == "" {
-		if err := truncate(f.params.Out); err != nil {
+		if err := weir.TruncateOutput(f.params.Out); err != nil {
 			return fmt.Errorf("run %s: %w", entry.name, err)
 		}
 	}
@@ -88,17 +87,4 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 func doubleDash(err error) string {
 	r := strings.NewReplacer("defined: -", "defined: --", "flag -", "flag --", "argument: -", "argument: --")
 	return r.Replace(err.Error())
-}
-
-// truncate empties (or creates) the output file so a fresh run does not append
-// to an old one.
-func truncate(path string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("truncate output file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("truncate output file: %w", err)
-	}
-	return nil
 }

@@ -1,13 +1,14 @@
 // Package cluster joins weir node processes over NATS: secure connections,
-// an embeddable NATS server with JetStream, membership by heartbeats, task
-// placement, one coordinator per job by lease, and a registry of submitted
-// jobs that any node can read and take over.
+// an embeddable NATS server with JetStream, membership by heartbeats, one
+// coordinator per job by lease, and a registry of submitted jobs that any
+// node can read and take over. Its subpackages hold task placement
+// (cluster/placement), the node agent's pure coordination core
+// (cluster/coord) and the node agent itself (cluster/node).
 //
 // # Pure parts and NATS parts
 //
-// Members (liveness), Place, JobSlots and PlacementWait (placement and the
-// wait for slots), Expired and HeldBy (lease decisions) and Fence (refusing
-// replaced coordinators) are pure: events in, results out, the time is
+// Members (liveness), Expired and HeldBy (lease decisions) and Fence
+// (refusing replaced coordinators) are pure: events in, results out, the time is
 // passed in, no goroutines, no sleeps. The NATS side (StartHeartbeats, WatchHeartbeats, Leases, Jobs,
 // StartEmbedded, ConnOptions.Connect) is a thin shell around them.
 //
@@ -41,10 +42,11 @@
 //     last wrote: if anybody else wrote the key in between, Renew fails with
 //     ErrLeaseLost and the holder must stop acting as coordinator at once.
 //   - A holder also stops acting when its last successful renew is older than
-//     the timeout (Leases.Holding, by HeldBy, reports false), even if it could
-//     not reach NATS to find out: a contender only takes over after the
-//     timeout, so the old holder has stopped by then. The runtime asks
-//     Holding before the coordinator acts on any message. This relies on
+//     the timeout (Leases.Holding and the agent's coord.Core.Holds, by
+//     HeldBy, report false), even if it could not reach NATS to find out: a
+//     contender only takes over after the timeout, so the old holder has
+//     stopped by then. The runtime asks the agent before the coordinator
+//     acts on any message. This relies on
 //     node clocks agreeing to well within the timeout.
 //   - The Epoch only grows (Release keeps it, takeovers add one), so it is a
 //     fencing token: a coordinator stamps its commands with its epoch (the
@@ -58,10 +60,10 @@
 // # Placement of a whole job
 //
 // A submission or takeover places every task of a job over the live nodes'
-// JobSlots: a node's slots less those other jobs use (heartbeats count
-// tasks per job), since the job's own running tasks are replaced. A node
-// that has just started waits one heartbeat timeout before placing, so it
-// knows every live node. When the job does not fit (ErrNotEnoughSlots,
-// Waitable), PlacementWait decides the retries with backoff and when to give
-// up and fail the job with the reason.
+// placement.JobSlots: a node's slots less those other jobs use (heartbeats
+// count tasks per job), since the job's own running tasks are replaced. A
+// node that has just started waits one heartbeat timeout before placing, so
+// it knows every live node. When the job does not fit
+// (placement.ErrNotEnoughSlots), coord.Core decides the retries with backoff
+// (placement.Wait) and when to give up and fail the job with the reason.
 package cluster

@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"context"
@@ -21,31 +21,31 @@ const clusterBatchSize = 4096
 const partStopTimeout = 10 * time.Second
 
 // onNodeCmd handles requests addressed to this node.
-func (a *agent) onNodeCmd(m *nats.Msg) {
-	var req nodeCmd
-	if err := decode(m, &req); err != nil {
+func (a *Agent) onNodeCmd(m *nats.Msg) {
+	var req Cmd
+	if err := Decode(m, &req); err != nil {
 		a.counters.Malformed.Add(1)
 		a.log.Warn().Err(err).Msg("bad node request: dropped")
-		a.reply(m, cmdReply{Error: err.Error()})
+		a.reply(m, CmdReply{Error: err.Error()})
 		return
 	}
 	var err error
 	switch req.Kind {
-	case cmdPrepare:
+	case CmdPrepare:
 		err = a.prepare(req)
-	case cmdSubmit:
-		var coord string
-		coord, err = a.submit(submitRequest{Job: req.Job, Args: req.Args})
+	case CmdSubmit:
+		var coordinator string
+		coordinator, err = a.Submit(req.Job, req.Args)
 		if err == nil {
-			a.reply(m, submitReply{Coordinator: coord})
+			a.reply(m, SubmitReply{Coordinator: coordinator})
 			return
 		}
-		a.reply(m, submitReply{Error: err.Error()})
+		a.reply(m, SubmitReply{Error: err.Error()})
 		return
 	default:
 		err = fmt.Errorf("unknown node request %q", req.Kind)
 	}
-	r := cmdReply{}
+	r := CmdReply{}
 	if err != nil {
 		r.Error = err.Error()
 	}
@@ -53,18 +53,18 @@ func (a *agent) onNodeCmd(m *nats.Msg) {
 }
 
 // reply answers a request, if it has a reply subject.
-func (a *agent) reply(m *nats.Msg, v any) {
+func (a *Agent) reply(m *nats.Msg, v any) {
 	if m.Reply == "" {
 		return
 	}
-	if err := m.Respond(encode(v)); err != nil {
+	if err := m.Respond(Encode(v)); err != nil {
 		a.log.Warn().Err(err).Str("subject", m.Subject).Msg("reply")
 	}
 }
 
 // jobStore is the checkpoint store of a job on this node: the cluster's
 // JetStream object store, with a copy of what this node writes in its workdir.
-func (a *agent) jobStore() (store.Store, error) {
+func (a *Agent) jobStore() (store.Store, error) {
 	js, err := store.NewJetStream(a.js)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
@@ -72,14 +72,17 @@ func (a *agent) jobStore() (store.Store, error) {
 	return &store.Mirror{Primary: js, Local: a.local, Log: a.log}, nil
 }
 
-// buildJob parses a job's arguments and builds its plan, as every node of the
-// cluster does from the same arguments.
-func (a *agent) buildJob(name string, args []string) (*jobSpec, *plan.Job, error) {
-	spec, err := a.reg.parseJob("submit", append([]string{name}, args...))
+// buildJob builds a job from its arguments and plans it, as every node of
+// the cluster does from the same arguments.
+func (a *Agent) buildJob(name string, args []string) (*JobSpec, *plan.Job, error) {
+	spec, err := a.cfg.Jobs(name, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := spec.job.Graph.Plan()
+	if spec == nil || spec.Graph == nil {
+		return nil, nil, fmt.Errorf("job %s: the job builder returned no graph", name)
+	}
+	p, err := spec.Graph.Plan()
 	if err != nil {
 		return nil, nil, fmt.Errorf("job %s: %w", name, err)
 	}
@@ -87,12 +90,12 @@ func (a *agent) buildJob(name string, args []string) (*jobSpec, *plan.Job, error
 }
 
 // runtimeFor is the runtime configuration of a job's part on this node.
-func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string, coordinator bool) (actors.Options, error) {
+func (a *Agent) runtimeFor(spec *JobSpec, p *plan.Job, restore string, coordinator bool) (actors.Options, error) {
 	st, err := a.jobStore()
 	if err != nil {
 		return actors.Options{}, err
 	}
-	cfg := spec.flags.runConfig()
+	cfg := spec.Run
 	if cfg.Runtime.BatchSize == 0 {
 		// Buffers that cross NATS pay per message: batch more than in
 		// one process (measured: 4M keycount records took 8.6 s with 512,
@@ -113,19 +116,19 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string, coordinat
 
 // applyRestorePlan gives a prepared part the parallelisms and key-group
 // tables of the coordinator's restore of checkpoint id.
-func (a *agent) applyRestorePlan(spec *jobSpec, p *plan.Job, id uint64) error {
+func (a *Agent) applyRestorePlan(spec *JobSpec, p *plan.Job, id uint64) error {
 	st, err := a.jobStore()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return weir.ApplyRestorePlan(ctx, p, spec.flags.runConfig(), st, id)
+	return weir.ApplyRestorePlan(ctx, p, spec.Run, st, id)
 }
 
 // prepare starts the part of a job that runs on this node, replacing an
 // older part of the same job (from a coordinator that was replaced).
-func (a *agent) prepare(req nodeCmd) error {
+func (a *Agent) prepare(req Cmd) error {
 	if ok, highest := a.fence.Admit(req.Job, req.Epoch); !ok {
 		err := cluster.FencedError(req.Job, req.Epoch, highest)
 		a.log.Warn().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).
@@ -181,7 +184,7 @@ func (a *agent) prepare(req nodeCmd) error {
 }
 
 // endPart stops this node's part of a job, if any, and waits for it.
-func (a *agent) endPart(job string) error {
+func (a *Agent) endPart(job string) error {
 	a.mu.Lock()
 	old := a.parts[job]
 	a.mu.Unlock()

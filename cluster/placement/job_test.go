@@ -1,26 +1,28 @@
-package cluster
+package placement
 
 import (
 	"errors"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/cluster"
 )
 
 func TestJobFree(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		hb   Heartbeat
+		hb   cluster.Heartbeat
 		keep int
 		want int
 	}{
-		{"idle node", Heartbeat{Node: "n", Slots: 4}, 0, 4},
-		{"the job's own tasks count as free", Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 3}}, 0, 4},
-		{"other jobs' tasks do not", Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 1, "k": 2}}, 0, 2},
-		{"tasks of the job that stay are kept", Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 3}}, 2, 2},
-		{"a node without per-job counts: every used slot is taken", Heartbeat{Node: "n", Slots: 4, Used: 3}, 0, 1},
-		{"over capacity is no slot, not a negative one", Heartbeat{Node: "n", Slots: 4, Used: 6, Tasks: map[string]int{"k": 6}}, 0, 0},
-		{"a leaving node gives none", Heartbeat{Node: "n", Slots: 0, Used: 2, Tasks: map[string]int{"j": 2}}, 0, 0},
+		{"idle node", cluster.Heartbeat{Node: "n", Slots: 4}, 0, 4},
+		{"the job's own tasks count as free", cluster.Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 3}}, 0, 4},
+		{"other jobs' tasks do not", cluster.Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 1, "k": 2}}, 0, 2},
+		{"tasks of the job that stay are kept", cluster.Heartbeat{Node: "n", Slots: 4, Used: 3, Tasks: map[string]int{"j": 3}}, 2, 2},
+		{"a node without per-job counts: every used slot is taken", cluster.Heartbeat{Node: "n", Slots: 4, Used: 3}, 0, 1},
+		{"over capacity is no slot, not a negative one", cluster.Heartbeat{Node: "n", Slots: 4, Used: 6, Tasks: map[string]int{"k": 6}}, 0, 0},
+		{"a leaving node gives none", cluster.Heartbeat{Node: "n", Slots: 0, Used: 2, Tasks: map[string]int{"j": 2}}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := JobFree(tc.hb, "j", tc.keep); got != tc.want {
@@ -36,7 +38,7 @@ func TestJobFree(t *testing.T) {
 // job's own tasks as free, it does.
 func TestJobSlotsFitATakeover(t *testing.T) {
 	tasks := ops("count", 3, "sink", 1, "source", 3)
-	live := []Heartbeat{
+	live := []cluster.Heartbeat{
 		{Node: "n1", Slots: 4, Used: 3, Tasks: map[string]int{"keycount": 3}},
 		{Node: "n2", Slots: 4, Used: 2, Tasks: map[string]int{"keycount": 2}},
 	}
@@ -63,14 +65,14 @@ func TestJobSlotsFitATakeover(t *testing.T) {
 		t.Fatalf("placement %v over capacity", got)
 	}
 	// Another job's tasks are not the job's to replace.
-	other := []Heartbeat{{Node: "n1", Slots: 4, Used: 3, Tasks: map[string]int{"other": 3}}, live[1]}
+	other := []cluster.Heartbeat{{Node: "n1", Slots: 4, Used: 3, Tasks: map[string]int{"other": 3}}, live[1]}
 	if _, err := Place(tasks, JobSlots(other, "keycount"), nil); !errors.Is(err, ErrNotEnoughSlots) {
 		t.Fatalf("other job's slots: want ErrNotEnoughSlots, got %v", err)
 	}
 }
 
-func TestPlacementWait(t *testing.T) {
-	w := PlacementWait{Timeout: 10 * time.Second, First: 250 * time.Millisecond, Max: 2 * time.Second}
+func TestWait(t *testing.T) {
+	w := Wait{Timeout: 10 * time.Second, First: 250 * time.Millisecond, Max: 2 * time.Second}
 	t0 := time.Unix(100, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	for _, tc := range []struct {
@@ -95,7 +97,7 @@ func TestPlacementWait(t *testing.T) {
 			}
 		})
 	}
-	if wait, give := (PlacementWait{}).Next(t0, t0, 0); !give || wait != 0 {
+	if wait, give := (Wait{}).Next(t0, t0, 0); !give || wait != 0 {
 		t.Fatalf("zero timeout: Next = %v, %v; want give up at once", wait, give)
 	}
 }

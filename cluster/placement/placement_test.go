@@ -1,28 +1,30 @@
-package cluster
+package placement
 
 import (
 	"errors"
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // ops builds the tasks of operators given as name, parallelism pairs.
-func ops(spec ...any) []TaskRef {
-	var out []TaskRef
+func ops(spec ...any) []task.ID {
+	var out []task.ID
 	for i := 0; i < len(spec); i += 2 {
 		for k := 0; k < spec[i+1].(int); k++ {
-			out = append(out, TaskRef{spec[i].(string), k})
+			out = append(out, tid(spec[i].(string), k))
 		}
 	}
 	return out
 }
 
 func TestPlace(t *testing.T) {
-	type m = map[TaskRef]string
+	type m = map[task.ID]string
 	for _, tc := range []struct {
 		name    string
-		tasks   []TaskRef
+		tasks   []task.ID
 		nodes   []Slot
 		prev    m
 		want    m
@@ -32,28 +34,28 @@ func TestPlace(t *testing.T) {
 			name:  "one node takes everything",
 			tasks: ops("src", 1, "map", 2),
 			nodes: []Slot{{"n1", 4}},
-			want:  m{{"map", 0}: "n1", {"map", 1}: "n1", {"src", 0}: "n1"},
+			want:  m{tid("map", 0): "n1", tid("map", 1): "n1", tid("src", 0): "n1"},
 		},
 		{
 			name:  "three nodes spread each operator",
 			tasks: ops("src", 3, "map", 3),
 			nodes: []Slot{{"n3", 4}, {"n1", 4}, {"n2", 4}},
 			want: m{
-				{"map", 0}: "n1", {"map", 1}: "n2", {"map", 2}: "n3",
-				{"src", 0}: "n1", {"src", 1}: "n2", {"src", 2}: "n3",
+				tid("map", 0): "n1", tid("map", 1): "n2", tid("map", 2): "n3",
+				tid("src", 0): "n1", tid("src", 1): "n2", tid("src", 2): "n3",
 			},
 		},
 		{
 			name:  "most free slots first",
 			tasks: ops("map", 2),
 			nodes: []Slot{{"n1", 1}, {"n2", 3}, {"n3", 2}},
-			want:  m{{"map", 0}: "n2", {"map", 1}: "n3"},
+			want:  m{tid("map", 0): "n2", tid("map", 1): "n3"},
 		},
 		{
 			name:  "more instances than nodes: at most one extra per node",
 			tasks: ops("map", 5),
 			nodes: []Slot{{"a", 5}, {"b", 5}},
-			want:  m{{"map", 0}: "a", {"map", 1}: "b", {"map", 2}: "a", {"map", 3}: "b", {"map", 4}: "a"},
+			want:  m{tid("map", 0): "a", tid("map", 1): "b", tid("map", 2): "a", tid("map", 3): "b", tid("map", 4): "a"},
 		},
 		{
 			name:    "not enough slots",
@@ -70,28 +72,28 @@ func TestPlace(t *testing.T) {
 			name:  "prev kept even if not the spread choice",
 			tasks: ops("map", 2),
 			nodes: []Slot{{"n1", 2}, {"n2", 2}},
-			prev:  m{{"map", 0}: "n2", {"map", 1}: "n2"},
-			want:  m{{"map", 0}: "n2", {"map", 1}: "n2"},
+			prev:  m{tid("map", 0): "n2", tid("map", 1): "n2"},
+			want:  m{tid("map", 0): "n2", tid("map", 1): "n2"},
 		},
 		{
 			name:  "prev on dead node moved, others stay",
 			tasks: ops("map", 3),
 			nodes: []Slot{{"n1", 2}, {"n2", 2}},
-			prev:  m{{"map", 0}: "n1", {"map", 1}: "gone", {"map", 2}: "n2"},
-			want:  m{{"map", 0}: "n1", {"map", 1}: "n1", {"map", 2}: "n2"},
+			prev:  m{tid("map", 0): "n1", tid("map", 1): "gone", tid("map", 2): "n2"},
+			want:  m{tid("map", 0): "n1", tid("map", 1): "n1", tid("map", 2): "n2"},
 		},
 		{
 			name:  "prev on full node moved",
 			tasks: ops("map", 2),
 			nodes: []Slot{{"n1", 1}, {"n2", 1}},
-			prev:  m{{"map", 0}: "n1", {"map", 1}: "n1"},
-			want:  m{{"map", 0}: "n1", {"map", 1}: "n2"},
+			prev:  m{tid("map", 0): "n1", tid("map", 1): "n1"},
+			want:  m{tid("map", 0): "n1", tid("map", 1): "n2"},
 		},
 		{
 			name:  "node with no free slots skipped",
 			tasks: ops("map", 2),
 			nodes: []Slot{{"a", 0}, {"b", 2}, {"c", -1}},
-			want:  m{{"map", 0}: "b", {"map", 1}: "b"},
+			want:  m{tid("map", 0): "b", tid("map", 1): "b"},
 		},
 		{
 			name:    "duplicate node",
@@ -101,7 +103,7 @@ func TestPlace(t *testing.T) {
 		},
 		{
 			name:    "duplicate task",
-			tasks:   []TaskRef{{"map", 0}, {"map", 0}},
+			tasks:   []task.ID{tid("map", 0), tid("map", 0)},
 			nodes:   []Slot{{"a", 2}},
 			wantErr: "listed twice",
 		},
@@ -156,7 +158,7 @@ func TestPlaceRespectsCapacity(t *testing.T) {
 				t.Fatalf("%d tasks: node %s used %d > free %d", n, s.Node, used[s.Node], s.Free)
 			}
 		}
-		rev := append([]TaskRef(nil), tasks...)
+		rev := append([]task.ID(nil), tasks...)
 		for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 			rev[i], rev[j] = rev[j], rev[i]
 		}
@@ -176,9 +178,9 @@ func TestPlaceRespectsCapacity(t *testing.T) {
 // elsewhere rather than failing.
 func TestPlaceGroupedKeepsChainsTogether(t *testing.T) {
 	tasks := ops("source", 2, "count", 2, "sink", 2)
-	groups := map[TaskRef]string{
-		{"count", 0}: "count#0", {"sink", 0}: "count#0",
-		{"count", 1}: "count#1", {"sink", 1}: "count#1",
+	groups := map[task.ID]string{
+		tid("count", 0): "count#0", tid("sink", 0): "count#0",
+		tid("count", 1): "count#1", tid("sink", 1): "count#1",
 	}
 	nodes := []Slot{{"n1", 8}, {"n2", 8}, {"n3", 8}}
 	got, err := PlaceGrouped(tasks, nodes, nil, groups)
@@ -186,25 +188,28 @@ func TestPlaceGroupedKeepsChainsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if c, s := got[TaskRef{"count", i}], got[TaskRef{"sink", i}]; c != s {
+		if c, s := got[tid("count", i)], got[tid("sink", i)]; c != s {
 			t.Fatalf("count[%d] on %s, sink[%d] on %s: a forward chain was split", i, c, i, s)
 		}
 	}
 	for _, op := range []string{"source", "count"} {
-		if got[TaskRef{op, 0}] == got[TaskRef{op, 1}] {
-			t.Fatalf("both %s instances on %s", op, got[TaskRef{op, 0}])
+		if got[tid(op, 0)] == got[tid(op, 1)] {
+			t.Fatalf("both %s instances on %s", op, got[tid(op, 0)])
 		}
 	}
 	ungrouped, _ := Place(tasks, nodes, nil)
-	if ungrouped[TaskRef{"count", 0}] == ungrouped[TaskRef{"sink", 0}] {
-		t.Fatalf("without groups count[0] and sink[0] share %s: the test shows nothing", ungrouped[TaskRef{"count", 0}])
+	if ungrouped[tid("count", 0)] == ungrouped[tid("sink", 0)] {
+		t.Fatalf("without groups count[0] and sink[0] share %s: the test shows nothing", ungrouped[tid("count", 0)])
 	}
 	tight := []Slot{{"n1", 1}, {"n2", 5}}
 	got, err = PlaceGrouped(tasks, tight, nil, groups)
 	if err != nil {
 		t.Fatalf("a full node must not fail a grouped placement: %v", err)
 	}
-	if n := got[TaskRef{"count", 0}]; n == "n1" && got[TaskRef{"sink", 0}] == "n1" {
+	if n := got[tid("count", 0)]; n == "n1" && got[tid("sink", 0)] == "n1" {
 		t.Fatal("two tasks on n1, which has one slot")
 	}
 }
+
+// tid names instance i of operator op.
+func tid(op string, i int) task.ID { return task.ID{Operator: op, Instance: i} }

@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"fmt"
@@ -12,37 +12,37 @@ import (
 
 // Cluster-wide request subjects (msgpack bodies, readable with `node inspect`).
 const (
-	// subjSubmit takes job submissions; one node (queue group) coordinates.
-	subjSubmit = "weir.cluster.submit"
-	// subjStatus asks every node for its status.
-	subjStatus = "weir.cluster.status"
-	// subjCancel asks the coordinator of a job to stop it.
-	subjCancel = "weir.cluster.cancel"
-	// submitQueue is the queue group of subjSubmit.
-	submitQueue = "weir-submit"
+	// SubmitSubject takes job submissions; one node (queue group) coordinates.
+	SubmitSubject = "weir.cluster.submit"
+	// StatusSubject asks every node for its status.
+	StatusSubject = "weir.cluster.status"
+	// CancelSubject asks the coordinator of a job to stop it.
+	CancelSubject = "weir.cluster.cancel"
+	// SubmitQueue is the queue group of SubmitSubject.
+	SubmitQueue = "weir-submit"
 )
 
-// nodeCmdSubject is where a node takes requests addressed to it alone.
-func nodeCmdSubject(node string) string { return transport.NodeSubject(node, "cmd") }
+// CmdSubject is where a node takes requests addressed to it alone.
+func CmdSubject(node string) string { return transport.NodeSubject(node, "cmd") }
 
-// jobEventsSubject is where a job's coordinator publishes progress and the end.
-func jobEventsSubject(job string) string { return "weir." + job + ".events" }
+// EventsSubject is where a job's coordinator publishes progress and the end.
+func EventsSubject(job string) string { return "weir." + job + ".events" }
 
-// submitRequest asks the cluster to run a registered job.
-type submitRequest struct {
+// SubmitRequest asks the cluster to run a registered job.
+type SubmitRequest struct {
 	Job  string   `msgpack:"job"`
 	Args []string `msgpack:"args"` // the job flags, as for `node run`
 }
 
-// submitReply answers a submitRequest.
-type submitReply struct {
+// SubmitReply answers a SubmitRequest.
+type SubmitReply struct {
 	Coordinator string `msgpack:"coordinator,omitempty"`
 	Error       string `msgpack:"error,omitempty"`
 }
 
-// nodeCmd is a request to one node.
-type nodeCmd struct {
-	Kind        string   `msgpack:"kind"` // cmdPrepare, cmdSubmit
+// Cmd is a request to one node.
+type Cmd struct {
+	Kind        string   `msgpack:"kind"` // CmdPrepare, CmdSubmit
 	Job         string   `msgpack:"job"`
 	Args        []string `msgpack:"args,omitempty"`
 	Fingerprint string   `msgpack:"fingerprint,omitempty"`
@@ -53,19 +53,19 @@ type nodeCmd struct {
 	Restore uint64 `msgpack:"restore,omitempty"`
 }
 
-// Kinds of nodeCmd.
+// Kinds of Cmd.
 const (
-	cmdPrepare = "prepare" // start the job's part on this node
-	cmdSubmit  = "submit"  // coordinate the job on this node
+	CmdPrepare = "prepare" // start the job's part on this node
+	CmdSubmit  = "submit"  // coordinate the job on this node
 )
 
-// cmdReply answers a nodeCmd.
-type cmdReply struct {
+// CmdReply answers a Cmd.
+type CmdReply struct {
 	Error string `msgpack:"error,omitempty"`
 }
 
-// jobEvent is a job's progress or end, published by its coordinator.
-type jobEvent struct {
+// JobEvent is a job's progress or end, published by its coordinator.
+type JobEvent struct {
 	Job         string  `msgpack:"job" json:"job"`
 	State       string  `msgpack:"state" json:"state"` // running, finished, failed, cancelled
 	Error       string  `msgpack:"error,omitempty" json:"error,omitempty"`
@@ -76,54 +76,54 @@ type jobEvent struct {
 	ElapsedS    float64 `msgpack:"elapsed_s" json:"elapsed_s"`
 }
 
-// cancelRequest asks a job's coordinator to stop it.
-type cancelRequest struct {
+// CancelRequest asks a job's coordinator to stop it.
+type CancelRequest struct {
 	Job string `msgpack:"job"`
 }
 
-// statusReply is one node's answer to a status request.
-type statusReply struct {
+// StatusReply is one node's answer to a status request.
+type StatusReply struct {
 	Node     string                  `msgpack:"node" json:"node"`
 	Slots    int                     `msgpack:"slots" json:"slots"`
 	Used     int                     `msgpack:"used" json:"used"`
-	Members  []memberStatus          `msgpack:"members" json:"members"`
-	Jobs     []jobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
+	Members  []MemberStatus          `msgpack:"members" json:"members"`
+	Jobs     []JobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
 	BadInput transport.CounterValues `msgpack:"bad_input" json:"bad_input"`
 	Parts    []string                `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
 }
 
-// memberStatus is a node as another node sees it.
-type memberStatus struct {
+// MemberStatus is a node as another node sees it.
+type MemberStatus struct {
 	Node  string  `msgpack:"node" json:"node"`
 	Slots int     `msgpack:"slots" json:"slots"`
 	Used  int     `msgpack:"used" json:"used"`
 	AgeS  float64 `msgpack:"age_s" json:"heartbeat_age_s"`
 }
 
-// jobStatus is a job as its coordinator reports it.
-type jobStatus struct {
+// JobStatus is a job as its coordinator reports it.
+type JobStatus struct {
 	Name        string            `msgpack:"name" json:"name"`
 	State       string            `msgpack:"state" json:"state"`
 	Coordinator string            `msgpack:"coordinator" json:"coordinator"`
 	Tasks       map[string]string `msgpack:"tasks" json:"tasks"` // task → node
-	Checkpoints []checkpointBrief `msgpack:"checkpoints" json:"checkpoints"`
+	Checkpoints []CheckpointBrief `msgpack:"checkpoints" json:"checkpoints"`
 	Restarts    int               `msgpack:"restarts" json:"restarts"`
-	Waiting     string            `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State jobWaiting: why
+	Waiting     string            `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
 }
 
-// jobWaiting is the state a coordinator reports for a job it is about to
+// JobWaiting is the state a coordinator reports for a job it is about to
 // place: learning the membership, or waiting for free slots.
-const jobWaiting = "waiting"
+const JobWaiting = "waiting"
 
-// checkpointBrief is one completed checkpoint in a status.
-type checkpointBrief struct {
+// CheckpointBrief is one completed checkpoint in a status.
+type CheckpointBrief struct {
 	ID         uint64  `msgpack:"id" json:"id"`
 	Mode       string  `msgpack:"mode" json:"mode"`
 	DurationMs float64 `msgpack:"duration_ms" json:"duration_ms"`
 }
 
-// encode marshals a cluster message.
-func encode(v any) []byte {
+// Encode marshals a cluster message.
+func Encode(v any) []byte {
 	b, err := msgpack.Marshal(v)
 	if err != nil {
 		// Every type here is plain data; failing is a programming error.
@@ -132,19 +132,19 @@ func encode(v any) []byte {
 	return b
 }
 
-// decode unmarshals a cluster message with a clear error.
-func decode(m *nats.Msg, v any) error {
+// Decode unmarshals a cluster message with a clear error.
+func Decode(m *nats.Msg, v any) error {
 	if err := msgpack.Unmarshal(m.Data, v); err != nil {
 		return fmt.Errorf("decode %T on %s (%d bytes): %w", v, m.Subject, len(m.Data), err)
 	}
 	return nil
 }
 
-// request sends a request and decodes the reply.
-func request(nc *nats.Conn, subject string, req, reply any, timeout time.Duration) error {
-	m, err := nc.Request(subject, encode(req), timeout)
+// Request sends a request and decodes the reply.
+func Request(nc *nats.Conn, subject string, req, reply any, timeout time.Duration) error {
+	m, err := nc.Request(subject, Encode(req), timeout)
 	if err != nil {
 		return fmt.Errorf("request on %s: %w", subject, err)
 	}
-	return decode(m, reply)
+	return Decode(m, reply)
 }

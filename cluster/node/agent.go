@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"context"
@@ -13,25 +13,17 @@ import (
 
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/coord"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
 
-// agentConfig is what `node start` hands the agent.
-type agentConfig struct {
-	ID               string
-	Workdir          string
-	Slots            int
-	HeartbeatTimeout time.Duration
-	PlacementTimeout time.Duration // how long a job that does not fit waits for slots
-}
-
-// agent is a long-running cluster node: it heartbeats, tracks the other
+// Agent is a long-running cluster node: it heartbeats, tracks the other
 // nodes, runs parts of jobs for coordinators, coordinates the jobs submitted
 // to it, and takes over the coordination of jobs whose coordinator died.
-type agent struct {
-	cfg      agentConfig
-	reg      *registry
+// Its decisions are coord.Core's; the agent carries them out.
+type Agent struct {
+	cfg      Config
 	log      zerolog.Logger
 	nc       *nats.Conn
 	js       jetstream.JetStream
@@ -45,16 +37,10 @@ type agent struct {
 	started  time.Time
 	fence    *lockedFence // highest coordinator epoch seen per job
 
-	mu      sync.Mutex
-	members *cluster.Members
-	left    map[string]bool  // nodes that announced they are leaving
-	seen    map[string]int64 // node → the incarnation (start time) last heard from
-	coord   map[string]*coordJob
-	busy    map[string]bool   // jobs being submitted or taken over here
-	leased  map[string]bool   // jobs whose coordinator lease this node holds (renewed by renewLeases)
-	placing map[string]string // jobs waiting to be placed here → why
-	parts   map[string]*actors.Job
-	leaving bool
+	mu    sync.Mutex
+	core  *coord.Core
+	coord map[string]*coordJob
+	parts map[string]*actors.Job
 
 	subs   []*nats.Subscription
 	stopHB func()
@@ -66,55 +52,69 @@ type agent struct {
 // leavingSubject is where a node announces a graceful exit.
 func leavingSubject(node string) string { return transport.NodeSubject(node, "leaving") }
 
-// startAgent joins the cluster over nc. The caller owns nc.
-func startAgent(ctx context.Context, reg *registry, cfg agentConfig, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) (*agent, error) {
+// Start joins the cluster over nc as the node cfg describes. The caller
+// owns nc and ends the agent with Leave (graceful) and Shutdown.
+func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Counters == nil {
+		cfg.Counters = &transport.Counters{}
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	a := &agent{cfg: cfg, reg: reg, log: log, nc: nc, js: js, counters: counters, pub: transport.NewPublisher(nc), started: time.Now(),
-		members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
-		coord: map[string]*coordJob{}, busy: map[string]bool{}, leased: map[string]bool{}, placing: map[string]string{},
-		parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
+	started := time.Now()
+	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
+		core:  coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout}),
+		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
 	}
 	if a.jobs, err = cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket); err != nil {
 		return nil, fmt.Errorf("open job registry: %w", err)
 	}
-	if a.local, err = store.NewLocal(stateDir(cfg.Workdir)); err != nil {
+	if a.local, err = store.NewLocal(StateDir(cfg.Workdir)); err != nil {
 		return nil, fmt.Errorf("node state directory: %w", err)
 	}
-	a.node = actors.NewNode(log)
-	a.remote = actors.NewRemote(cfg.ID, nc, counters, log)
+	a.node = actors.NewNode(a.log)
+	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
 	a.remote.SetFence(a.fence)
 	a.node.AttachRemote(a.remote)
 	if err := a.subscribe(); err != nil {
-		a.stop()
+		a.Shutdown()
 		return nil, err
 	}
-	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, log)
+	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log)
 	a.wg.Add(2)
-	go a.every(a.cfg.HeartbeatTimeout/6, a.tick)
+	go a.every(cfg.HeartbeatTimeout/6, a.tick)
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
-	go a.every(a.cfg.HeartbeatTimeout/4, a.renewLeases)
-	log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
+	a.log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
 		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }
 
+// ID is the node's id.
+func (a *Agent) ID() string { return a.cfg.ID }
+
+// SlowConsumer fails the actor fed by the subscription on subject, whose
+// messages NATS dropped, so the loss becomes a recovery.
+func (a *Agent) SlowConsumer(subject string) { a.remote.SlowConsumer(subject) }
+
 // subscribe listens for cluster requests and heartbeats.
-func (a *agent) subscribe() error {
+func (a *Agent) subscribe() error {
 	type sub struct {
 		subject, queue string
 		h              nats.MsgHandler
 	}
 	for _, s := range []sub{
-		{subjSubmit, submitQueue, a.onSubmit},
-		{nodeCmdSubject(a.cfg.ID), "", a.onNodeCmd},
-		{subjStatus, "", a.onStatus},
-		{subjCancel, "", a.onCancel},
+		{SubmitSubject, SubmitQueue, a.onSubmit},
+		{CmdSubject(a.cfg.ID), "", a.onNodeCmd},
+		{StatusSubject, "", a.onStatus},
+		{CancelSubject, "", a.onCancel},
 		{transport.NodeSubject("*", "leaving"), "", a.onLeaving},
 	} {
 		var ns *nats.Subscription
@@ -140,11 +140,11 @@ func (a *agent) subscribe() error {
 	return a.nc.Flush()
 }
 
-// stateDir is where a node keeps its copy of checkpoint state.
-func stateDir(workdir string) string { return workdir + "/state" }
+// StateDir is where a node keeps its copy of checkpoint state.
+func StateDir(workdir string) string { return workdir + "/state" }
 
 // heartbeat is this node's heartbeat.
-func (a *agent) heartbeat() cluster.Heartbeat {
+func (a *Agent) heartbeat() cluster.Heartbeat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano()}
@@ -166,48 +166,30 @@ func (a *agent) heartbeat() cluster.Heartbeat {
 	}
 	sort.Strings(hb.Jobs)
 	sort.Strings(hb.Coordinates)
-	if a.leaving {
+	if a.core.IsLeaving() {
 		hb.Slots = 0
 	}
 	return hb
 }
 
-// onHeartbeat records another node's heartbeat. A node that restarted
-// (a new incarnation) before it was declared dead has lost the tasks it ran:
-// that is handled as the old incarnation's death.
-func (a *agent) onHeartbeat(hb cluster.Heartbeat) {
+// onHeartbeat hands another node's heartbeat to the core.
+func (a *Agent) onHeartbeat(hb cluster.Heartbeat) {
 	a.mu.Lock()
-	prev, known := a.seen[hb.Node]
-	restarted := known && hb.StartedUnixNano > prev
-	if !known || hb.StartedUnixNano > prev {
-		a.seen[hb.Node] = hb.StartedUnixNano
-	}
-	joined := a.members.Observe(hb, time.Now())
-	if joined {
-		delete(a.left, hb.Node)
-	}
+	acts := a.core.Heartbeat(time.Now(), hb)
 	a.mu.Unlock()
-	if restarted && hb.Node != a.cfg.ID {
-		a.log.Warn().Str("peer", hb.Node).Msg("node restarted: the tasks it ran are lost")
-		a.nodeGone(hb.Node)
-	}
-	if joined {
-		a.remote.NodeJoined(hb.Node)
-		a.log.Info().Str("peer", hb.Node).Int("slots", hb.Slots).Msg("node joined")
-	}
+	a.carryOut(acts, hb.Slots)
 }
 
 // onLeaving handles a node's announcement that it exits gracefully.
-func (a *agent) onLeaving(m *nats.Msg) {
+func (a *Agent) onLeaving(m *nats.Msg) {
 	node, err := nodeOfLeaving(m.Subject)
-	if err != nil || node == a.cfg.ID {
+	if err != nil {
 		return
 	}
 	a.mu.Lock()
-	a.left[node] = true
+	acts := a.core.Leaving(node)
 	a.mu.Unlock()
-	a.log.Info().Str("peer", node).Msg("node is leaving")
-	a.nodeGone(node)
+	a.carryOut(acts, 0)
 }
 
 // nodeOfLeaving reads the node id out of a leaving subject.
@@ -221,7 +203,7 @@ func nodeOfLeaving(subject string) (string, error) {
 
 // every calls fn every d on the calling goroutine, one of the agent's, until
 // the agent quits.
-func (a *agent) every(d time.Duration, fn func(now time.Time)) {
+func (a *Agent) every(d time.Duration, fn func(now time.Time)) {
 	defer a.wg.Done()
 	tick := time.NewTicker(d)
 	defer tick.Stop()
@@ -235,23 +217,43 @@ func (a *agent) every(d time.Duration, fn func(now time.Time)) {
 	}
 }
 
-// tick is the agent's clock: it declares silent nodes dead and takes over
-// orphaned jobs (the leases are renewed on a goroutine of their own, never
-// behind this).
-func (a *agent) tick(now time.Time) {
+// tick is the agent's clock: the core declares silent nodes dead and asks
+// for orphaned jobs to take over (the leases are renewed on a goroutine of
+// their own, never behind this).
+func (a *Agent) tick(now time.Time) {
 	a.mu.Lock()
-	dead := a.members.Tick(now)
+	acts := a.core.Tick(now)
 	a.mu.Unlock()
-	for _, node := range dead {
-		a.log.Warn().Str("peer", node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
-		a.nodeGone(node)
-	}
-	a.adoptOrphans(now)
+	a.carryOut(acts, 0)
 	a.publishProgress(now)
 }
 
+// carryOut does what the core asked on a heartbeat, a leaving announcement
+// or a tick (slots: the joining node's, for the log).
+func (a *Agent) carryOut(acts []coord.Action, slots int) {
+	for _, act := range acts {
+		switch act.Kind {
+		case coord.NodeLost:
+			switch act.Reason {
+			case "restarted":
+				a.log.Warn().Str("peer", act.Node).Msg("node restarted: the tasks it ran are lost")
+			case "leaving":
+				a.log.Info().Str("peer", act.Node).Msg("node is leaving")
+			default:
+				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+			}
+			a.nodeGone(act.Node)
+		case coord.NodeJoined:
+			a.remote.NodeJoined(act.Node)
+			a.log.Info().Str("peer", act.Node).Int("slots", slots).Msg("node joined")
+		case coord.ScanJobs:
+			a.adoptOrphans()
+		}
+	}
+}
+
 // nodeGone tells the coordinators on this node that a node is gone.
-func (a *agent) nodeGone(node string) {
+func (a *Agent) nodeGone(node string) {
 	a.remote.NodeLost(node)
 	for _, cj := range a.coordJobs() {
 		cj.job.NodeLost(node)
@@ -259,31 +261,23 @@ func (a *agent) nodeGone(node string) {
 }
 
 // alive lists the live nodes (this one included), sorted by id.
-func (a *agent) alive() []cluster.Heartbeat {
+func (a *Agent) alive() []cluster.Heartbeat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []cluster.Heartbeat
-	for _, hb := range a.members.Alive() {
-		if !a.left[hb.Node] {
-			out = append(out, hb)
-		}
-	}
-	return out
+	return a.core.Alive()
 }
 
 // isAlive reports whether node is alive and not leaving.
-func (a *agent) isAlive(node string) bool {
-	for _, hb := range a.alive() {
-		if hb.Node == node {
-			return true
-		}
-	}
-	return false
+func (a *Agent) isAlive(node string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.core.IsAlive(node)
 }
 
-// stop leaves the cluster abruptly (the caller handles graceful leaving);
-// idempotent.
-func (a *agent) stop() {
+// Shutdown leaves the cluster abruptly (Leave first to leave gracefully):
+// it stops the agent's goroutines and the jobs' actors on this node, and
+// waits for them. Idempotent.
+func (a *Agent) Shutdown() {
 	a.once.Do(func() {
 		close(a.quit)
 		if a.stopHB != nil {
@@ -299,7 +293,7 @@ func (a *agent) stop() {
 }
 
 // coordJobs lists the jobs this node coordinates.
-func (a *agent) coordJobs() []*coordJob {
+func (a *Agent) coordJobs() []*coordJob {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	jobs := make([]*coordJob, 0, len(a.coord))
@@ -311,19 +305,15 @@ func (a *agent) coordJobs() []*coordJob {
 
 // claim marks job as being set up here; false if it already is (or is
 // coordinated here).
-func (a *agent) claim(job string) bool {
+func (a *Agent) claim(job string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.busy[job] || a.coord[job] != nil {
-		return false
-	}
-	a.busy[job] = true
-	return true
+	return a.core.Claim(job)
 }
 
 // unclaim ends a claim.
-func (a *agent) unclaim(job string) {
+func (a *Agent) unclaim(job string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.busy, job)
+	a.core.Unclaim(job)
 }

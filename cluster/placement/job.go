@@ -1,8 +1,10 @@
-package cluster
+package placement
 
 import (
 	"errors"
 	"time"
+
+	"github.com/weirstream/weir/cluster"
 )
 
 // JobFree is how many slots the node of heartbeat hb can give a placement
@@ -10,14 +12,14 @@ import (
 // that other jobs use (Used counts every task of the node, Tasks[job] those
 // of job) and less keep, the job's tasks placed there that stay. Never
 // negative.
-func JobFree(hb Heartbeat, job string, keep int) int {
+func JobFree(hb cluster.Heartbeat, job string, keep int) int {
 	others := max(hb.Used-hb.Tasks[job], 0)
 	return max(hb.Slots-others-keep, 0)
 }
 
 // JobSlots are the slots of nodes for placing every task of job anew (a
 // submission or a takeover, which replaces all of the job's tasks).
-func JobSlots(nodes []Heartbeat, job string) []Slot {
+func JobSlots(nodes []cluster.Heartbeat, job string) []Slot {
 	slots := make([]Slot, 0, len(nodes))
 	for _, n := range nodes {
 		slots = append(slots, Slot{Node: n.Node, Free: JobFree(n, job, 0)})
@@ -25,10 +27,10 @@ func JobSlots(nodes []Heartbeat, job string) []Slot {
 	return slots
 }
 
-// PlacementWait is what a coordinator does while a job does not fit on the
+// Wait is what a coordinator does while a job does not fit on the
 // live nodes: it tries again after First, doubling the wait up to Max,
 // until Timeout has passed since the first try; then it gives up.
-type PlacementWait struct {
+type Wait struct {
 	Timeout time.Duration
 	First   time.Duration
 	Max     time.Duration
@@ -37,7 +39,7 @@ type PlacementWait struct {
 // Next decides after failed try number attempt (0 for the first) at now, the
 // first try having been at start: wait this long and try again, or give up.
 // The wait never runs past the timeout, so the last try is at the timeout.
-func (w PlacementWait) Next(start, now time.Time, attempt int) (wait time.Duration, giveUp bool) {
+func (w Wait) Next(start, now time.Time, attempt int) (wait time.Duration, giveUp bool) {
 	left := w.Timeout - now.Sub(start)
 	if left <= 0 {
 		return 0, true

@@ -1,9 +1,14 @@
-package cluster
+// Package placement decides which node runs each task of a job: a pure,
+// deterministic function of the tasks, the live nodes' free slots, where
+// the tasks ran before, their pipelines and where their state is local.
+package placement
 
 import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // ErrNotEnoughSlots is wrapped by Place when the live nodes have fewer free
@@ -16,14 +21,29 @@ type Slot struct {
 	Free int
 }
 
-// TaskRef names one parallel instance of an operator.
-type TaskRef struct {
-	Operator string
-	Instance int
+// Input is what a placement decides from.
+type Input struct {
+	Tasks []task.ID
+	// Nodes are the live nodes and the slots each gives this placement,
+	// including those the job's own tasks occupy now.
+	Nodes []Slot
+	// Prev is where tasks ran before: a task stays on its live node while it
+	// has room.
+	Prev map[task.ID]string
+	// Groups puts tasks that share a non-empty group on one node while it
+	// has room (see PlaceGrouped).
+	Groups map[task.ID]string
+	// Local is the state location: for each task, the nodes that hold a
+	// local copy of its latest state. Placement prefers them (see Assign).
+	Local map[task.ID][]Copy
 }
 
-// String renders t as operator[instance].
-func (t TaskRef) String() string { return fmt.Sprintf("%s[%d]", t.Operator, t.Instance) }
+// Copy is a node's local copy of a task's latest state.
+type Copy struct {
+	Node string
+	// Bytes is the copy's size; 0 when unknown (it then weighs as 1 byte).
+	Bytes int64
+}
 
 // Place assigns each task a node. Free counts the slots this placement may
 // use on a node, including those the job's own tasks occupy now. A task
@@ -34,8 +54,8 @@ func (t TaskRef) String() string { return fmt.Sprintf("%s[%d]", t.Operator, t.In
 // spreads round-robin. When the nodes lack slots, the error wraps
 // ErrNotEnoughSlots and says how many are missing. Place is pure and
 // deterministic.
-func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]string, error) {
-	return PlaceGrouped(tasks, nodes, prev, nil)
+func Place(tasks []task.ID, nodes []Slot, prev map[task.ID]string) (map[task.ID]string, error) {
+	return Assign(Input{Tasks: tasks, Nodes: nodes, Prev: prev})
 }
 
 // PlaceGrouped is Place where tasks that share a non-empty group in groups
@@ -43,10 +63,23 @@ func Place(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string) (map[TaskRef]
 // rules above, the rest after it. The runtime groups pipeline i, instance i
 // of every operator of a connected job (Flink's default slot sharing), so
 // forward edges never leave a node and key-partitioned edges cross less.
-func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups map[TaskRef]string) (map[TaskRef]string, error) {
-	free := make(map[string]int, len(nodes))
+func PlaceGrouped(tasks []task.ID, nodes []Slot, prev map[task.ID]string, groups map[task.ID]string) (map[task.ID]string, error) {
+	return Assign(Input{Tasks: tasks, Nodes: nodes, Prev: prev, Groups: groups})
+}
+
+// Assign is PlaceGrouped with state location. Before anything else, each
+// group (a task without a group is a group of its own) is scored against
+// every node: the bytes of its tasks' latest state local to that node, the
+// way Flink's StateLocalitySlotAssigner scores slot-sharing groups against
+// previous allocations. Pairs are taken highest score first (ties: smaller
+// node id, then smaller group), and a group goes whole to its node when the
+// node still has room for all of it and the group is not placed yet. The
+// tasks left are placed as PlaceGrouped does. Without state location the
+// result is PlaceGrouped's.
+func Assign(in Input) (map[task.ID]string, error) {
+	free := make(map[string]int, len(in.Nodes))
 	total := 0
-	for _, n := range nodes {
+	for _, n := range in.Nodes {
 		if n.Node == "" {
 			return nil, errors.New("place: node with empty id")
 		}
@@ -57,28 +90,27 @@ func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups
 		free[n.Node] = f
 		total += f
 	}
-	seen := make(map[TaskRef]bool, len(tasks))
-	for _, t := range tasks {
+	seen := make(map[task.ID]bool, len(in.Tasks))
+	for _, t := range in.Tasks {
 		if seen[t] {
 			return nil, fmt.Errorf("place: task %s listed twice", t)
 		}
 		seen[t] = true
 	}
-	if len(tasks) > total {
+	if len(in.Tasks) > total {
 		return nil, fmt.Errorf("place %d tasks on %d live nodes with %d free slots: %d slots missing: %w",
-			len(tasks), len(nodes), total, len(tasks)-total, ErrNotEnoughSlots)
+			len(in.Tasks), len(in.Nodes), total, len(in.Tasks)-total, ErrNotEnoughSlots)
 	}
-
-	order := append([]TaskRef(nil), tasks...)
+	order := append([]task.ID(nil), in.Tasks...)
 	sort.Slice(order, func(i, j int) bool {
 		if order[i].Operator != order[j].Operator {
 			return order[i].Operator < order[j].Operator
 		}
 		return order[i].Instance < order[j].Instance
 	})
-	out := make(map[TaskRef]string, len(tasks))
+	out := make(map[task.ID]string, len(in.Tasks))
 	perOp := make(map[string]map[string]int) // operator → node → instances
-	assign := func(t TaskRef, node string) {
+	assign := func(t task.ID, node string) {
 		out[t] = node
 		free[node]--
 		if perOp[t.Operator] == nil {
@@ -86,9 +118,13 @@ func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups
 		}
 		perOp[t.Operator][node]++
 	}
-	var rest []TaskRef
+	placeLocal(order, in.Groups, in.Local, free, assign)
+	var rest []task.ID
 	for _, t := range order {
-		if node, ok := prev[t]; ok && free[node] > 0 {
+		if _, done := out[t]; done {
+			continue
+		}
+		if node, ok := in.Prev[t]; ok && free[node] > 0 {
 			assign(t, node)
 		} else {
 			rest = append(rest, t)
@@ -99,6 +135,7 @@ func PlaceGrouped(tasks []TaskRef, nodes []Slot, prev map[TaskRef]string, groups
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	groups := in.Groups
 	groupNode := make(map[string]string) // group → node of its first member placed
 	for _, t := range order {
 		if node, ok := out[t]; ok && groups[t] != "" && groupNode[groups[t]] == "" {

@@ -1,4 +1,4 @@
-package cli
+package node
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/poll"
-	"github.com/weirstream/weir/transport"
 )
 
 // TestLeaseRenewedWhilePrepareWaits (issue 10 item 5): a node that is slow
@@ -21,6 +20,7 @@ import (
 func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
 	s := startNATS(t)
 	connect := func() *nats.Conn {
+		t.Helper()
 		nc, err := nats.Connect(s.ClientURL())
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +32,7 @@ func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
 	peer := connect()
 	defer peer.Close()
 	prepares := make(chan struct{}, 4)
-	if _, err := peer.Subscribe(nodeCmdSubject("slow"), func(*nats.Msg) { prepares <- struct{}{} }); err != nil {
+	if _, err := peer.Subscribe(CmdSubject("slow"), func(*nats.Msg) { prepares <- struct{}{} }); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now().UnixNano()
@@ -46,19 +46,14 @@ func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := startAgent(ctx, defaultRegistry, agentConfig{ID: "a", Workdir: t.TempDir(), Slots: 8, HeartbeatTimeout: timeout,
-		PlacementTimeout: 5 * time.Second}, nc, &transport.Counters{}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.stop()
+	a := startAgent(t, nc, "a", 8, timeout)
 
 	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return a.isAlive("slow") }) {
 		t.Fatal("the agent never saw the slow node")
 	}
 	client := connect()
 	defer client.Close()
-	if err := client.PublishRequest(subjSubmit, nats.NewInbox(), encode(submitRequest{Job: "keycount", Args: []string{"--records=100"}})); err != nil {
+	if err := client.PublishRequest(SubmitSubject, nats.NewInbox(), Encode(SubmitRequest{Job: "keycount", Args: []string{"--records=100"}})); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -85,7 +80,7 @@ func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
 	settled := func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return !a.busy["keycount"]
+		return !a.core.Claimed("keycount")
 	}
 	if !poll.Until(20*time.Second, 10*time.Millisecond, settled) {
 		t.Fatal("the submission did not end after the connection closed")

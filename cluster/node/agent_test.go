@@ -1,0 +1,108 @@
+package node
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/poll"
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// TestTwoAgentsRunAJob: two agents started from Go in one process on an
+// embedded nats-server run a submitted keycount job to the end. Node a has
+// 3 slots for the job's 5 tasks, so node b runs a part of it.
+func TestTwoAgentsRunAJob(t *testing.T) {
+	s := startNATS(t)
+	const timeout = 500 * time.Millisecond
+	a := startAgent(t, connect(t, s), "a", 3, timeout)
+	b := startAgent(t, connect(t, s), "b", 3, timeout)
+	for _, ag := range []*Agent{a, b} {
+		if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return ag.isAlive("a") && ag.isAlive("b") }) {
+			t.Fatalf("node %s does not see both nodes: %v", ag.ID(), ag.alive())
+		}
+	}
+	out := filepath.Join(t.TempDir(), "counts.jsonl")
+	const records, keys = 20000, 10
+	coordinator, err := a.Submit("keycount", []string{"--records=20000", "--keys=10", "--parallelism=2", "--out=" + out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if coordinator != "a" {
+		t.Fatalf("coordinator %q, want a", coordinator)
+	}
+	var rec cluster.JobRecord
+	ended := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rec, _, err = a.jobs.Get(ctx, "keycount")
+		return err == nil && rec.State != cluster.JobRunning
+	}
+	if !poll.Until(60*time.Second, 20*time.Millisecond, ended) {
+		t.Fatalf("job did not end: %+v (%v)", rec, err)
+	}
+	if rec.State != cluster.JobFinished || rec.Coordinator != "a" {
+		t.Fatalf("job record %+v, want finished by coordinator a", rec)
+	}
+	if err := keycount.VerifyFile(out, records, keys); err != nil {
+		t.Fatalf("output: %v", err)
+	}
+	// A job that does not build is refused with the builder's error.
+	if _, err := b.Submit("nosuch", nil); err == nil {
+		t.Fatal("an unknown job was accepted")
+	}
+}
+
+// TestAgentTakesOverFromAStoppedCoordinator: the coordinator's agent stops
+// abruptly (Shutdown without Leave: no heartbeats, no lease renewals) after
+// the job's first checkpoints; another agent declares it dead, wins the
+// job's lease, restores the latest checkpoint on the live nodes, and the job
+// finishes exactly once.
+func TestAgentTakesOverFromAStoppedCoordinator(t *testing.T) {
+	s := startNATS(t)
+	const timeout = 500 * time.Millisecond
+	agents := map[string]*Agent{}
+	for _, id := range []string{"a", "b", "c"} {
+		agents[id] = startAgent(t, connect(t, s), id, 4, timeout)
+	}
+	for _, ag := range agents {
+		if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(ag.alive()) == 3 }) {
+			t.Fatalf("node %s does not see all nodes: %v", ag.ID(), ag.alive())
+		}
+	}
+	out := filepath.Join(t.TempDir(), "counts.jsonl")
+	const records, keys = 200000, 10
+	if _, err := agents["a"].Submit("keycount", []string{"--records=200000", "--keys=10", "--parallelism=2", "--sleep-ms=0.05", "--out=" + out}); err != nil {
+		t.Fatal(err)
+	}
+	checkpointed := func() bool {
+		st := agents["a"].Status(time.Now())
+		return len(st.Jobs) == 1 && len(st.Jobs[0].Checkpoints) >= 2
+	}
+	if !poll.Until(60*time.Second, 10*time.Millisecond, checkpointed) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rec, _, err := agents["a"].jobs.Get(ctx, "keycount")
+		t.Fatalf("no two checkpoints on coordinator a: %+v; job record %+v (%v)", agents["a"].Status(time.Now()), rec, err)
+	}
+	agents["a"].Shutdown()
+	var rec cluster.JobRecord
+	var err error
+	ended := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		rec, _, err = agents["b"].jobs.Get(ctx, "keycount")
+		return err == nil && rec.State != cluster.JobRunning
+	}
+	if !poll.Until(120*time.Second, 20*time.Millisecond, ended) {
+		t.Fatalf("job did not end after its coordinator stopped: %+v (%v)", rec, err)
+	}
+	if rec.State != cluster.JobFinished || (rec.Coordinator != "b" && rec.Coordinator != "c") {
+		t.Fatalf("job record %+v, want finished by b or c", rec)
+	}
+	if err := keycount.VerifyFile(out, records, keys); err != nil {
+		t.Fatalf("output: %v", err)
+	}
+}

@@ -1,0 +1,399 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/coord"
+	"github.com/weirstream/weir/cluster/placement"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/transport"
+)
+
+// prepareTimeout bounds how long a node may take to prepare its part of a job.
+const prepareTimeout = 30 * time.Second
+
+// coordJob is a job this node coordinates.
+type coordJob struct {
+	name      string
+	args      []string
+	job       *actors.Job
+	nodes     []string         // nodes with a part of the job
+	incarn    map[string]int64 // node → the incarnation (start time) that has the part
+	started   time.Time
+	lastEvent time.Time
+	cancelled atomic.Bool
+	duration  time.Duration      // --duration: end the sources after this long
+	groups    map[task.ID]string // each task's pipeline (see placement.Pipelines)
+}
+
+// onSubmit takes a job submission from `node submit`.
+func (a *Agent) onSubmit(m *nats.Msg) {
+	var req SubmitRequest
+	if err := Decode(m, &req); err != nil {
+		a.counters.Malformed.Add(1)
+		a.reply(m, SubmitReply{Error: err.Error()})
+		return
+	}
+	coordinator, err := a.Submit(req.Job, req.Args)
+	if err != nil {
+		a.log.Warn().Err(err).Str("job", req.Job).Msg("submission refused")
+		a.reply(m, SubmitReply{Error: err.Error()})
+		return
+	}
+	a.reply(m, SubmitReply{Coordinator: coordinator})
+}
+
+// Submit registers job name, built from args by the Config's JobBuilder,
+// and coordinates it from this node; it returns once the job runs (or
+// failed to start) and names the coordinator.
+func (a *Agent) Submit(name string, args []string) (string, error) {
+	spec, _, err := a.buildJob(name, args)
+	if err != nil {
+		return "", err
+	}
+	restore := spec.Run.Restore
+	if !a.claim(name) {
+		return "", fmt.Errorf("job %s is already being started or coordinated on node %s", name, a.cfg.ID)
+	}
+	defer a.unclaim(name)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if rec, _, err := a.jobs.Get(ctx, name); err == nil && rec.State == cluster.JobRunning {
+		return "", fmt.Errorf("job %s is already running (coordinator %s); cancel it first", name, rec.Coordinator)
+	} else if err != nil && !errors.Is(err, cluster.ErrJobNotFound) {
+		return "", fmt.Errorf("job registry: %w", err)
+	}
+	act, err := a.acquire(ctx, name, time.Now())
+	if err != nil {
+		return "", fmt.Errorf("coordinator lease of job %s: %w", name, err)
+	}
+	if act.Kind != coord.Coordinate {
+		return "", fmt.Errorf("job %s is %s", name, act.Reason)
+	}
+	rec := cluster.JobRecord{Name: name, Args: args, Submitted: time.Now().UnixNano(), State: cluster.JobRunning, Coordinator: a.cfg.ID}
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		a.release(ctx, name)
+		return "", fmt.Errorf("register job %s: %w", name, err)
+	}
+	if err := a.coordinate(name, args, restore, restore == "", act.Epoch); err != nil {
+		a.setUpFailed(rec, err)
+		return "", err
+	}
+	return a.cfg.ID, nil
+}
+
+// setUpFailed hands the failure to start (or take over) job rec here to the
+// core: recorded and the lease given up, unless this node lost its lease
+// meanwhile (the job is another node's then).
+func (a *Agent) setUpFailed(rec cluster.JobRecord, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.mu.Lock()
+	act := a.core.SetUpFailed(time.Now(), rec.Name, err)
+	a.mu.Unlock()
+	if act.Kind == coord.Forget {
+		a.log.Warn().Err(err).Str("job", rec.Name).Msg("stopped setting the job up; its record is left to the next coordinator")
+		return
+	}
+	rec.State, rec.Error = cluster.JobFailed, err.Error()
+	if _, perr := a.jobs.Put(ctx, rec); perr != nil {
+		a.log.Warn().Err(perr).Str("job", rec.Name).Msg("record the failed set-up")
+	}
+	a.release(ctx, rec.Name)
+}
+
+// coordinate deploys a job over the live nodes with this node as its
+// coordinator at lease epoch epoch; restore names the checkpoint to resume
+// from ("" for none). It places the job, prepares the other nodes' parts
+// and starts the coordinator, one step at a time as the core decides.
+func (a *Agent) coordinate(name string, args []string, restore string, fresh bool, epoch uint64) error {
+	if ok, highest := a.fence.Admit(name, epoch); !ok {
+		return cluster.FencedError(name, epoch, highest)
+	}
+	spec, p, err := a.buildJob(name, args)
+	if err != nil {
+		return err
+	}
+	if err := a.endPart(name); err != nil {
+		return err
+	}
+	rt, err := a.runtimeFor(spec, p, restore, true)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	var restored uint64
+	if m := rt.Checkpoint.Restore; m != nil {
+		restored = m.CheckpointID
+	}
+	placed, nodes, act, err := a.placeJob(name, p)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	var used []string
+	incarn := map[string]int64{}
+	for _, n := range nodes {
+		used = append(used, n.Node)
+		incarn[n.Node] = n.StartedUnixNano
+	}
+	for act.Kind == coord.Prepare {
+		var r CmdReply
+		err := Request(a.nc, CmdSubject(act.Node), Cmd{Kind: CmdPrepare, Job: name, Args: args,
+			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Restore: restored}, &r, prepareTimeout)
+		if err == nil && r.Error != "" {
+			err = errors.New(r.Error)
+		}
+		a.mu.Lock()
+		act = a.core.Prepared(time.Now(), name, act.Node, err)
+		a.mu.Unlock()
+	}
+	if act.Kind == coord.GiveUp {
+		return fmt.Errorf("job %s: %w", name, act.Err)
+	}
+	if fresh && spec.Out != "" {
+		if err := weir.TruncateOutput(spec.Out); err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+	}
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.Run.Duration,
+		groups: placement.Pipelines(p)}
+	prev := placed
+	rt.Cluster = &actors.ClusterOptions{
+		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
+		Nodes: func() []string { return cj.nodes },
+		Epoch: epoch,
+		Holds: func() bool { return a.holds(name) },
+	}
+	if !a.holds(name) {
+		return fmt.Errorf("job %s: %w", name, coord.ErrLeaseLapsed)
+	}
+	job, err := a.node.Submit(p, rt)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
+	cj.job = job
+	a.mu.Lock()
+	a.coord[name] = cj
+	a.core.Coordinating(name)
+	a.mu.Unlock()
+	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Msg("coordinating job")
+	a.wg.Add(1)
+	go a.watch(cj)
+	return nil
+}
+
+// placeTask answers the coordinator's placement question for one task (see
+// placement.Restart and placement.Eligible).
+func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Operator, i int) (string, error) {
+	ref := placement.TaskID(op, i)
+	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: placement.Eligible(a.alive(), cj.incarn, a.cfg.ID),
+		Groups: cj.groups, Placed: placed}
+	node, err := r.Place(ref)
+	if err != nil {
+		a.log.Warn().Err(err).Str("task", ref.String()).Msg("no free slot: placing on the coordinator's node")
+	}
+	placed[ref] = node
+	return node, nil
+}
+
+// watch waits for a coordinated job to end and records how it ended.
+func (a *Agent) watch(cj *coordJob) {
+	defer a.wg.Done()
+	var deadline <-chan time.Time
+	if cj.duration > 0 {
+		t := time.NewTimer(cj.duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-a.quit:
+			return
+		case <-deadline:
+			cj.job.Drain(fmt.Sprintf("duration %v elapsed", cj.duration))
+			deadline = nil
+			continue
+		case <-cj.job.Done():
+		}
+		break
+	}
+	err := cj.job.Err()
+	abandoned := errors.Is(err, actors.ErrAbandoned)
+	a.mu.Lock()
+	current := a.coord[cj.name] == cj
+	if current {
+		delete(a.coord, cj.name)
+	}
+	act := a.core.Ended(time.Now(), cj.name, abandoned)
+	a.mu.Unlock()
+	if abandoned {
+		a.log.Warn().Str("job", cj.name).Err(err).Msg("stopped coordinating")
+		return
+	}
+	state := cluster.JobFinished
+	switch {
+	case err != nil:
+		state = cluster.JobFailed
+	case cj.cancelled.Load():
+		state = cluster.JobCancelled
+	}
+	if act.Kind == coord.Forget {
+		// The end came after the lease lapsed: another node may coordinate
+		// the job by now, and the record is its to write.
+		a.log.Warn().Str("job", cj.name).Str("state", state).Msg(act.Reason)
+		return
+	}
+	ev := a.event(cj, state)
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec, _, gerr := a.jobs.Get(ctx, cj.name)
+	if gerr != nil {
+		rec = cluster.JobRecord{Name: cj.name, Args: cj.args, Submitted: cj.started.UnixNano()}
+	}
+	rec.State, rec.Error, rec.Coordinator = state, ev.Error, a.cfg.ID
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		a.log.Error().Err(err).Str("job", cj.name).Msg("record the job's end")
+	}
+	a.release(ctx, cj.name)
+	a.publishEvent(ev)
+	a.log.Info().Str("job", cj.name).Str("state", state).Msg("job ended")
+}
+
+// event is the job's progress as its coordinator sees it.
+func (a *Agent) event(cj *coordJob, state string) JobEvent {
+	ev := JobEvent{Job: cj.name, State: state, Coordinator: a.cfg.ID, ElapsedS: time.Since(cj.started).Seconds()}
+	cps := cj.job.Checkpoints()
+	ev.Checkpoints = len(cps)
+	if len(cps) > 0 {
+		ev.Latest = cps[len(cps)-1].ID
+	}
+	ev.Restarts = cj.job.Supervision().Restarts
+	return ev
+}
+
+// publishEvent publishes a job event for attached `node submit`s, as a
+// weir envelope (so `node inspect` shows it like the job's other messages).
+func (a *Agent) publishEvent(ev JobEvent) {
+	e := &transport.Envelope{Type: transport.TypeControl, Job: ev.Job, From: a.cfg.ID + "#events", Payload: Encode(ev)}
+	if err := a.pub.Publish(EventsSubject(ev.Job), e); err != nil {
+		a.log.Warn().Err(err).Str("job", ev.Job).Msg("publish job event")
+	}
+}
+
+// progressEvery is how often a coordinator publishes a running job's progress.
+const progressEvery = 2 * time.Second
+
+// publishProgress publishes the progress of the running jobs every so often.
+func (a *Agent) publishProgress(now time.Time) {
+	a.mu.Lock()
+	var due []*coordJob
+	for _, cj := range a.coord {
+		if now.Sub(cj.lastEvent) >= progressEvery {
+			cj.lastEvent = now
+			due = append(due, cj)
+		}
+	}
+	a.mu.Unlock()
+	for _, cj := range due {
+		a.publishEvent(a.event(cj, cluster.JobRunning))
+	}
+}
+
+// adoptOrphans lists the job registry for the core, which claims the
+// running jobs whose coordinator is dead (or is this node after a restart);
+// each is adopted if this node wins its lease.
+func (a *Agent) adoptOrphans() {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
+	defer cancel()
+	recs, err := a.jobs.List(ctx)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("list jobs")
+		return
+	}
+	a.mu.Lock()
+	acts := a.core.JobRecords(time.Now(), recs)
+	a.mu.Unlock()
+	byName := make(map[string]cluster.JobRecord, len(recs))
+	for _, rec := range recs {
+		byName[rec.Name] = rec
+	}
+	for _, act := range acts {
+		// On its own goroutine: a takeover waits for slots and prepares
+		// nodes, which must not hold up the agent's clock.
+		a.wg.Add(1)
+		go func(rec cluster.JobRecord) {
+			defer a.wg.Done()
+			defer a.unclaim(rec.Name)
+			a.adopt(rec)
+		}(byName[act.Job])
+	}
+}
+
+// adopt takes over one orphaned job if this node wins its lease.
+func (a *Agent) adopt(rec cluster.JobRecord) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
+	defer cancel()
+	act, err := a.acquire(ctx, rec.Name, time.Now())
+	if err != nil || act.Kind != coord.Coordinate {
+		return
+	}
+	a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", act.Epoch).
+		Msg("taking over the coordination of the job from its latest checkpoint")
+	old := rec.Coordinator
+	rec.Coordinator = a.cfg.ID
+	if _, err := a.jobs.Put(ctx, rec); err != nil {
+		a.log.Error().Err(err).Str("job", rec.Name).Msg("record new coordinator")
+	}
+	restore := "latest"
+	if !a.hasCheckpoint(rec.Name) {
+		restore = ""
+	}
+	if err := a.coordinate(rec.Name, rec.Args, restore, false, act.Epoch); err != nil {
+		a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
+		a.setUpFailed(rec, err)
+	}
+}
+
+// hasCheckpoint reports whether the job has a completed checkpoint.
+func (a *Agent) hasCheckpoint(job string) bool {
+	st, err := a.jobStore()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := st.Latest(ctx, job)
+	return m != nil && (err == nil || errors.Is(err, store.ErrCorrupt))
+}
+
+// onCancel stops a job this node coordinates.
+func (a *Agent) onCancel(m *nats.Msg) {
+	var req CancelRequest
+	if err := Decode(m, &req); err != nil {
+		a.counters.Malformed.Add(1)
+		return
+	}
+	a.mu.Lock()
+	cj := a.coord[req.Job]
+	a.mu.Unlock()
+	if cj == nil {
+		return // the coordinator answers
+	}
+	cj.cancelled.Store(true)
+	cj.job.Stop("cancelled")
+	a.log.Info().Str("job", req.Job).Msg("job cancelled: ending its sources")
+	a.reply(m, CmdReply{})
+}
