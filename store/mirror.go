@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/rs/zerolog"
 )
@@ -17,6 +18,8 @@ type Mirror struct {
 	Primary Store
 	Local   *Local
 	Log     zerolog.Logger
+
+	indexMu sync.Mutex // serialises updates of the local indexes
 }
 
 // PutBlob implements Store: the primary first (that write decides), then the
@@ -42,19 +45,6 @@ func (m *Mirror) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobR
 		m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt).Str("blob", ref.Name).Msg("local copy unusable: reading the shared store")
 	}
 	return m.Primary.GetBlob(ctx, job, ckpt, ref)
-}
-
-// GetSections implements SectionReader: the local copy when every section
-// verifies, else the primary.
-func (m *Mirror) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
-	out, err := m.Local.GetSections(ctx, job, ckpt, refs)
-	if err == nil {
-		return out, nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt).Msg("local copy unusable: reading the shared store")
-	}
-	return GetSections(ctx, m.Primary, job, ckpt, refs)
 }
 
 // CommitManifest implements Store: the primary commits the checkpoint; the
