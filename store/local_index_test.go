@@ -13,40 +13,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	"github.com/weirstream/weir/internal/logbuf"
 )
-
-// logBuffer collects log lines; safe for concurrent writers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// linesWith returns the logged lines that contain every one of parts.
-func (l *logBuffer) linesWith(parts ...string) []string {
-	var out []string
-	for _, line := range strings.Split(l.String(), "\n") {
-		ok := line != ""
-		for _, p := range parts {
-			ok = ok && strings.Contains(line, p)
-		}
-		if ok {
-			out = append(out, line)
-		}
-	}
-	return out
-}
 
 // countingStore counts the sections read from a real store.
 type countingStore struct {
@@ -126,7 +95,7 @@ func putTaskState(t *testing.T, st Store, job string, ckpt uint64, op string, in
 
 // newLoggedMirror is a Mirror over a real Local primary (counted) and a real
 // Local copy, logging into the returned buffer.
-func newLoggedMirror(t *testing.T) (*Mirror, *countingStore, *Local, *logBuffer) {
+func newLoggedMirror(t *testing.T) (*Mirror, *countingStore, *Local, *logbuf.Buffer) {
 	t.Helper()
 	p, err := NewLocal(t.TempDir())
 	if err != nil {
@@ -136,7 +105,7 @@ func newLoggedMirror(t *testing.T) (*Mirror, *countingStore, *Local, *logBuffer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	primary := &countingStore{Store: p}
 	return &Mirror{Primary: primary, Local: local, Log: zerolog.New(logs).With().Str("node", "n1").Logger()}, primary, local, logs
 }
@@ -215,7 +184,7 @@ func TestMirrorReadsOnlyTheDamagedSectionRemotely(t *testing.T) {
 	if n := primary.read(); n != 1 {
 		t.Fatalf("%d sections read from the checkpoint store, want 1", n)
 	}
-	lines := logs.linesWith(`"message":"local section damaged: reading it from the checkpoint store"`)
+	lines := logs.Lines(`"message":"local section damaged: reading it from the checkpoint store"`)
 	if len(lines) != 1 {
 		t.Fatalf("%d damaged-section log lines, want 1; log:\n%s", len(lines), logs)
 	}
@@ -281,7 +250,7 @@ func TestMirrorWithoutIndexReadsRemotely(t *testing.T) {
 	if primary.read() != len(ts.secs) {
 		t.Fatalf("%d sections from the checkpoint store, want %d", primary.read(), len(ts.secs))
 	}
-	if w := logs.linesWith(`"level":"warn"`); len(w) != 0 {
+	if w := logs.Lines(`"level":"warn"`); len(w) != 0 {
 		t.Fatalf("warnings for a missing index: %v", w)
 	}
 }
@@ -306,7 +275,7 @@ func TestMirrorIgnoresDamagedIndex(t *testing.T) {
 	}
 	checkSections(t, got, ts.want)
 	checkStats(t, stats, 0, len(ts.secs), 0, sumSizes(ts.secs))
-	lines := logs.linesWith(`"message":"local index damaged: ignoring it, reading the checkpoint store"`, `"job":"j"`, `"checkpoint":6`)
+	lines := logs.Lines(`"message":"local index damaged: ignoring it, reading the checkpoint store"`, `"job":"j"`, `"checkpoint":6`)
 	if len(lines) != 1 {
 		t.Fatalf("%d damaged-index log lines, want 1; log:\n%s", len(lines), logs)
 	}
@@ -337,7 +306,7 @@ func TestMirrorSkipsLocalSectionOfOtherContent(t *testing.T) {
 	}
 	checkSections(t, got, [][]byte{other[:64], ts.want[1]})
 	checkStats(t, stats, 1, 1, 64, 64)
-	if len(logs.linesWith(`"key_group":0`, "local section is not the checkpoint's")) != 1 {
+	if len(logs.Lines(`"key_group":0`, "local section is not the checkpoint's")) != 1 {
 		t.Fatalf("log:\n%s", logs)
 	}
 }
@@ -390,7 +359,7 @@ func TestMirrorJetStreamOnlyDamagedSectionRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	m := &Mirror{Primary: primary, Local: local, Log: zerolog.New(logs)}
 	t.Cleanup(func() { m.Close() })
 	ts := putTaskState(t, m, "j", 11, "count", 0, []int{0, 1, 2, 3, 4}, 4096, 2)
@@ -402,7 +371,7 @@ func TestMirrorJetStreamOnlyDamagedSectionRemote(t *testing.T) {
 	checkSections(t, got, ts.want)
 	size := ts.secs[6].Ref.Size
 	checkStats(t, stats, len(ts.secs)-1, 1, sumSizes(ts.secs)-size, size)
-	if len(logs.linesWith("local section damaged", `"instance":0`, `"input":1`)) != 1 {
+	if len(logs.Lines("local section damaged", `"instance":0`, `"input":1`)) != 1 {
 		t.Fatalf("log:\n%s", logs)
 	}
 }

@@ -136,7 +136,7 @@ func TestMirrorInventory(t *testing.T) {
 	if !reflect.DeepEqual(hs, want) {
 		t.Fatalf("inventory\n%+v\nwant\n%+v", hs, want)
 	}
-	if len(logs.linesWith("local index damaged", `"checkpoint":5`)) != 1 {
+	if len(logs.Lines("local index damaged", `"checkpoint":5`)) != 1 {
 		t.Fatalf("damaged index not logged:\n%s", logs)
 	}
 }
