@@ -2,7 +2,9 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 
@@ -146,7 +148,8 @@ func (l *Local) readIndex(job string, ckpt uint64) (*localIndex, error) {
 }
 
 // writeIndex makes x the durable index of its checkpoint (temp, fsync,
-// rename, directory fsync).
+// rename, directory fsync). It does not create the checkpoint directory: a
+// checkpoint with no directory wraps ErrNotFound.
 func (l *Local) writeIndex(x *localIndex) error {
 	if err := ValidateJob(x.Job); err != nil {
 		return err
@@ -155,7 +158,12 @@ func (l *Local) writeIndex(x *localIndex) error {
 	if err != nil {
 		return err
 	}
-	if err := l.ensureDir(checkpointRel(x.Job, x.Checkpoint)); err != nil {
+	// The index goes next to the blobs it places; with no checkpoint
+	// directory (deleted meanwhile) there is nothing to index.
+	if _, err := l.fs.Stat(l.abs(checkpointRel(x.Job, x.Checkpoint))); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("write local index of job %q checkpoint %d: %w", x.Job, x.Checkpoint, ErrNotFound)
+		}
 		return fmt.Errorf("write local index of job %q checkpoint %d: %w", x.Job, x.Checkpoint, err)
 	}
 	if err := l.writeFileAtomic(l.indexPath(x.Job, x.Checkpoint), data); err != nil {

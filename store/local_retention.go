@@ -89,7 +89,7 @@ func (m *Mirror) Reconcile(ctx context.Context, ended ...string) ([]LocalCheckpo
 	}
 	var deleted []LocalCheckpoint
 	for _, c := range planReconcile(held, live, endedSet) {
-		if err := m.Local.Delete(ctx, c.Job, c.Checkpoint); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := m.deleteLocal(ctx, c.Job, c.Checkpoint); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, fmt.Errorf("reconcile local state: %w", err))
 			continue
 		}

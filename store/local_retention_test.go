@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -149,5 +150,28 @@ func TestCompactRanges(t *testing.T) {
 	}
 	if compactRanges(nil) != nil {
 		t.Fatal("no groups, some ranges")
+	}
+}
+
+// TestIndexNeverRecreatesADeletedCheckpoint: an index written after its
+// checkpoint's local copy was deleted is not written, and the checkpoint's
+// directory stays gone; recording a snapshot then is not an error.
+func TestIndexNeverRecreatesADeletedCheckpoint(t *testing.T) {
+	m, _, local, _ := newLoggedMirror(t)
+	ctx := testCtx(t)
+	ts := putTaskState(t, m, "j", 3, "count", 0, []int{0, 1}, 16, 0)
+	if err := m.Delete(ctx, "j", 3); err != nil {
+		t.Fatal(err)
+	}
+	x := &localIndex{Job: "j", Checkpoint: 3}
+	x.merge(snapshotEntries(ts.snap))
+	if err := local.writeIndex(x); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("writeIndex of a deleted checkpoint: %v, want ErrNotFound", err)
+	}
+	if err := m.RecordSnapshot(ctx, "j", 3, ts.snap); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := local.checkpointIDs("j"); len(ids) != 0 {
+		t.Fatalf("checkpoint directories %v came back", ids)
 	}
 }

@@ -77,10 +77,19 @@ func (m *Mirror) List(ctx context.Context, job string) ([]uint64, error) {
 // Delete implements Store: the primary, then the local copy if there is one.
 func (m *Mirror) Delete(ctx context.Context, job string, ckpt uint64) error {
 	err := m.Primary.Delete(ctx, job, ckpt)
-	if lerr := m.Local.Delete(ctx, job, ckpt); lerr != nil && !errors.Is(lerr, ErrNotFound) {
+	if lerr := m.deleteLocal(ctx, job, ckpt); lerr != nil && !errors.Is(lerr, ErrNotFound) {
 		m.Log.Warn().Err(lerr).Str("job", job).Uint64("checkpoint", ckpt).Msg("delete local copy")
 	}
 	return err
+}
+
+// deleteLocal deletes the local copy of a checkpoint, index included, never
+// while its index is being rewritten (which would bring the checkpoint's
+// directory back).
+func (m *Mirror) deleteLocal(ctx context.Context, job string, ckpt uint64) error {
+	m.indexMu.Lock()
+	defer m.indexMu.Unlock()
+	return m.Local.Delete(ctx, job, ckpt)
 }
 
 // Close implements Store: closes both stores; idempotent.
@@ -93,7 +102,7 @@ func (m *Mirror) Close() error {
 func (m *Mirror) PruneLocal(ctx context.Context, job string, ids []uint64) error {
 	var errs []error
 	for _, id := range ids {
-		if err := m.Local.Delete(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := m.deleteLocal(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}

@@ -63,6 +63,9 @@ func (m *Mirror) RecordSnapshot(ctx context.Context, job string, ckpt uint64, ts
 	}
 	x.merge(kept)
 	if err := m.Local.writeIndex(x); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil // the checkpoint was deleted meanwhile
+		}
 		return wrap(err)
 	}
 	return nil
