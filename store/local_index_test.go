@@ -444,3 +444,45 @@ func flipFile(t *testing.T, p string, off int) {
 		t.Fatal(err)
 	}
 }
+
+// TestMirrorsSharingALocalCopyIndexEveryTask: the Mirrors of one node (one
+// per job part, all over the same local copy) record tasks of the same
+// checkpoint concurrently; the index ends up placing every task's sections.
+func TestMirrorsSharingALocalCopyIndexEveryTask(t *testing.T) {
+	m1, primary, local, _ := newLoggedMirror(t)
+	m2 := &Mirror{Primary: primary, Local: local, Log: zerolog.Nop()}
+	const tasks = 16
+	states := make([]taskState, tasks)
+	for i := range states {
+		// Stored through m1 without recording: the recording races below.
+		states[i] = putTaskState(t, struct{ Store }{m1}, "j", 1, "count", i, []int{2 * i, 2*i + 1}, 32, 1)
+	}
+	errs := make([]error, tasks)
+	var wg sync.WaitGroup
+	for i := range states {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := m1
+			if i%2 == 1 {
+				m = m2
+			}
+			errs[i] = m.RecordSnapshot(context.Background(), "j", 1, states[i].snap)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	var secs []SectionRequest
+	for _, ts := range states {
+		secs = append(secs, ts.secs...)
+	}
+	_, stats, err := ReadSections(testCtx(t), m1, "j", 1, secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.LocalSections != len(secs) {
+		t.Fatalf("%d of %d sections local: the index lost tasks", stats.LocalSections, len(secs))
+	}
+}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/rs/zerolog"
 )
@@ -18,8 +17,6 @@ type Mirror struct {
 	Primary Store
 	Local   *Local
 	Log     zerolog.Logger
-
-	indexMu sync.Mutex // serialises updates of the local indexes
 }
 
 // PutBlob implements Store: the primary first (that write decides), then the
@@ -87,8 +84,8 @@ func (m *Mirror) Delete(ctx context.Context, job string, ckpt uint64) error {
 // while its index is being rewritten (which would bring the checkpoint's
 // directory back).
 func (m *Mirror) deleteLocal(ctx context.Context, job string, ckpt uint64) error {
-	m.indexMu.Lock()
-	defer m.indexMu.Unlock()
+	m.Local.indexMu.Lock()
+	defer m.Local.indexMu.Unlock()
 	return m.Local.Delete(ctx, job, ckpt)
 }
 

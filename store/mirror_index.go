@@ -52,8 +52,8 @@ func (m *Mirror) RecordSnapshot(ctx context.Context, job string, ckpt uint64, ts
 	if len(kept) == 0 {
 		return nil
 	}
-	m.indexMu.Lock()
-	defer m.indexMu.Unlock()
+	m.Local.indexMu.Lock()
+	defer m.Local.indexMu.Unlock()
 	x, err := m.Local.readIndex(job, ckpt)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
