@@ -486,3 +486,24 @@ func TestMirrorsSharingALocalCopyIndexEveryTask(t *testing.T) {
 		t.Fatalf("%d of %d sections local: the index lost tasks", stats.LocalSections, len(secs))
 	}
 }
+
+// TestMirrorIndexedButMissingBlobIsLoggedAndReadRemotely: a blob file the
+// index places but that is gone is logged and its sections read remotely.
+func TestMirrorIndexedButMissingBlobIsLoggedAndReadRemotely(t *testing.T) {
+	m, _, local, logs := newLoggedMirror(t)
+	a := putTaskState(t, m, "j", 2, "count", 0, []int{0, 1}, 32, 0)
+	b := putTaskState(t, m, "j", 2, "count", 1, []int{2}, 32, 0)
+	if err := os.Remove(filepath.Join(local.Dir(), "j", checkpointDir(2), "count", "0", "state")); err != nil {
+		t.Fatal(err)
+	}
+	secs := append(append([]SectionRequest(nil), a.secs...), b.secs...)
+	got, stats, err := ReadSections(testCtx(t), m, "j", 2, secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSections(t, got, append(append([][]byte(nil), a.want...), b.want...))
+	checkStats(t, stats, 1, 2, 32, 64)
+	if n := len(logs.Lines("local section damaged", `"key_group"`)); n != 2 {
+		t.Fatalf("%d log lines for the missing sections, want 2:\n%s", n, logs)
+	}
+}

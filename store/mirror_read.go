@@ -29,23 +29,24 @@ func (m *Mirror) ReadSections(ctx context.Context, job string, ckpt uint64, secs
 			return BlobRef{}, false
 		}
 		return e.Ref, true
-	}, func(i int, e *zerolog.Event) *zerolog.Event { return secs[i].Key.logFields(e) })
+	}, true, func(i int, e *zerolog.Event) *zerolog.Event { return secs[i].Key.logFields(e) })
 }
 
 // GetSections implements SectionReader, section by section: each ref from
 // the local copy of its blob when that section verifies, else from the
 // primary (the sections that failed, each object fetched once).
 func (m *Mirror) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
-	out, _, err := m.readLocalFirst(ctx, job, ckpt, refs, func(i int) (BlobRef, bool) { return refs[i], true },
+	out, _, err := m.readLocalFirst(ctx, job, ckpt, refs, func(i int) (BlobRef, bool) { return refs[i], true }, false,
 		func(i int, e *zerolog.Event) *zerolog.Event { return e.Str("blob", refs[i].Name) })
 	return out, err
 }
 
 // readLocalFirst reads want[i] from the local section local(i) names, when
 // there is one and it verifies, and the rest from the primary; describe adds
-// log fields naming section i.
+// log fields naming section i. A local section that does not verify is
+// logged; so is a missing one when indexed (an index placed it there).
 func (m *Mirror) readLocalFirst(ctx context.Context, job string, ckpt uint64, want []BlobRef,
-	local func(i int) (BlobRef, bool), describe func(i int, e *zerolog.Event) *zerolog.Event) ([][]byte, ReadStats, error) {
+	local func(i int) (BlobRef, bool), indexed bool, describe func(i int, e *zerolog.Event) *zerolog.Event) ([][]byte, ReadStats, error) {
 	start := time.Now()
 	var stats ReadStats
 	out := make([][]byte, len(want))
@@ -68,7 +69,7 @@ func (m *Mirror) readLocalFirst(ctx context.Context, job string, ckpt uint64, wa
 				stats.LocalSections++
 				continue
 			}
-			if !errors.Is(err, ErrNotFound) {
+			if indexed || !errors.Is(err, ErrNotFound) {
 				describe(i, m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt)).
 					Msg("local section damaged: reading it from the checkpoint store")
 			}
