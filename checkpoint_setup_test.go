@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/testnats"
 	"github.com/weirstream/weir/store"
 )
 
@@ -55,25 +54,7 @@ func newSetupStore(t *testing.T) *setupStore {
 
 // newJetStreamSetupStore is a JetStream store on an embedded nats-server.
 func newJetStreamSetupStore(t *testing.T) *setupStore {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready within 10s")
-	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testnats.JetStream(t)
 	st, err := store.NewJetStream(js, store.WithStorage(jetstream.MemoryStorage))
 	if err != nil {
 		t.Fatal(err)

@@ -4,40 +4,15 @@ import (
 	"context"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/internal/testnats"
 )
 
 // startJetStream runs an embedded nats-server with JetStream for one test
 // and returns a JetStream context connected to it.
-func startJetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("new nats server: %v", err)
-	}
-	srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats server not ready within 5s")
-	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return js
-}
+func startJetStream(t *testing.T) jetstream.JetStream { return testnats.JetStream(t) }
 
 func jsHarness(t *testing.T) harness {
 	js := startJetStream(t)

@@ -7,13 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/internal/testnats"
 	"github.com/weirstream/weir/store"
 )
 
@@ -37,7 +35,7 @@ func BenchmarkRestore(b *testing.B) {
 		}
 		keys = n
 	}
-	js := benchJetStream(b)
+	js := testnats.JetStream(b)
 	primary, err := store.NewJetStream(js, store.WithBucketPrefix("bench-"))
 	if err != nil {
 		b.Fatal(err)
@@ -124,30 +122,4 @@ func runBigstate(b *testing.B, st store.Store, keys int, restore string) actors.
 		b.Fatalf("bigstate: %v", err)
 	}
 	return job.Restores()
-}
-
-// benchJetStream runs an embedded nats-server with file-backed JetStream
-// for the benchmark.
-func benchJetStream(b *testing.B) jetstream.JetStream {
-	b.Helper()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv.Start()
-	b.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats server not ready within 10s")
-	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return js
 }
