@@ -95,6 +95,9 @@ type Result struct {
 	// record processed after the restore.
 	Kills, Failures, Restarts int
 	Recovery                  []time.Duration
+	// Restore sums where restored state came from; nil when nothing was
+	// restored.
+	Restore *RestoreStat
 }
 
 // RecordsPerSecond is input records per second of wall time.
@@ -225,6 +228,7 @@ wait:
 	}
 	sv := job.Supervision()
 	res.Kills, res.Failures, res.Restarts, res.Recovery = sv.Kills, sv.Failures, sv.Restarts, sv.Recovery
+	res.Restore = NewRestoreStat(job.Restores())
 	for _, c := range job.Checkpoints() {
 		res.Checkpoints = append(res.Checkpoints, CheckpointStat{ID: c.ID, Mode: c.Mode, Duration: c.Duration,
 			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes,

@@ -24,6 +24,7 @@ type Job struct {
 	uploads *uploader
 	ckptLog checkpointLog
 	supLog  supervisionLog
+	restLog restoreLog
 	tasks   atomic.Int64 // task instances of the job running on this node
 
 	mu        sync.Mutex

@@ -42,46 +42,47 @@ func (t *task) restore() error {
 		// An instance the checkpoint did not have: key groups only.
 		ts = &store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: -1}
 	}
+	start := time.Now()
+	var read store.ReadStats
 	ownChannels, redistributed := ts.Channels, 0
 	if channelsReshaped(m, t.op) {
 		ownChannels = nil
 		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-		n, err := t.restoreRedistributed(ctx, m)
+		n, stats, err := t.restoreRedistributed(ctx, m)
 		cancel()
+		read.Add(stats)
 		if err != nil {
 			return wrap("redistributed channel state", err)
 		}
 		redistributed = n
 	}
-	// Every section this task needs, read in one go: a task's key groups,
-	// operator state and channel state are sections of a few blobs, and
-	// each blob is then fetched and read once.
-	var refs []store.BlobRef
-	var what []string // what each ref holds, for errors
+	// Every section this task needs, read in one go, each named by what it
+	// holds so that a node's local copy serves it whichever instance wrote it.
+	var secs []store.SectionRequest
 	var groups []int
 	if t.op.Keyed {
+		var refs []store.BlobRef
 		groups, refs = keyGroupSections(m, t.op.Name, t.ownedGroups())
-		for _, g := range groups {
-			what = append(what, fmt.Sprintf("key group %d", g))
+		for i, g := range groups {
+			secs = append(secs, store.SectionRequest{Key: store.KeyGroupKey(t.op.Name, g), Ref: refs[i]})
 		}
 	}
 	if ts.OperatorState != nil {
-		refs = append(refs, *ts.OperatorState)
-		what = append(what, "operator state")
+		secs = append(secs, store.SectionRequest{Key: store.OperatorStateKey(t.op.Name, ts.Instance), Ref: *ts.OperatorState})
 	}
 	for _, cb := range ownChannels {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
-		refs = append(refs, cb.Blob)
-		what = append(what, fmt.Sprintf("channel state of input %d", cb.Input))
+		secs = append(secs, store.SectionRequest{Key: store.ChannelKey(t.op.Name, ts.Instance, cb.Input), Ref: cb.Blob})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
-	data, err := store.GetSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, refs)
+	data, stats, err := store.ReadSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs)
+	read.Add(stats)
 	var se *store.SectionError
-	if errors.As(err, &se) && se.Index < len(what) {
-		return wrap(what[se.Index], err)
+	if errors.As(err, &se) && se.Index < len(secs) {
+		return wrap(sectionWhat(secs[se.Index].Key), err)
 	}
 	if err != nil {
 		return wrap("state", err)
@@ -121,9 +122,27 @@ func (t *task) restore() error {
 			c.replay = append(c.replay, &Buffer{Seq: b.Seq, Records: b.Records, round: b.Round})
 		}
 	}
+	took := time.Since(start)
+	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
-		Int("channels", len(ownChannels)+redistributed).Int64("offset", ts.SourceOffset).Msg("task restored")
+		Int("channels", len(ownChannels)+redistributed).Int64("offset", ts.SourceOffset).
+		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).
+		Int("local_sections", read.LocalSections).Int("remote_sections", read.RemoteSections).
+		Dur("took", took).Msg("restored from checkpoint")
 	return nil
+}
+
+// sectionWhat says what a section holds for this task's errors: "key group
+// 17", "operator state" or "channel state of input 2".
+func sectionWhat(k store.SectionKey) string {
+	switch k.Kind {
+	case store.KindKeyGroup:
+		return fmt.Sprintf("key group %d", k.KeyGroup)
+	case store.KindOperatorState:
+		return "operator state"
+	default:
+		return fmt.Sprintf("channel state of input %d", k.Input)
+	}
 }
 
 // ownedGroups is the key groups this task owns in its operator's key-group

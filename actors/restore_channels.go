@@ -71,18 +71,20 @@ func inputOf(edge, producer int, producers []int) int {
 // restoreRedistributed reads the channel state captured into every old
 // instance of the task's operator, splits it to the new parallelism with
 // inflight.Redistribute and queues this instance's part for replay. It
-// returns the number of channels that got state.
-func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int, error) {
+// returns the number of channels that got state and where the sections
+// were read from.
+func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int, store.ReadStats, error) {
+	var stats store.ReadStats
 	spec, err := redistributionSpec(t.job.Plan, m, t.op)
 	if err != nil {
-		return 0, err
+		return 0, stats, err
 	}
 	oldProducers := make([]int, len(spec.Inputs))
 	newProducers := make([]int, len(spec.Inputs))
 	for i, in := range spec.Inputs {
 		oldProducers[i], newProducers[i] = in.OldProducers, in.NewProducers
 	}
-	var refs []store.BlobRef
+	var secs []store.SectionRequest
 	var rounds [][]store.ChannelRound
 	var captured []inflight.Channel
 	for _, ts := range m.Tasks {
@@ -92,24 +94,24 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 		for _, cb := range ts.Channels {
 			e, j, ok := channelOf(cb.Input, oldProducers)
 			if !ok {
-				return 0, fmt.Errorf("instance %d: channel state of input %d, which its %d inputs do not have", ts.Instance, cb.Input, sum(oldProducers))
+				return 0, stats, fmt.Errorf("instance %d: channel state of input %d, which its %d inputs do not have", ts.Instance, cb.Input, sum(oldProducers))
 			}
-			refs = append(refs, cb.Blob)
+			secs = append(secs, store.SectionRequest{Key: store.ChannelKey(t.op.Name, ts.Instance, cb.Input), Ref: cb.Blob})
 			rounds = append(rounds, cb.Rounds)
 			captured = append(captured, inflight.Channel{Input: e, Producer: j, Consumer: ts.Instance})
 		}
 	}
-	if len(refs) == 0 {
-		return 0, nil
+	if len(secs) == 0 {
+		return 0, stats, nil
 	}
-	data, err := store.GetSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, refs)
+	data, stats, err := store.ReadSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs)
 	if err != nil {
 		var se *store.SectionError
 		if errors.As(err, &se) && se.Index < len(captured) {
 			c := captured[se.Index]
-			return 0, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
+			return 0, stats, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
 		}
-		return 0, err
+		return 0, stats, err
 	}
 	for i := range captured {
 		c := &captured[i]
@@ -117,12 +119,12 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 			err = inflight.LabelRounds(c.Batches, rounds[i], m.CheckpointID)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
+			return 0, stats, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
 		}
 	}
 	chans, err := inflight.Redistribute(spec, captured)
 	if err != nil {
-		return 0, err
+		return 0, stats, err
 	}
 	n := 0
 	for _, c := range chans {
@@ -136,7 +138,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 		}
 		n++
 	}
-	return n, nil
+	return n, stats, nil
 }
 
 func sum(xs []int) int {

@@ -261,6 +261,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			return
 		}
 		ack.snap = blob.refs(ref, snap)
+		t.recordLocalSections(c, id, ack.snap)
 		root.Send(jobPID, ack)
 	}); err != nil {
 		ctx.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})

@@ -16,6 +16,7 @@ type JobParams struct {
 	Parallelism int
 	Records     int64 // weir.Unbounded (-1) for no end
 	Keys        int
+	ValueBytes  int // bytes of keyed state per key (bigstate)
 	Out         string
 	SleepMs     float64
 	Seed        int64

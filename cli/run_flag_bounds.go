@@ -16,6 +16,7 @@ import (
 const (
 	maxRecords         = 1_000_000_000_000 // a day at over 10 M records/s
 	maxKeys            = 1_000_000         // keycount keeps every key string in memory
+	maxValueBytes      = 1 << 20
 	maxSleepMs         = 1000
 	maxDuration        = 30 * 24 * time.Hour
 	maxBatchSize       = 65536
@@ -60,6 +61,7 @@ var intRanges = []intRange{
 	{name: "parallelism", lo: 1, hi: weir.DefaultMaxParallelism, get: func(f *runFlags) int64 { return int64(f.params.Parallelism) }},
 	{name: "records", lo: 0, hi: maxRecords, special: weir.Unbounded, meaning: "unbounded", get: func(f *runFlags) int64 { return f.params.Records }},
 	{name: "keys", lo: 1, hi: maxKeys, get: func(f *runFlags) int64 { return int64(f.params.Keys) }},
+	{name: "value-bytes", lo: 1, hi: maxValueBytes, get: func(f *runFlags) int64 { return int64(f.params.ValueBytes) }},
 	{name: "batch-size", lo: 1, hi: maxBatchSize, meaning: "runtime default", get: func(f *runFlags) int64 { return int64(f.batchSize) }},
 	{name: "channel-capacity", lo: 1, hi: maxChannelCapacity, meaning: "runtime default", get: func(f *runFlags) int64 { return int64(f.channelCapacity) }},
 	{name: "retain", lo: 1, hi: maxRetain, get: func(f *runFlags) int64 { return int64(f.retain) }},

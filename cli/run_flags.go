@@ -48,6 +48,7 @@ const (
 	defaultParallelism = 2
 	defaultRecords     = 1_000_000
 	defaultKeys        = 1000
+	defaultValueBytes  = 256
 	defaultSeed        = 1
 )
 
@@ -63,6 +64,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source keeps its checkpoint's")
 	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
+	fs.IntVar(&f.params.ValueBytes, "value-bytes", defaultValueBytes, "bytes of keyed state per key (bigstate)")
 	fs.StringVar(&f.params.Out, "out", "", "write output records as JSON lines to `FILE` (truncated first unless --restore)")
 	fs.Float64Var(&f.params.SleepMs, "sleep-ms", 0, "average sleep per record in the job's slow stage, in `ms` (e.g. 0.01)")
 	fs.Int64Var(&f.params.Seed, "seed", defaultSeed, "seed of generated data (wordcount)")

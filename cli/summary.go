@@ -37,6 +37,9 @@ type Summary struct {
 	RecoveryMsP50 *float64 `json:"recovery_ms_p50,omitempty"`
 	RecoveryMsP95 *float64 `json:"recovery_ms_p95,omitempty"`
 	RecoveryMsMax *float64 `json:"recovery_ms_max,omitempty"`
+	// Restore is where restored state came from (local copy or checkpoint
+	// store), set when tasks restored state.
+	Restore *weir.RestoreStat `json:"restore,omitempty"`
 }
 
 // NewSummary summarises a run's result.
@@ -53,6 +56,7 @@ func NewSummary(res *weir.Result, parallelism int) Summary {
 		Kills:        res.Kills,
 		Failures:     res.Failures,
 		Restarts:     res.Restarts,
+		Restore:      res.Restore,
 	}
 	if len(res.Recovery) > 0 {
 		r := make([]float64, len(res.Recovery))
@@ -119,6 +123,10 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if err == nil && s.RecoveryMsP50 != nil {
 		_, err = fmt.Fprintf(w, "recovery: p50 %.3f ms, p95 %.3f ms, max %.3f ms\n", *s.RecoveryMsP50, *s.RecoveryMsP95, *s.RecoveryMsMax)
+	}
+	if r := s.Restore; err == nil && r != nil {
+		_, err = fmt.Fprintf(w, "restore: %d task restores, %d bytes in %d sections local, %d bytes in %d sections remote, %.3f ms\n",
+			r.Tasks, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs)
 	}
 	return err
 }

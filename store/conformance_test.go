@@ -327,7 +327,7 @@ func runConformance(t *testing.T, h harness) {
 		flipped[len(flipped)-3] ^= 0x40
 		cases := map[string][]byte{
 			"torn":           good[:len(good)/2],
-			"header only":    good[:manifestHeaderSize],
+			"header only":    good[:frameHeaderSize],
 			"empty":          {},
 			"garbage":        []byte("this is not a manifest at all, just text"),
 			"flipped body":   flipped,

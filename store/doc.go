@@ -23,4 +23,14 @@
 // checks every blob of a manifest at once and also names the task and key
 // group. DeleteUncommitted removes checkpoints without a valid manifest below
 // a bound that keeps the one being written out of reach.
+//
+// A cluster node's store is a Mirror: the shared JetStream store plus a Local
+// copy of what the node's tasks wrote, with per checkpoint a local index
+// (<job>/chk-<id>/_local_index) that places each section by SectionKey —
+// (operator, key group), (operator, instance) or (operator, instance, input)
+// — never by the instance or blob that wrote it. ReadSections reads each
+// section from the local copy when the index places it and it verifies,
+// else from the primary, and returns ReadStats; Reconcile deletes local
+// state the primary no longer holds; Inventory summarises the copy as
+// key-group ranges and bytes.
 package store

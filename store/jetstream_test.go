@@ -10,8 +10,14 @@ import (
 	"github.com/weirstream/weir/internal/natstest"
 )
 
+// startJetStream runs an embedded nats-server with JetStream for one test
+// and returns a JetStream context connected to it.
+func startJetStream(t *testing.T) jetstream.JetStream {
+	return natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
+}
+
 func jsHarness(t *testing.T) harness {
-	js := natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
+	js := startJetStream(t)
 	prefixes := 0
 	bucket := func(t *testing.T, s Store, job string) jetstream.ObjectStore {
 		obs, err := js.ObjectStore(testCtx(t), bucketName(s.(*JetStream).cfg.prefix, job))

@@ -25,6 +25,9 @@ type Local struct {
 	root    string
 	fs      FS
 	mkdirMu sync.Mutex
+	// indexMu serialises rewriting a local state index with deleting
+	// checkpoints, for every Mirror sharing this store (one per job).
+	indexMu sync.Mutex
 	closed  atomic.Bool
 }
 

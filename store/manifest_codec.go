@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -10,20 +9,11 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Manifest file format: a 16-byte header followed by the msgpack body.
-//
-//	offset size field
-//	0      4    magic "WRMF"
-//	4      2    version (big endian), currently 1
-//	6      2    flags, must be 0
-//	8      4    body length in bytes (big endian)
-//	12     4    CRC32C of the body (big endian)
+// Manifest file format: a frame (see frame.go) with magic "WRMF", version 1,
+// around the msgpack body.
 const (
-	manifestMagic      = "WRMF"
-	manifestVersion    = 1
-	manifestHeaderSize = 16
-	// maxManifestBody bounds the body length a header may claim.
-	maxManifestBody = 1 << 30
+	manifestMagic   = "WRMF"
+	manifestVersion = 1
 )
 
 // EncodeManifest serialises m with the verifying header. Go map order is
@@ -34,38 +24,15 @@ func EncodeManifest(m *Manifest) ([]byte, error) {
 	if err := msgpack.NewEncoder(&body).Encode(m); err != nil {
 		return nil, fmt.Errorf("encode manifest of job %q checkpoint %d: %w", m.Job, m.CheckpointID, err)
 	}
-	out := make([]byte, manifestHeaderSize, manifestHeaderSize+body.Len())
-	copy(out, manifestMagic)
-	binary.BigEndian.PutUint16(out[4:], manifestVersion)
-	binary.BigEndian.PutUint16(out[6:], 0)
-	binary.BigEndian.PutUint32(out[8:], uint32(body.Len()))
-	binary.BigEndian.PutUint32(out[12:], Checksum(body.Bytes()))
-	return append(out, body.Bytes()...), nil
+	return encodeFrame(manifestMagic, manifestVersion, body.Bytes()), nil
 }
 
 // DecodeManifest parses and verifies bytes written by EncodeManifest. Any
 // torn, truncated or garbage input yields an error wrapping ErrCorrupt.
 func DecodeManifest(data []byte) (*Manifest, error) {
-	if len(data) < manifestHeaderSize {
-		return nil, fmt.Errorf("manifest of %d bytes is shorter than its %d-byte header: %w",
-			len(data), manifestHeaderSize, ErrCorrupt)
-	}
-	if string(data[:4]) != manifestMagic {
-		return nil, fmt.Errorf("manifest magic %q, expected %q: %w", data[:4], manifestMagic, ErrCorrupt)
-	}
-	if v := binary.BigEndian.Uint16(data[4:]); v != manifestVersion {
-		return nil, fmt.Errorf("manifest version %d, this build reads version %d: %w", v, manifestVersion, ErrCorrupt)
-	}
-	if f := binary.BigEndian.Uint16(data[6:]); f != 0 {
-		return nil, fmt.Errorf("manifest flags %#04x, expected 0: %w", f, ErrCorrupt)
-	}
-	n := binary.BigEndian.Uint32(data[8:])
-	body := data[manifestHeaderSize:]
-	if n > maxManifestBody || int64(n) != int64(len(body)) {
-		return nil, fmt.Errorf("manifest body is %d bytes, header says %d (torn write?): %w", len(body), n, ErrCorrupt)
-	}
-	if want, got := binary.BigEndian.Uint32(data[12:]), Checksum(body); got != want {
-		return nil, fmt.Errorf("manifest body crc32c %08x, expected %08x: %w", got, want, ErrCorrupt)
+	body, err := decodeFrame("manifest", manifestMagic, manifestVersion, data)
+	if err != nil {
+		return nil, err
 	}
 	r := bytes.NewReader(body)
 	var m Manifest

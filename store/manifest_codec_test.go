@@ -138,7 +138,7 @@ func FuzzDecodeManifest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good)
-	f.Add(good[:manifestHeaderSize])
+	f.Add(good[:frameHeaderSize])
 	f.Add([]byte("WRMF"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

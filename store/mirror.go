@@ -44,19 +44,6 @@ func (m *Mirror) GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobR
 	return m.Primary.GetBlob(ctx, job, ckpt, ref)
 }
 
-// GetSections implements SectionReader: the local copy when every section
-// verifies, else the primary.
-func (m *Mirror) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
-	out, err := m.Local.GetSections(ctx, job, ckpt, refs)
-	if err == nil {
-		return out, nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt).Msg("local copy unusable: reading the shared store")
-	}
-	return GetSections(ctx, m.Primary, job, ckpt, refs)
-}
-
 // CommitManifest implements Store: the primary commits the checkpoint; the
 // local copy of the manifest is best effort.
 func (m *Mirror) CommitManifest(ctx context.Context, mf *Manifest) error {
@@ -87,10 +74,19 @@ func (m *Mirror) List(ctx context.Context, job string) ([]uint64, error) {
 // Delete implements Store: the primary, then the local copy if there is one.
 func (m *Mirror) Delete(ctx context.Context, job string, ckpt uint64) error {
 	err := m.Primary.Delete(ctx, job, ckpt)
-	if lerr := m.Local.Delete(ctx, job, ckpt); lerr != nil && !errors.Is(lerr, ErrNotFound) {
+	if lerr := m.deleteLocal(ctx, job, ckpt); lerr != nil && !errors.Is(lerr, ErrNotFound) {
 		m.Log.Warn().Err(lerr).Str("job", job).Uint64("checkpoint", ckpt).Msg("delete local copy")
 	}
 	return err
+}
+
+// deleteLocal deletes the local copy of a checkpoint, index included, never
+// while its index is being rewritten (which would bring the checkpoint's
+// directory back).
+func (m *Mirror) deleteLocal(ctx context.Context, job string, ckpt uint64) error {
+	m.Local.indexMu.Lock()
+	defer m.Local.indexMu.Unlock()
+	return m.Local.Delete(ctx, job, ckpt)
 }
 
 // Close implements Store: closes both stores; idempotent.
@@ -103,7 +99,7 @@ func (m *Mirror) Close() error {
 func (m *Mirror) PruneLocal(ctx context.Context, job string, ids []uint64) error {
 	var errs []error
 	for _, id := range ids {
-		if err := m.Local.Delete(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := m.deleteLocal(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}

@@ -40,8 +40,8 @@ func ValidateBlobName(name string) error {
 	if len(name) > maxBlobNameLen {
 		return fmt.Errorf("blob name %.40q...: longer than %d bytes: %w", name, maxBlobNameLen, ErrInvalidName)
 	}
-	if name == manifestName {
-		return fmt.Errorf("blob name %q is reserved for the manifest: %w", name, ErrInvalidName)
+	if name == manifestName || name == localIndexName {
+		return fmt.Errorf("blob name %q is reserved: %w", name, ErrInvalidName)
 	}
 	for _, seg := range strings.Split(name, "/") {
 		if err := validateSegment(seg); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cli"
 	"github.com/weirstream/weir/samples/backpressure"
+	"github.com/weirstream/weir/samples/bigstate"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/samples/keysum"
 	"github.com/weirstream/weir/samples/wordcount"
@@ -27,6 +28,9 @@ func registerSamples() {
 	cli.Register("keysum",
 		"keyed running sum behind a forward and a broadcast edge: record i has key i mod --keys (a multiple of --parallelism); --out (required) writes {key,count,sum} JSON lines",
 		buildKeysum)
+	cli.Register("bigstate",
+		"state-heavy keyed job: record i has key i mod --keys, each key keeps --value-bytes bytes of state changed by every record of it; --out writes {key,count,crc} JSON lines",
+		buildBigstate)
 	cli.Register("backpressure",
 		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency; --out writes the records as JSON lines",
 		buildBackpressure)
@@ -41,6 +45,12 @@ func buildKeycount(p cli.JobParams) (*weir.Graph, error) {
 func buildKeysum(p cli.JobParams) (*weir.Graph, error) {
 	return keysum.Build(keysum.Config{
 		Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
+	})
+}
+
+func buildBigstate(p cli.JobParams) (*weir.Graph, error) {
+	return bigstate.Build(bigstate.Config{
+		Records: p.Records, Keys: p.Keys, ValueBytes: p.ValueBytes, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
 	})
 }
 
