@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/checkpoints"
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 )
 
@@ -51,17 +52,12 @@ func (j *Job) Checkpoints() []CheckpointStat {
 // state machine plus what the actor needs to carry out its actions.
 type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
-	acks        map[checkpoints.TaskID]*taskAckMsg
+	acks        map[taskid.ID]*taskAckMsg
 	triggeredAt map[uint64]time.Time
-	final       bool            // the final checkpoint completed
-	endID       uint64          // the final or stop checkpoint, once completed
-	idle        map[[2]int]bool // sources waiting for the final checkpoint
+	final       bool               // the final checkpoint completed
+	endID       uint64             // the final or stop checkpoint, once completed
+	idle        map[taskid.ID]bool // sources waiting for the final checkpoint
 	finalAsked  bool
-}
-
-// taskID names a task for the bookkeeping.
-func taskID(op *plan.Operator, instance int) checkpoints.TaskID {
-	return checkpoints.TaskID{Operator: op.Name, Instance: instance}
 }
 
 // startCheckpoints creates the bookkeeping once tasks are deployed.
@@ -70,7 +66,7 @@ func (a *jobActor) startCheckpoints() error {
 	if !co.Enabled() {
 		return nil
 	}
-	var tasks []checkpoints.TaskID
+	var tasks []taskid.ID
 	for _, op := range a.job.Plan.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			tasks = append(tasks, taskID(op, i))
@@ -87,7 +83,7 @@ func (a *jobActor) startCheckpoints() error {
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
-	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[[2]int]bool{}}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[taskid.ID]bool{}}
 	a.job.uploads = newUploader(2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
@@ -137,7 +133,7 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.stale(m.op, m.instance, m.gen) {
 			return true
 		}
-		c.idle[[2]int{m.op, m.instance}] = true
+		c.idle[a.idOf(m.op, m.instance)] = true
 		if len(c.idle) == a.sources() && !c.finalAsked {
 			c.finalAsked = true
 			a.job.log.Info().Msg("sources done: taking the final checkpoint")

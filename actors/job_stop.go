@@ -65,7 +65,7 @@ func (a *jobActor) onSinkCommitted(ctx actor.Context, m *sinkCommittedMsg) {
 	if a.stale(m.op, m.instance, m.gen) {
 		return
 	}
-	key := [2]int{m.op, m.instance}
+	key := a.idOf(m.op, m.instance)
 	a.committed[key] = max(a.committed[key], m.id)
 	a.maybeEnd(ctx)
 }
@@ -103,7 +103,7 @@ func (a *jobActor) sinksCommitted(id uint64) bool {
 			continue
 		}
 		for i := 0; i < op.Parallelism; i++ {
-			if a.committed[[2]int{op.ID, i}] < id {
+			if a.committed[taskID(op, i)] < id {
 				return false
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/supervision"
 )
@@ -59,7 +60,7 @@ type regionRun struct {
 type jobSupervision struct {
 	sup      *supervision.Supervisor
 	regions  []supervision.Region
-	regionOf map[[2]int]int
+	regionOf map[taskid.ID]int
 	runs     []regionRun
 	expected map[string]bool // task actors we stopped on purpose
 	rng      *rand.Rand
@@ -79,11 +80,11 @@ func (a *jobActor) startSupervision(ctx actor.Context) error {
 	if err != nil {
 		return fmt.Errorf("supervision: %w", err)
 	}
-	s := &jobSupervision{sup: sup, regions: regions, regionOf: map[[2]int]int{}, runs: make([]regionRun, len(regions)),
+	s := &jobSupervision{sup: sup, regions: regions, regionOf: map[taskid.ID]int{}, runs: make([]regionRun, len(regions)),
 		expected: map[string]bool{}, rng: rand.New(rand.NewSource(so.ChaosSeed))}
 	for _, r := range regions {
 		for _, t := range r.Tasks {
-			s.regionOf[[2]int{t.OperatorID, t.Instance}] = r.ID
+			s.regionOf[t] = r.ID
 		}
 	}
 	a.sv = s
@@ -104,8 +105,7 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 	if !ok {
 		return
 	}
-	op := a.job.Plan.Operators[at[0]]
-	a.job.log.Error().Err(err).Str("task", taskName(op, at[1])).Msg("task failed")
+	a.job.log.Error().Err(err).Str("task", at.String()).Msg("task failed")
 	a.job.supLog.update(func(s *SupervisionStats) { s.Failures++ })
 	if a.sv == nil || a.ckpt == nil {
 		a.end(ctx, err)
@@ -125,8 +125,7 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(r, err.Error(), a.job.now()))
 		return
 	}
-	ref := supervision.TaskRef{Operator: op.Name, OperatorID: op.ID, Instance: at[1]}
-	a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(ref, err.Error(), a.job.now()))
+	a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(at, err.Error(), a.job.now()))
 }
 
 // carryOutSupervision performs the restart state machine's actions.
@@ -149,7 +148,7 @@ func (a *jobActor) carryOutSupervision(ctx actor.Context, acts []supervision.Act
 
 // stopRegion stops a failed region's tasks (their channels stop with them) and
 // aborts the checkpoint they can no longer finish.
-func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision.TaskRef) {
+func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []taskid.ID) {
 	run := &a.sv.runs[region]
 	run.failedAt, run.alive, run.restartDue, run.waiting, run.readying = time.Now(), 0, false, false, 0
 	hasSource := false
@@ -158,7 +157,7 @@ func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision
 		// poisoned): its idle report is void and it will read again.
 		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
 			hasSource = true
-			delete(a.ckpt.idle, [2]int{t.OperatorID, t.Instance})
+			delete(a.ckpt.idle, t)
 		}
 		pid := a.tasks[t.OperatorID][t.Instance]
 		if pid == nil {
@@ -194,7 +193,7 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 		// The task is gone: a later StopRegion of its region (another
 		// failure before the restart) must neither count nor stop it again,
 		// and a later node loss must not fail it again.
-		a.tasks[at[0]][at[1]] = nil
+		a.tasks[at.OperatorID][at.Instance] = nil
 		a.setReady(at, false)
 		delete(a.byPID, who.Id)
 		r := a.sv.regionOf[at]
@@ -202,10 +201,10 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 		a.tryRestart(ctx, r)
 		return
 	}
-	if a.tasks[at[0]][at[1]] == nil || a.finishedTasks[at] {
+	if a.tasks[at.OperatorID][at.Instance] == nil || a.finishedTasks[at] {
 		return
 	}
-	a.tasks[at[0]][at[1]] = nil
+	a.tasks[at.OperatorID][at.Instance] = nil
 	a.setReady(at, false)
 	a.onFailure(ctx, who, errors.New("task actor stopped from outside"))
 }
@@ -279,7 +278,7 @@ func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
 	if a.sv == nil {
 		return false
 	}
-	r := a.sv.regionOf[[2]int{op, instance}]
+	r := a.sv.regionOf[a.idOf(op, instance)]
 	run := &a.sv.runs[r]
 	if run.readying == 0 {
 		return false
@@ -288,9 +287,9 @@ func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
 	if run.readying > 0 {
 		return true
 	}
-	var tasks [][2]int
+	var tasks []taskid.ID
 	for _, t := range a.sv.regions[r].Tasks {
-		tasks = append(tasks, [2]int{t.OperatorID, t.Instance})
+		tasks = append(tasks, t)
 	}
 	if !a.wired {
 		// Restarted before the job was first wired: the whole job is
@@ -301,8 +300,8 @@ func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
 	}
 	if a.draining && a.wired {
 		for _, t := range tasks {
-			if a.job.Plan.Operators[t[0]].Kind == plan.KindSource {
-				ctx.Send(a.tasks[t[0]][t[1]], &endInputMsg{})
+			if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
+				ctx.Send(a.tasks[t.OperatorID][t.Instance], &endInputMsg{})
 			}
 		}
 	}
@@ -320,7 +319,7 @@ func (a *jobActor) onResumed(op, instance int) {
 	if a.sv == nil {
 		return
 	}
-	run := &a.sv.runs[a.sv.regionOf[[2]int{op, instance}]]
+	run := &a.sv.runs[a.sv.regionOf[a.idOf(op, instance)]]
 	if !run.waiting {
 		return
 	}

@@ -4,20 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // ErrInvalidConfig is returned by New for a configuration it cannot run.
 var ErrInvalidConfig = errors.New("checkpoints: invalid config")
-
-// TaskID names one parallel instance of an operator, a task that must
-// acknowledge every checkpoint.
-type TaskID struct {
-	Operator string
-	Instance int
-}
-
-// String renders the task as operator/instance.
-func (t TaskID) String() string { return fmt.Sprintf("%s/%d", t.Operator, t.Instance) }
 
 // Config is the checkpoint policy of one job.
 type Config struct {
@@ -30,7 +22,7 @@ type Config struct {
 	// Retain is how many of the newest completed checkpoints to keep (>= 1).
 	Retain int
 	// Tasks is every task that must acknowledge a checkpoint.
-	Tasks []TaskID
+	Tasks []task.ID
 	// After, when larger than the checkpoint New continues from, is the
 	// newest id already used in the store (by checkpoints newer than the
 	// restored one, or never completed): new ids start after it, so a restore
@@ -51,7 +43,7 @@ func (c Config) validate() error {
 	if len(c.Tasks) == 0 {
 		return fmt.Errorf("no tasks: %w", ErrInvalidConfig)
 	}
-	seen := make(map[TaskID]bool, len(c.Tasks))
+	seen := make(map[task.ID]bool, len(c.Tasks))
 	for _, t := range c.Tasks {
 		if seen[t] {
 			return fmt.Errorf("task %v listed twice: %w", t, ErrInvalidConfig)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/weirstream/weir/internal/scripttest"
+	"github.com/weirstream/weir/internal/task"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestScripts(t *testing.T) {
 
 type scriptState struct {
 	c     *Coordinator
-	tasks []TaskID
+	tasks []task.ID
 }
 
 type scriptArgs struct {
@@ -76,13 +77,13 @@ func (s scriptArgs) dur(k string) time.Duration {
 	return v
 }
 
-func (s scriptArgs) task(word string) TaskID {
+func (s scriptArgs) task(word string) task.ID {
 	op, inst, ok := strings.Cut(word, "/")
 	n, err := strconv.Atoi(inst)
 	if !ok || err != nil {
 		s.t.Fatalf("%s: task %q, want op/instance", s.where, word)
 	}
-	return TaskID{Operator: op, Instance: n}
+	return task.ID{Operator: op, Instance: n}
 }
 
 func (sc *scriptState) run(t *testing.T, where, cmd string) []string {

@@ -3,6 +3,8 @@ package supervision
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // Action is one thing the job's supervising actor must do, in the order
@@ -16,7 +18,7 @@ type Action interface {
 // was detected in it, or the whole job restarts).
 type StopRegion struct {
 	Region int
-	Tasks  []TaskRef
+	Tasks  []task.ID
 }
 
 // RestartRegion says the region must be restored from the latest completed
@@ -25,7 +27,7 @@ type StopRegion struct {
 // delay has just passed.
 type RestartRegion struct {
 	Region  int
-	Tasks   []TaskRef
+	Tasks   []task.ID
 	Attempt int
 }
 
@@ -35,7 +37,7 @@ type RestartRegion struct {
 // consequences); Reason says which limit was exceeded and by what event.
 type FailJob struct {
 	Cause  string
-	Task   TaskRef
+	Task   task.ID
 	Reason string
 }
 
@@ -69,7 +71,7 @@ func (a FailJob) String() string {
 // String renders the action for logs and scripted tests.
 func (a Ignored) String() string { return fmt.Sprintf("Ignored(%q)", a.Reason) }
 
-func joinTasks(ts []TaskRef) string {
+func joinTasks(ts []task.ID) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = t.String()

@@ -1,6 +1,10 @@
 package supervision
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/internal/task"
+)
 
 // Config is the supervision policy of one job.
 type Config struct {
@@ -64,4 +68,4 @@ type taskKey struct {
 	inst int
 }
 
-func keyOf(t TaskRef) taskKey { return taskKey{t.Operator, t.Instance} }
+func keyOf(t task.ID) taskKey { return taskKey{t.Operator, t.Instance} }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/weirstream/weir/internal/scripttest"
+	"github.com/weirstream/weir/internal/task"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,13 +84,13 @@ func (a scriptArgs) dur(k string) time.Duration {
 	return v
 }
 
-func (a scriptArgs) task(word string) TaskRef {
+func (a scriptArgs) tk(word string) task.ID {
 	op, inst, ok := strings.Cut(word, "/")
 	n, err := strconv.Atoi(inst)
 	if !ok || err != nil {
 		a.t.Fatalf("%s: task %q, want op/instance", a.where, word)
 	}
-	return TaskRef{Operator: op, Instance: n}
+	return task.ID{Operator: op, Instance: n}
 }
 
 func (a scriptArgs) intensity(prefix string) Intensity {
@@ -115,12 +116,12 @@ func (a scriptArgs) regions(spec string) []Region {
 			if w == "" {
 				continue
 			}
-			task := a.task(w)
-			if _, ok := opIDs[task.Operator]; !ok {
-				opIDs[task.Operator] = len(opIDs)
+			tk := a.tk(w)
+			if _, ok := opIDs[tk.Operator]; !ok {
+				opIDs[tk.Operator] = len(opIDs)
 			}
-			task.OperatorID = opIDs[task.Operator]
-			r.Tasks = append(r.Tasks, task)
+			tk.OperatorID = opIDs[tk.Operator]
+			r.Tasks = append(r.Tasks, tk)
 		}
 		regions = append(regions, r)
 	}
@@ -184,7 +185,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	s := sc.s
 	switch words[0] {
 	case "fail":
-		return actionLines(s.OnTaskFailed(a.task(a.kv["task"]), a.kv["cause"], a.dur("now")))
+		return actionLines(s.OnTaskFailed(a.tk(a.kv["task"]), a.kv["cause"], a.dur("now")))
 	case "restarted":
 		return actionLines(s.OnRegionRestarted(a.int("region"), a.dur("now")))
 	case "restore-failed":

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // RegionState is where a region is in its restart cycle.
@@ -40,7 +42,7 @@ type region struct {
 	restartAt time.Duration // when Stopped
 	attempt   int           // of the pending restart
 	// The original failure that stopped the region (for FailJob).
-	originTask  TaskRef
+	originTask  task.ID
 	originCause string
 }
 
@@ -102,18 +104,18 @@ func (s *Supervisor) newRegionTracker() *Tracker {
 // follows from Tick after the backoff delay. Reports from tasks of a region
 // that is stopped or restoring are Ignored as consequences (a task failing
 // while its region is restored must be reported with OnRestoreFailed).
-func (s *Supervisor) OnTaskFailed(task TaskRef, cause string, now time.Duration) []Action {
+func (s *Supervisor) OnTaskFailed(tk task.ID, cause string, now time.Duration) []Action {
 	if s.failed {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: job already failed", task)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: job already failed", tk)}}
 	}
-	r, ok := s.byTask[keyOf(task)]
+	r, ok := s.byTask[keyOf(tk)]
 	if !ok {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: not a task of the job", task)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: not a task of the job", tk)}}
 	}
 	if r.state != Running {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: region %d already %v", task, r.ID, r.state)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: region %d already %v", tk, r.ID, r.state)}}
 	}
-	canonical := r.Tasks[slices.IndexFunc(r.Tasks, func(t TaskRef) bool { return keyOf(t) == keyOf(task) })]
+	canonical := r.Tasks[slices.IndexFunc(r.Tasks, func(t task.ID) bool { return keyOf(t) == keyOf(tk) })]
 	r.originTask, r.originCause = canonical, cause
 	return s.fail(r, fmt.Sprintf("task %v failed", canonical), now)
 }
