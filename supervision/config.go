@@ -19,6 +19,9 @@ type Config struct {
 	// its exponent counting every restart since all regions last ran stably.
 	// Nil means Intensity.
 	JobIntensity *Intensity
+	// Latest is the checkpoint a region restarts from until a checkpoint
+	// completes (OnCheckpointCompleted); 0 means start over.
+	Latest uint64
 }
 
 // jobIntensity returns the job-wide limit.

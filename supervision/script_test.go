@@ -33,6 +33,18 @@ import (
 //	restore-failed region=N cause=WORD now=D
 //	tick now=D
 //	states                              every region's state, the next restart
+//
+// The run-state of a restart (the actor's events):
+//
+//	started task=op/i gen=N             OnTaskStarted (all: every task of the job)
+//	ended task=op/i gen=N               OnTaskEnded, then expected or unexpected
+//	node-lost task=op/i                 OnNodeLost
+//	writing                             OnManifestWriteStarted
+//	written                             OnManifestWriteEnded
+//	completed id=N                      OnCheckpointCompleted
+//	ready task=op/i now=D               OnTaskReady, then restoring or not
+//	first-record task=op/i now=D        OnFirstRecord
+//	run region=N                        the region's run-state
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -195,6 +207,37 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	case "progress":
 		s.OnProgress()
 		return []string{"ok"}
+	case "started":
+		if a.kv["task"] == "all" {
+			for _, r := range s.cfg.Regions {
+				for _, tk := range r.Tasks {
+					s.OnTaskStarted(tk, a.int("gen"))
+				}
+			}
+		} else {
+			s.OnTaskStarted(a.tk(a.kv["task"]), a.int("gen"))
+		}
+		return []string{"ok"}
+	case "ended":
+		acts, expected := s.OnTaskEnded(a.tk(a.kv["task"]), a.int("gen"))
+		return append(actionLines(acts), map[bool]string{true: "expected", false: "unexpected"}[expected])
+	case "node-lost":
+		return actionLines(s.OnNodeLost(a.tk(a.kv["task"])))
+	case "writing":
+		s.OnManifestWriteStarted()
+		return []string{"ok"}
+	case "written":
+		return actionLines(s.OnManifestWriteEnded())
+	case "completed":
+		s.OnCheckpointCompleted(uint64(a.int("id")))
+		return []string{"ok"}
+	case "ready":
+		acts, restoring := s.OnTaskReady(a.tk(a.kv["task"]), a.dur("now"))
+		return append(actionLines(acts), map[bool]string{true: "restoring", false: "not restoring"}[restoring])
+	case "first-record":
+		return actionLines(s.OnFirstRecord(a.tk(a.kv["task"]), a.dur("now")))
+	case "run":
+		return []string{s.RunState(a.int("region"))}
 	case "states":
 		var parts []string
 		for _, r := range s.cfg.Regions {
