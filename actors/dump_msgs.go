@@ -61,10 +61,14 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 		c.FinalDone, c.IdleSources = k.coord.FinalDone(), len(k.idle)
 	}
 	if a.sv != nil {
-		for r, run := range a.sv.runs {
-			st, _ := a.sv.sup.State(r)
-			c.Regions = append(c.Regions, RegionDump{Region: r, State: st.String(), Alive: run.alive,
-				Readying: run.readying, RestartDue: run.restartDue})
+		for r := 0; ; r++ {
+			st, ok := a.sv.sup.State(r)
+			if !ok {
+				break
+			}
+			alive, readying, due := a.sv.sup.RunCounts(r)
+			c.Regions = append(c.Regions, RegionDump{Region: r, State: st.String(), Alive: alive,
+				Readying: readying, RestartDue: due})
 		}
 	}
 	var targets []dumpTarget

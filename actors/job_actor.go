@@ -85,7 +85,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		}
 		a.inputs[m.op][m.instance] = m.inputs
 		a.setReady(a.idOf(m.op, m.instance), true)
-		if !a.regionReady(ctx, m.op, m.instance) {
+		if !a.regionReady(ctx, a.idOf(m.op, m.instance)) {
 			a.maybeWireAll(ctx)
 		}
 	case *taskFinishedMsg:
@@ -110,7 +110,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		}
 	case *taskResumedMsg:
 		if !a.stale(m.op, m.instance, m.gen) {
-			a.onResumed(m.op, m.instance)
+			a.onResumed(ctx, m.op, m.instance)
 		}
 	case *stopJobMsg:
 		if m.drain {

@@ -128,7 +128,9 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		} else {
 			acts = c.coord.OnManifestWritten(m.id, now)
 		}
-		defer a.restartWaiting(ctx)
+		if a.sv != nil {
+			defer func() { a.carryOutSupervision(ctx, a.sv.sup.OnManifestWriteEnded()) }()
+		}
 	case *sourceIdleMsg:
 		if a.stale(m.op, m.instance, m.gen) {
 			return true
@@ -168,11 +170,14 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Bool("final", act.Final).Msg("checkpoint triggered")
 			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final, stop: act.Stop})
 		case checkpoints.WriteManifest:
+			if a.sv != nil {
+				a.sv.sup.OnManifestWriteStarted() // no region restarts until it is written
+			}
 			a.writeManifest(ctx, act.ID)
 		case checkpoints.Completed:
 			a.recordCompleted(act)
 			if a.sv != nil {
-				a.sv.sup.OnProgress() // durable progress: restart backoff starts over
+				a.sv.sup.OnCheckpointCompleted(act.ID) // restarts resume from it; backoff starts over
 			}
 			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
 		case checkpoints.Aborted:
@@ -298,15 +303,5 @@ func (a *jobActor) toAll(ctx actor.Context, m any) {
 				ctx.Send(pid, m)
 			}
 		}
-	}
-}
-
-// restartWaiting restarts regions that waited for a manifest write to end.
-func (a *jobActor) restartWaiting(ctx actor.Context) {
-	if a.sv == nil {
-		return
-	}
-	for r := range a.sv.runs {
-		a.tryRestart(ctx, r)
 	}
 }

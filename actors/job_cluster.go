@@ -18,13 +18,8 @@ import (
 type jobCluster struct {
 	r      *Remote
 	placed map[taskid.ID]string // task → node
-	// lostWith holds the tasks whose node was declared lost since they were
-	// placed: their node will not confirm a stop (a node that restarts
-	// quickly is lost and back at once, so Remote's mark alone is not
-	// enough).
-	lostWith map[taskid.ID]bool
-	unsubs   []func()
-	gen      int // link incarnation of the coordinator's own messages to nodes
+	unsubs []func()
+	gen    int // link incarnation of the coordinator's own messages to nodes
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -77,7 +72,7 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 		return nil
 	}
 	r := a.job.node.remote
-	a.cl = &jobCluster{r: r, placed: map[taskid.ID]string{}, lostWith: map[taskid.ID]bool{}, gen: stamp()}
+	a.cl = &jobCluster{r: r, placed: map[taskid.ID]string{}, gen: stamp()}
 	r.addJob(a.job)
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
@@ -138,7 +133,6 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
 	}
 	a.cl.placed[taskID(op, i)] = node
-	delete(a.cl.lostWith, taskID(op, i))
 	a.job.mu.Lock()
 	if a.job.placement == nil {
 		a.job.placement = map[string]string{}
@@ -154,10 +148,11 @@ func (a *jobActor) isRemote(op, i int) bool {
 }
 
 // stopTask stops a task for a restart: a local one directly, a remote one
-// through its stand-in, which ends once the task's node reports it gone.
-func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
-	key := a.idOf(op, i)
-	if a.isRemote(op, i) && !a.cl.lostWith[key] && !a.cl.r.isLost(a.cl.placed[key]) {
+// through its stand-in, which ends once the task's node reports it gone;
+// the stand-in of a task whose node was lost (lost, as the supervision state
+// machine knows it, or marked lost now) stops at once.
+func (a *jobActor) stopTask(ctx actor.Context, t taskid.ID, pid *actor.PID, lost bool) {
+	if !lost && a.isRemote(t.OperatorID, t.Instance) && !a.cl.r.isLost(a.cl.placed[t]) {
 		ctx.Send(pid, &stopRemoteMsg{})
 		return
 	}
@@ -165,7 +160,8 @@ func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
 }
 
 // onNodeLost fails every task that ran on a lost node; the stand-in of one
-// already stopping for a restart stops at once (the node will not confirm).
+// already stopping for a restart stops at once (the node will not confirm):
+// the supervision state machine decides which.
 func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 	if a.cl == nil || a.ended {
 		return
@@ -176,11 +172,12 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 		if n != node {
 			continue
 		}
-		a.cl.lostWith[key] = true
 		pid := a.tasks[key.OperatorID][key.Instance]
-		if pid != nil && a.sv != nil && a.sv.expected[pid.Id] {
-			ctx.Stop(pid)
-			continue
+		if a.sv != nil {
+			a.carryOutSupervision(ctx, a.sv.sup.OnNodeLost(key))
+			if a.sv.sup.Stopping(key) {
+				continue
+			}
 		}
 		if pid != nil && !a.finishedTasks[key] {
 			a.job.log.Warn().Str("node", node).Str("task", key.String()).Msg("task lost with its node")

@@ -97,28 +97,53 @@ func (s *Supervisor) OnTaskStarted(t task.ID, gen int) {
 	delete(s.tasks.lost, t)
 }
 
-// OnTaskEnded records that incarnation gen of task t ended. It reports
-// whether the end was expected: a task stopped by StopRegion (its region
-// restarts once all its stopped tasks ended: RestartRegion may follow), or a
-// report of an incarnation that is not the current one (Ignored). An
-// unexpected end (the running incarnation stopped from outside) is recorded
-// too; the caller reports it as a failure (OnTaskFailed, or OnRestoreFailed
-// while its region is restoring).
-func (s *Supervisor) OnTaskEnded(t task.ID, gen int) (acts []Action, expected bool) {
+// End is what the end of a task incarnation means.
+type End int
+
+const (
+	// EndStopped: a task stopped by StopRegion ended (its region restarts
+	// once all its stopped tasks ended: RestartRegion may follow).
+	EndStopped End = iota
+	// EndStale: a report about an incarnation that is not the running one,
+	// or a task of no region (Ignored).
+	EndStale
+	// EndUnexpected: the running incarnation ended without being stopped
+	// (stopped from outside, or finished). The caller reports a failure
+	// (OnTaskFailed, or OnRestoreFailed while its region is restoring)
+	// unless the task had finished its work.
+	EndUnexpected
+)
+
+// String names the end for logs and scripted tests.
+func (e End) String() string {
+	switch e {
+	case EndStopped:
+		return "stopped"
+	case EndStale:
+		return "stale"
+	case EndUnexpected:
+		return "unexpected"
+	}
+	return fmt.Sprintf("end(%d)", int(e))
+}
+
+// OnTaskEnded records that incarnation gen of task t ended and says what
+// that means.
+func (s *Supervisor) OnTaskEnded(t task.ID, gen int) ([]Action, End) {
 	t, r, ok := s.canonical(t)
 	if !ok {
-		return []Action{Ignored{Reason: fmt.Sprintf("end of %v: not a task of the job", t)}}, true
+		return []Action{Ignored{Reason: fmt.Sprintf("end of %v: not a task of the job", t)}}, EndStale
 	}
 	if cur, live := s.tasks.live[t]; !live || cur != gen {
-		return []Action{Ignored{Reason: fmt.Sprintf("end of %v incarnation %d: not the running incarnation", t, gen)}}, true
+		return []Action{Ignored{Reason: fmt.Sprintf("end of %v incarnation %d: not the running incarnation", t, gen)}}, EndStale
 	}
 	delete(s.tasks.live, t)
 	delete(s.tasks.lost, t)
 	if want, stopping := r.run.stopping[t]; stopping && want == gen {
 		delete(r.run.stopping, t)
-		return s.maybeRestart(r), true
+		return s.maybeRestart(r), EndStopped
 	}
-	return nil, false
+	return nil, EndUnexpected
 }
 
 // OnNodeLost records that task t ran on a node now lost: the node will not
@@ -249,4 +274,15 @@ func sortedTasks[V any](m map[task.ID]V) []task.ID {
 		return 0
 	})
 	return ts
+}
+
+// RunCounts returns, for a region, how many stopped tasks have not ended,
+// how many respawned tasks have not reported ready, and whether its restart
+// is due (for dumps).
+func (s *Supervisor) RunCounts(region int) (stopping, readying int, restartDue bool) {
+	r, ok := s.byID[region]
+	if !ok {
+		return 0, 0, false
+	}
+	return len(r.run.stopping), len(r.run.readying), r.run.restartDue
 }

@@ -37,7 +37,7 @@ import (
 // The run-state of a restart (the actor's events):
 //
 //	started task=op/i gen=N             OnTaskStarted (all: every task of the job)
-//	ended task=op/i gen=N               OnTaskEnded, then expected or unexpected
+//	ended task=op/i gen=N               OnTaskEnded, then what the end means
 //	node-lost task=op/i                 OnNodeLost
 //	writing                             OnManifestWriteStarted
 //	written                             OnManifestWriteEnded
@@ -219,8 +219,8 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		}
 		return []string{"ok"}
 	case "ended":
-		acts, expected := s.OnTaskEnded(a.tk(a.kv["task"]), a.int("gen"))
-		return append(actionLines(acts), map[bool]string{true: "expected", false: "unexpected"}[expected])
+		acts, end := s.OnTaskEnded(a.tk(a.kv["task"]), a.int("gen"))
+		return append(actionLines(acts), end.String())
 	case "node-lost":
 		return actionLines(s.OnNodeLost(a.tk(a.kv["task"])))
 	case "writing":
