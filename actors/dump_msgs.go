@@ -112,13 +112,13 @@ func (t *task) dump(m *dumpTaskMsg) {
 		}
 	}
 	switch {
-	case t.finished:
+	case t.phase.work == workFinished:
 		d.Phase = PhaseFinished
-	case t.finishing:
+	case t.phase.work == workFinishing:
 		d.Phase = PhaseFinishing
-	case !t.started:
+	case t.phase.setup != setupRunning:
 		d.Phase = PhaseNotStarted
-	case t.idle:
+	case t.phase.work == workIdle:
 		d.Phase = PhaseSourceIdle
 	case t.out.blocked > 0:
 		d.Phase = PhaseBlocked
