@@ -58,7 +58,7 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 		if done := k.coord.Completed(); len(done) > 0 {
 			c.LastCompleted = done[len(done)-1]
 		}
-		c.FinalDone, c.IdleSources = k.coord.FinalDone(), len(k.idle)
+		c.FinalDone, c.IdleSources = k.coord.FinalDone(), k.coord.IdleSources()
 	}
 	if a.sv != nil {
 		for r := 0; ; r++ {

@@ -30,8 +30,7 @@ type jobActor struct {
 	stopping   bool // a stop checkpoint was asked for (stop without draining)
 	ended      bool
 
-	stopTimer *time.Timer          // fires stopDeadlineMsg while stopping
-	committed map[taskid.ID]uint64 // per sink task: newest checkpoint it committed
+	stopTimer *time.Timer // fires stopDeadlineMsg while stopping
 
 	flushTicker *ticker
 
@@ -46,8 +45,7 @@ type jobActor struct {
 }
 
 func newJobActor(j *Job) *jobActor {
-	return &jobActor{job: j, byPID: map[string]taskid.ID{}, readyTasks: map[taskid.ID]bool{}, finishedTasks: map[taskid.ID]bool{}, gens: map[taskid.ID]int{},
-		committed: map[taskid.ID]uint64{}}
+	return &jobActor{job: j, byPID: map[string]taskid.ID{}, readyTasks: map[taskid.ID]bool{}, finishedTasks: map[taskid.ID]bool{}, gens: map[taskid.ID]int{}}
 }
 
 // Receive handles the coordinator's messages.

@@ -54,10 +54,6 @@ type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
 	acks        map[taskid.ID]*taskAckMsg
 	triggeredAt map[uint64]time.Time
-	final       bool               // the final checkpoint completed
-	endID       uint64             // the final or stop checkpoint, once completed
-	idle        map[taskid.ID]bool // sources waiting for the final checkpoint
-	finalAsked  bool
 }
 
 // startCheckpoints creates the bookkeeping once tasks are deployed.
@@ -66,10 +62,16 @@ func (a *jobActor) startCheckpoints() error {
 	if !co.Enabled() {
 		return nil
 	}
-	var tasks []taskid.ID
+	var tasks, sources, sinks []taskid.ID
 	for _, op := range a.job.Plan.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			tasks = append(tasks, taskID(op, i))
+			switch op.Kind {
+			case plan.KindSource:
+				sources = append(sources, taskID(op, i))
+			case plan.KindSink:
+				sinks = append(sinks, taskID(op, i))
+			}
 		}
 	}
 	last, after := uint64(0), uint64(0)
@@ -79,11 +81,12 @@ func (a *jobActor) startCheckpoints() error {
 	if co.Restore != nil {
 		last = co.Restore.CheckpointID
 	}
-	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks, After: after}, last, a.job.now())
+	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain,
+		Tasks: tasks, Sources: sources, Sinks: sinks, After: after}, last, a.job.now())
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
-	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[taskid.ID]bool{}}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
 	a.job.uploads = newUploader(2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
@@ -107,7 +110,7 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.sv != nil {
 			a.carryOutSupervision(ctx, a.sv.sup.Tick(now))
 		}
-		if c.final || a.restarting() || !a.wired {
+		if c.coord.FinalDone() || a.restarting() || !a.wired {
 			return true // no checkpoint before the job is wired, nor while a region is being restored
 		}
 		acts = c.coord.Tick(now)
@@ -135,28 +138,15 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.stale(m.op, m.instance, m.gen) {
 			return true
 		}
-		c.idle[a.idOf(m.op, m.instance)] = true
-		if len(c.idle) == a.sources() && !c.finalAsked {
-			c.finalAsked = true
+		acts = c.coord.OnSourceIdle(a.idOf(m.op, m.instance), now)
+		if len(acts) > 0 {
 			a.job.log.Info().Msg("sources done: taking the final checkpoint")
-			acts = c.coord.RequestFinal(now)
 		}
 	default:
 		return false
 	}
 	a.carryOutCheckpoint(ctx, acts)
 	return true
-}
-
-// sources counts source task instances.
-func (a *jobActor) sources() int {
-	n := 0
-	for _, op := range a.job.Plan.Operators {
-		if op.Kind == plan.KindSource {
-			n += op.Parallelism
-		}
-	}
-	return n
 }
 
 // carryOutCheckpoint performs the bookkeeping's actions.
@@ -188,11 +178,8 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 		case checkpoints.Delete:
 			a.deleteCheckpoints(act.IDs)
 		case checkpoints.FinalDone:
-			c.final = true
-			c.endID = act.ID
 			a.toSources(ctx, &finishSourceMsg{})
 		case checkpoints.StopDone:
-			c.endID = act.ID
 			a.maybeEnd(ctx)
 		case checkpoints.Ignored:
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Str("task", act.Task.String()).Str("reason", act.Reason).Msg("checkpoint message ignored")

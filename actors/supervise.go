@@ -151,23 +151,13 @@ func (a *jobActor) carryOutSupervision(ctx actor.Context, acts []supervision.Act
 // stopRegion stops a failed region's running tasks (their channels stop with
 // them) and aborts the checkpoint they can no longer finish.
 func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
-	hasSource := false
-	for _, t := range act.Tasks {
-		// A source counts even if its actor is already gone (stopped or
-		// poisoned): its idle report is void and it will read again.
-		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
-			hasSource = true
-			delete(a.ckpt.idle, t)
-		}
-	}
+	// A source counts even if its actor is already gone (stopped or
+	// poisoned): its idle report is void and it will read again.
+	a.ckpt.coord.OnSourcesRestarting(act.Tasks)
 	for _, t := range act.Alive {
 		if pid := a.tasks[t.OperatorID][t.Instance]; pid != nil {
 			a.stopTask(ctx, t, pid, slices.Contains(act.Lost, t))
 		}
-	}
-	if hasSource {
-		a.ckpt.finalAsked = false
-		a.ckpt.coord.CancelFinal()
 	}
 	a.ckpt.coord.Pause() // no barrier may go to sources being restored
 	if id, ok := a.ckpt.coord.Pending(); ok {

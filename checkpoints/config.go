@@ -23,6 +23,12 @@ type Config struct {
 	Retain int
 	// Tasks is every task that must acknowledge a checkpoint.
 	Tasks []task.ID
+	// Sources are the tasks of Tasks that read the job's input: once every
+	// one is idle (OnSourceIdle) the final checkpoint is requested.
+	Sources []task.ID
+	// Sinks are the tasks of Tasks that commit output: the job ends once
+	// every one committed the final or stop checkpoint (OnSinkCommitted).
+	Sinks []task.ID
 	// After, when larger than the checkpoint New continues from, is the
 	// newest id already used in the store (by checkpoints newer than the
 	// restored one, or never completed): new ids start after it, so a restore
@@ -49,6 +55,18 @@ func (c Config) validate() error {
 			return fmt.Errorf("task %v listed twice: %w", t, ErrInvalidConfig)
 		}
 		seen[t] = true
+	}
+	for _, set := range []struct {
+		name  string
+		tasks []task.ID
+	}{{"source", c.Sources}, {"sink", c.Sinks}} {
+		in := make(map[task.ID]bool, len(set.tasks))
+		for _, t := range set.tasks {
+			if !seen[t] || in[t] {
+				return fmt.Errorf("%s %v not a task or listed twice: %w", set.name, t, ErrInvalidConfig)
+			}
+			in[t] = true
+		}
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ type Coordinator struct {
 	finalDone      bool
 	stopRequested  bool
 	stopDone       bool
+	endID          uint64 // the final or stop checkpoint, once completed
+
+	sources   map[task.ID]bool   // source → idle
+	committed map[task.ID]uint64 // sink → newest checkpoint it committed
 }
 
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
@@ -52,6 +56,14 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 		acked:  make(map[task.ID]struct{}, len(cfg.Tasks)),
 	}
 	c.cfg.Tasks = slices.Clone(cfg.Tasks)
+	c.sources = make(map[task.ID]bool, len(cfg.Sources))
+	for _, t := range cfg.Sources {
+		c.sources[t] = false
+	}
+	c.committed = make(map[task.ID]uint64, len(cfg.Sinks))
+	for _, t := range cfg.Sinks {
+		c.committed[t] = 0
+	}
 	for _, t := range cfg.Tasks {
 		c.tasks[t] = struct{}{}
 	}

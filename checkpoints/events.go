@@ -83,10 +83,10 @@ func (c *Coordinator) OnManifestWritten(id uint64, now time.Duration) []Action {
 	}
 	switch {
 	case final:
-		c.finalDone = true
+		c.finalDone, c.endID = true, id
 		acts = append(acts, FinalDone{ID: id})
 	case stop:
-		c.stopDone = true
+		c.stopDone, c.endID = true, id
 		acts = append(acts, StopDone{ID: id})
 	}
 	return c.end(acts, now)

@@ -20,7 +20,7 @@ import (
 //
 // Commands:
 //
-//	new interval=D timeout=D retain=R tasks=op/i,... [last=K] [after=K] now=D
+//	new interval=D timeout=D retain=R tasks=op/i,... [sources=op/i,...] [sinks=op/i,...] [last=K] [after=K] now=D
 //	tick now=D
 //	ack id=K task=op/i now=D
 //	acks id=K now=D                      (every task acknowledges, in order)
@@ -32,6 +32,10 @@ import (
 //	pause
 //	resume now=D
 //	pending | completed
+//	idle task=op/i now=D                 a source waits for the final checkpoint
+//	restarting tasks=op/i,...            tasks restart: their sources read again
+//	committed task=op/i id=K             a sink committed checkpoint K
+//	end                                  idle sources, final requested, end checkpoint, all committed
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -77,6 +81,17 @@ func (s scriptArgs) dur(k string) time.Duration {
 	return v
 }
 
+// tasks parses key's comma-separated op/i list (none when unset).
+func (s scriptArgs) tasks(key string) []task.ID {
+	var ts []task.ID
+	if v := s.kv[key]; v != "" {
+		for _, w := range strings.Split(v, ",") {
+			ts = append(ts, s.task(w))
+		}
+	}
+	return ts
+}
+
 func (s scriptArgs) task(word string) task.ID {
 	op, inst, ok := strings.Cut(word, "/")
 	n, err := strconv.Atoi(inst)
@@ -100,11 +115,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	switch words[0] {
 	case "new":
 		cfg := Config{Interval: a.dur("interval"), Timeout: a.dur("timeout"), Retain: a.int("retain"), After: a.u64("after")}
-		if ts := a.kv["tasks"]; ts != "" {
-			for _, w := range strings.Split(ts, ",") {
-				cfg.Tasks = append(cfg.Tasks, a.task(w))
-			}
-		}
+		cfg.Tasks, cfg.Sources, cfg.Sinks = a.tasks("tasks"), a.tasks("sources"), a.tasks("sinks")
 		nc, err := New(cfg, a.u64("last"), a.dur("now"))
 		if err != nil {
 			if errors.Is(err, ErrInvalidConfig) {
@@ -146,6 +157,15 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return []string{"none"}
 	case "completed":
 		return []string{fmt.Sprint(c.Completed())}
+	case "idle":
+		return actionLines(c.OnSourceIdle(a.task(a.kv["task"]), a.dur("now")))
+	case "restarting":
+		c.OnSourcesRestarting(a.tasks("tasks"))
+		return []string{"ok"}
+	case "committed":
+		return actionLines(c.OnSinkCommitted(a.task(a.kv["task"]), a.u64("id")))
+	case "end":
+		return []string{c.EndState()}
 	}
 	t.Fatalf("%s: unknown command %q", where, words[0])
 	return nil
