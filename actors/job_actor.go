@@ -42,6 +42,7 @@ type jobActor struct {
 	gens          map[taskid.ID]int // current incarnation of each task
 	wired         bool
 	finishedTasks map[taskid.ID]bool
+	topo          planTopology // the plan's tasks, sources, sinks and regions
 }
 
 func newJobActor(j *Job) *jobActor {
@@ -144,12 +145,8 @@ func (a *jobActor) Receive(ctx actor.Context) {
 func (a *jobActor) deploy(ctx actor.Context) {
 	a.started = time.Now()
 	p := a.job.Plan
-	a.tasks = make([][]*actor.PID, len(p.Operators))
-	a.inputs = make([][][]*actor.PID, len(p.Operators))
-	for _, op := range p.Operators {
-		a.tasks[op.ID] = make([]*actor.PID, op.Parallelism)
-		a.inputs[op.ID] = make([][]*actor.PID, op.Parallelism)
-	}
+	a.topo = topologyOf(p)
+	a.tasks, a.inputs = taskSlots(p)
 	for _, op := range p.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			if err := a.spawnTask(ctx, op, i, a.job.opts.Checkpoint.Restore); err != nil {

@@ -62,18 +62,7 @@ func (a *jobActor) startCheckpoints() error {
 	if !co.Enabled() {
 		return nil
 	}
-	var tasks, sources, sinks []taskid.ID
-	for _, op := range a.job.Plan.Operators {
-		for i := 0; i < op.Parallelism; i++ {
-			tasks = append(tasks, taskID(op, i))
-			switch op.Kind {
-			case plan.KindSource:
-				sources = append(sources, taskID(op, i))
-			case plan.KindSink:
-				sinks = append(sinks, taskID(op, i))
-			}
-		}
-	}
+	tasks := a.topo.Tasks
 	last, after := uint64(0), uint64(0)
 	if co.FirstID > 0 {
 		last, after = co.FirstID-1, co.FirstID-1
@@ -82,7 +71,7 @@ func (a *jobActor) startCheckpoints() error {
 		last = co.Restore.CheckpointID
 	}
 	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain,
-		Tasks: tasks, Sources: sources, Sinks: sinks, After: after}, last, a.job.now())
+		Tasks: tasks, Sources: a.topo.Sources, Sinks: a.topo.Sinks, After: after}, last, a.job.now())
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}

@@ -64,7 +64,7 @@ type jobSupervision struct {
 // tells it which incarnation of each task was deployed.
 func (a *jobActor) startSupervision(ctx actor.Context) error {
 	so := a.job.opts.Supervision
-	regions := supervision.Regions(a.job.Plan)
+	regions := a.topo.Regions
 	var latest uint64
 	if r := a.job.opts.Checkpoint.Restore; r != nil {
 		latest = r.CheckpointID

@@ -1,7 +1,9 @@
 package checkpoints
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirstream/weir/internal/task"
@@ -89,3 +91,47 @@ func (c *Coordinator) EndState() string {
 	return fmt.Sprintf("idle=%d/%d final-requested=%v end=%d committed=%v",
 		c.IdleSources(), len(c.sources), c.finalRequested, c.endID, c.EndCommitted())
 }
+
+// ErrNotAtBoundary is returned by Rebuild while a checkpoint is in flight:
+// the task set may change only between checkpoints.
+var ErrNotAtBoundary = errors.New("checkpoints: not at a checkpoint boundary")
+
+// Rebuild replaces the job's tasks, sources and sinks (a new plan: restore
+// at another parallelism, a rescale). It is valid only at a checkpoint
+// boundary: with a checkpoint in flight it returns ErrNotAtBoundary and
+// changes nothing. Sources and sinks that stay keep their idle report and
+// newest commit; new ones start with none, so a requested final checkpoint
+// is withdrawn until they are idle too. Numbering, retained checkpoints and
+// a stop request are kept.
+func (c *Coordinator) Rebuild(tasks, sources, sinks []task.ID) error {
+	if c.inFlight {
+		return fmt.Errorf("rebuild with checkpoint %d in flight: %w", c.id, ErrNotAtBoundary)
+	}
+	cfg := c.cfg
+	cfg.Tasks, cfg.Sources, cfg.Sinks = slices.Clone(tasks), slices.Clone(sources), slices.Clone(sinks)
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("rebuild checkpoint coordinator: %w", err)
+	}
+	c.cfg = cfg
+	c.tasks = make(map[task.ID]struct{}, len(tasks))
+	for _, t := range tasks {
+		c.tasks[t] = struct{}{}
+	}
+	idle := make(map[task.ID]bool, len(sources))
+	for _, t := range sources {
+		idle[t] = c.sources[t]
+	}
+	committed := make(map[task.ID]uint64, len(sinks))
+	for _, t := range sinks {
+		committed[t] = c.committed[t]
+	}
+	c.sources, c.committed = idle, committed
+	clear(c.acked)
+	if c.IdleSources() < len(c.sources) {
+		c.CancelFinal()
+	}
+	return nil
+}
+
+// Tasks returns the tasks that must acknowledge a checkpoint.
+func (c *Coordinator) Tasks() []task.ID { return slices.Clone(c.cfg.Tasks) }

@@ -36,6 +36,8 @@ import (
 //	restarting tasks=op/i,...            tasks restart: their sources read again
 //	committed task=op/i id=K             a sink committed checkpoint K
 //	end                                  idle sources, final requested, end checkpoint, all committed
+//	rebuild tasks=op/i,... [sources=...] [sinks=...]   Rebuild (a new plan)
+//	tasks                                the tasks that must acknowledge
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -166,6 +168,15 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return actionLines(c.OnSinkCommitted(a.task(a.kv["task"]), a.u64("id")))
 	case "end":
 		return []string{c.EndState()}
+	case "rebuild":
+		ts := a.tasks("tasks")
+		if err := c.Rebuild(ts, a.tasks("sources"), a.tasks("sinks")); err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		sc.tasks = ts
+		return []string{"ok"}
+	case "tasks":
+		return []string{fmt.Sprint(c.Tasks())}
 	}
 	t.Fatalf("%s: unknown command %q", where, words[0])
 	return nil

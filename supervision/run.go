@@ -1,6 +1,7 @@
 package supervision
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -285,4 +286,58 @@ func (s *Supervisor) RunCounts(region int) (stopping, readying int, restartDue b
 		return 0, 0, false
 	}
 	return len(r.run.stopping), len(r.run.readying), r.run.restartDue
+}
+
+// ErrNotAtBoundary is returned by Rebuild while a region is stopped or being
+// restored: the regions may change only while every one of them runs.
+var ErrNotAtBoundary = errors.New("supervision: not at a restart boundary")
+
+// Rebuild replaces the job's regions (a new plan: restore at another
+// parallelism, a rescale). It is valid only while every region runs (no
+// restart under way; the caller also holds it to a checkpoint boundary): it
+// returns ErrNotAtBoundary otherwise, and an error wrapping
+// ErrInvalidConfig for regions New would refuse, changing nothing. The new
+// regions start running with fresh restart intensities; the job's intensity
+// and the latest checkpoint are kept. Tasks that stay keep their running
+// incarnation; tasks no longer in any region are forgotten (the caller
+// stops them), new ones run once OnTaskStarted reports them.
+func (s *Supervisor) Rebuild(regions []Region) error {
+	if s.failed {
+		return fmt.Errorf("rebuild regions: job already failed: %w", ErrNotAtBoundary)
+	}
+	for _, r := range s.regions {
+		if r.state != Running {
+			return fmt.Errorf("rebuild regions: region %d is %v: %w", r.ID, r.state, ErrNotAtBoundary)
+		}
+	}
+	cfg := s.cfg
+	cfg.Regions = regions
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("rebuild regions: %w", err)
+	}
+	oldLive, oldLost := map[taskKey]int{}, map[taskKey]bool{}
+	for t, gen := range s.tasks.live {
+		oldLive[keyOf(t)] = gen
+	}
+	for t := range s.tasks.lost {
+		oldLost[keyOf(t)] = true
+	}
+	s.cfg.Regions = regions
+	s.regions, s.byID, s.byTask = nil, make(map[int]*region, len(regions)), map[taskKey]*region{}
+	s.tasks.live, s.tasks.lost = map[task.ID]int{}, map[task.ID]bool{}
+	for _, cr := range regions {
+		r := &region{Region: Region{ID: cr.ID, Tasks: slices.Clone(cr.Tasks)}, tracker: s.newRegionTracker()}
+		s.regions = append(s.regions, r)
+		s.byID[r.ID] = r
+		for _, t := range r.Tasks {
+			s.byTask[keyOf(t)] = r
+			if gen, ok := oldLive[keyOf(t)]; ok {
+				s.tasks.live[t] = gen
+			}
+			if oldLost[keyOf(t)] {
+				s.tasks.lost[t] = true
+			}
+		}
+	}
+	return nil
 }

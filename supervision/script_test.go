@@ -45,6 +45,7 @@ import (
 //	ready task=op/i now=D               OnTaskReady, then restoring or not
 //	first-record task=op/i now=D        OnFirstRecord
 //	run region=N                        the region's run-state
+//	rebuild regions=op/i,op/i;op/i      Rebuild (a new plan)
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -238,6 +239,11 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return actionLines(s.OnFirstRecord(a.tk(a.kv["task"]), a.dur("now")))
 	case "run":
 		return []string{s.RunState(a.int("region"))}
+	case "rebuild":
+		if err := s.Rebuild(a.regions(a.kv["regions"])); err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		return []string{"ok"}
 	case "states":
 		var parts []string
 		for _, r := range s.cfg.Regions {
