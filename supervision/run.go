@@ -265,15 +265,7 @@ func sortedTasks[V any](m map[task.ID]V) []task.ID {
 	for t := range m {
 		ts = append(ts, t)
 	}
-	slices.SortFunc(ts, func(a, b task.ID) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ts, compareTasks)
 	return ts
 }
 
@@ -340,4 +332,15 @@ func (s *Supervisor) Rebuild(regions []Region) error {
 		}
 	}
 	return nil
+}
+
+// compareTasks orders tasks by operator id, then instance.
+func compareTasks(a, b task.ID) int {
+	switch {
+	case a.Less(b):
+		return -1
+	case b.Less(a):
+		return 1
+	}
+	return 0
 }

@@ -155,18 +155,8 @@ func (sh *shell) all(ok func(task.ID) bool) []task.ID {
 			ts = append(ts, tk)
 		}
 	}
-	slices.SortFunc(ts, cmpTask)
+	slices.SortFunc(ts, compareTasks)
 	return ts
-}
-
-func cmpTask(a, b task.ID) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
 }
 
 func runRandomRunState(t *testing.T, seed uint64) int {
