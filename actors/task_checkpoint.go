@@ -176,6 +176,7 @@ func (t *task) stopTimers() {
 // not yet replayed, belong to the new checkpoint's channel state first.
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
+	t.checkLease() // a two-phase sink seals its output here
 	if st, ok := t.inst.(plan.Stateful); ok {
 		snap, err := st.SnapshotState(id)
 		if err != nil {
@@ -357,6 +358,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 // the final (or stop) checkpoint.
 func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 	if s, ok := t.inst.(plan.TwoPhaseSink); ok {
+		t.checkLease()
 		if err := s.CommitCheckpoint(id); err != nil {
 			t.fail(fmt.Errorf("commit checkpoint %d: %w", id, err))
 		}

@@ -182,6 +182,7 @@ func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
 			t.fail(fmt.Errorf("process: %w", err))
 		}
 	case t.sink != nil:
+		t.checkLease()
 		if err := t.sink.Write(recs); err != nil {
 			t.fail(fmt.Errorf("write: %w", err))
 		}
