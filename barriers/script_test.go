@@ -26,6 +26,7 @@ import (
 //	timeout id=K now=D                         -> actions
 //	abort id=K                                 -> actions
 //	inprogress                                 -> id or none
+//	rebuild consumed=a,b,...                   -> a new input set: ok or error
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var a *Aligner
@@ -86,15 +87,7 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		case "unaligned":
 			cfg.Mode = Unaligned
 		}
-		if c := args["consumed"]; c != "" {
-			for _, f := range strings.Split(c, ",") {
-				v, err := strconv.ParseUint(f, 10, 64)
-				if err != nil {
-					t.Fatalf("%s: consumed: %v", where, err)
-				}
-				cfg.ConsumedSeqs = append(cfg.ConsumedSeqs, v)
-			}
-		}
+		cfg.ConsumedSeqs = args.seqs(t, where, "consumed")
 		na, err := NewAligner(cfg)
 		if err != nil {
 			return errLines(err)
@@ -140,6 +133,11 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		return actionLines(a.OnTimeout(args.u64(t, where, "id"), args.dur(t, where, "now")))
 	case "abort":
 		return actionLines(a.Abort(args.u64(t, where, "id")))
+	case "rebuild":
+		if err := a.Rebuild(args.seqs(t, where, "consumed")); err != nil {
+			return errLines(err)
+		}
+		return []string{"ok"}
 	case "inprogress":
 		if id, ok := a.InProgress(); ok {
 			return []string{strconv.FormatUint(id, 10)}
@@ -148,6 +146,21 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 	}
 	t.Fatalf("%s: unknown command %q", where, words[0])
 	return nil
+}
+
+// seqs parses k's comma-separated seqs (none when unset).
+func (s scriptArgs) seqs(t *testing.T, where, k string) []uint64 {
+	var seqs []uint64
+	if c := s[k]; c != "" {
+		for _, f := range strings.Split(c, ",") {
+			v, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", where, k, err)
+			}
+			seqs = append(seqs, v)
+		}
+	}
+	return seqs
 }
 
 func errLines(err error) []string {
