@@ -70,14 +70,17 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 }
 
 // withStore sets st as the checkpoint store and loads the checkpoint to
-// restore ("latest" or an id; "" for a fresh start). New checkpoint ids
+// restore (cfg.Restore: "latest" or an id; "" for a fresh start). New checkpoint ids
 // continue after every id st holds, restored or not, so no checkpoint is
 // ever overwritten. Restoring a checkpoint abandons the checkpoints after it:
 // they are deleted (each with a log line), since the output they committed
 // is rolled back. A store the run owns (a state directory always; a cluster
 // job's bucket when owns says the caller is its lease-holding coordinator) is
-// also swept of checkpoints that never completed.
-func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, restore string, st store.Store, owns bool, log zerolog.Logger) (actors.CheckpointOptions, error) {
+// also swept of checkpoints that never completed. A source that
+// cfg.OperatorParallelism names at another parallelism than the checkpoint's
+// is refused (a source resumes at its checkpoint's parallelism).
+func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, cfg RunConfig, st store.Store) (actors.CheckpointOptions, error) {
+	restore, owns, log := cfg.Restore, cfg.OwnsStore, cfg.Logger
 	co.Store = st
 	if restore != "" {
 		m, err := loadManifest(ctx, st, p.Name, restore, log)
@@ -86,6 +89,9 @@ func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, re
 			// Before anything is deleted: a checkpoint of another graph or
 			// maxParallelism is a mistake on the command line.
 			rp, err = actors.PlanRestore(p, m)
+		}
+		if err == nil {
+			err = refusePinnedSources(rp, cfg.OperatorParallelism, m.CheckpointID)
 		}
 		if err != nil {
 			return co, fmt.Errorf("restore %s: %w", restore, err)
@@ -170,8 +176,11 @@ func RuntimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store)
 	if err != nil {
 		return rt, err
 	}
+	if err := applyOperatorParallelism(p, cfg.OperatorParallelism); err != nil {
+		return rt, err
+	}
 	if co.Enabled() {
-		if co, err = withStore(ctx, p, co, cfg.Restore, st, cfg.OwnsStore, cfg.Logger); err != nil {
+		if co, err = withStore(ctx, p, co, cfg, st); err != nil {
 			if l, ok := st.(*store.Local); ok {
 				return rt, fmt.Errorf("state dir %s: %w", l.Dir(), err)
 			}
@@ -277,4 +286,42 @@ func nextCheckpointID(ctx context.Context, st store.Store, job string) (uint64, 
 		next = max(next, id+1)
 	}
 	return next, nil
+}
+
+// refusePinnedSources refuses a restore that asks, by name, for a source at
+// another parallelism than its checkpoint's: a generated source's instance i
+// of p reads records i, i+p, … and its offset counts them, so the unread
+// records of instances that stopped at different offsets form no split of
+// another parallelism. (Asked for through the job-wide parallelism, the source
+// keeps its checkpoint's, with a warning.)
+func refusePinnedSources(rp actors.RestorePlan, set map[string]int, checkpoint uint64) error {
+	for _, o := range rp.Operators {
+		if n, named := set[o.Name]; named && o.Pinned {
+			return fmt.Errorf("checkpoint %d ran source %q at parallelism %d: a source resumes only at its checkpoint's parallelism (its splits and offsets are per instance), not at %d",
+				checkpoint, o.Name, o.From, n)
+		}
+	}
+	return nil
+}
+
+// ApplyRestorePlan sets p's parallelisms and key-group tables to those a run
+// restoring checkpoint id from st uses (RuntimeFor with that restore), without
+// verifying the checkpoint's blobs or changing the store. A cluster node
+// preparing its part of a restored job calls it after RuntimeFor without a
+// restore, so that its tasks route records and own key groups as the
+// coordinator's plan says.
+func ApplyRestorePlan(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store, id uint64) error {
+	m, err := st.Manifest(ctx, p.Name, id)
+	if err != nil {
+		return fmt.Errorf("restore plan of checkpoint %d: %w", id, err)
+	}
+	rp, err := actors.PlanRestore(p, m)
+	if err == nil {
+		err = refusePinnedSources(rp, cfg.OperatorParallelism, id)
+	}
+	if err != nil {
+		return fmt.Errorf("restore plan: %w", err)
+	}
+	rp.Apply(p)
+	return nil
 }

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -55,25 +54,7 @@ func newSetupStore(t *testing.T) *setupStore {
 
 // newJetStreamSetupStore is a JetStream store on an embedded nats-server.
 func newJetStreamSetupStore(t *testing.T) *setupStore {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready within 10s")
-	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
 	st, err := store.NewJetStream(js, store.WithStorage(jetstream.MemoryStorage))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +120,7 @@ func (s *setupStore) setupFor(p *plan.Job, restore string) (actors.CheckpointOpt
 // setupOwned runs withStore as the store's one writer (owns) or not.
 func (s *setupStore) setupOwned(p *plan.Job, restore string, owns bool) (actors.CheckpointOptions, string, error) {
 	var log bytes.Buffer
-	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, restore, s.st, owns, zerolog.New(&log))
+	co, err := withStore(s.ctx(), p, actors.CheckpointOptions{}, RunConfig{Restore: restore, OwnsStore: owns, Logger: zerolog.New(&log)}, s.st)
 	return co, log.String(), err
 }
 

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // FileSink appends every record as a JSON line to the file at path (created if
@@ -26,7 +28,7 @@ import (
 // is committed, so restoring an older checkpoint truncates the output back
 // to what that checkpoint committed.
 func FileSink[T any](path string) func(int) Sink[T] {
-	return func(int) Sink[T] { return &fileSink[T]{path: path} }
+	return func(int) Sink[T] { return &fileSink[T]{path: path, fs: vfs.OS{}} }
 }
 
 // StagingDir is where a checkpointed FileSink for path stages its output.
@@ -34,9 +36,10 @@ func StagingDir(path string) string { return path + ".staging" }
 
 type fileSink[T any] struct {
 	path     string
+	fs       vfs.FS // all its I/O: the OS, or a fault-injecting FS in tests
 	twoPhase bool
 	dir      string
-	f        *os.File // path (direct) or the staging file "current" (two-phase)
+	f        vfs.File // path (direct) or the staging file "current" (two-phase)
 	lw       lineWriter
 }
 
@@ -48,7 +51,7 @@ const (
 
 func (s *fileSink[T]) Open(info TaskInfo) error {
 	if !info.Checkpointing {
-		f, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := s.fs.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("file sink %s[%d]: %w", info.Operator, info.Instance, err)
 		}
@@ -61,11 +64,11 @@ func (s *fileSink[T]) Open(info TaskInfo) error {
 	s.twoPhase, s.dir = true, StagingDir(s.path)
 	if !info.Restoring {
 		// A fresh start: nothing staged by an earlier run belongs to this one.
-		if err := os.RemoveAll(s.dir); err != nil {
+		if err := s.fs.RemoveAll(s.dir); err != nil {
 			return fmt.Errorf("file sink %s: clear staging: %w", s.path, err)
 		}
 	}
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+	if err := s.fs.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("file sink %s: staging dir: %w", s.path, err)
 	}
 	if err := s.finishJournal(); err != nil {
@@ -76,7 +79,7 @@ func (s *fileSink[T]) Open(info TaskInfo) error {
 
 // openCurrent starts an empty staging file for the next checkpoint's lines.
 func (s *fileSink[T]) openCurrent() error {
-	f, err := os.OpenFile(filepath.Join(s.dir, currentName), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := s.fs.OpenFile(filepath.Join(s.dir, currentName), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("file sink %s: open staging file: %w", s.path, err)
 	}
@@ -112,7 +115,10 @@ func (s *fileSink[T]) Close() error {
 		err = cerr
 	}
 	s.f = nil
-	return err
+	if err != nil {
+		return fmt.Errorf("file sink %s: close: %w", s.path, err)
+	}
+	return nil
 }
 
 // PrepareCommit seals the lines since the last checkpoint as pending-<id>
@@ -127,11 +133,11 @@ func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
 		return nil, fmt.Errorf("file sink %s: close staging file: %w", s.path, err)
 	}
 	s.f = nil
-	if err := os.Rename(filepath.Join(s.dir, currentName), filepath.Join(s.dir, pendingName(id))); err != nil {
+	if err := s.fs.Rename(filepath.Join(s.dir, currentName), filepath.Join(s.dir, pendingName(id))); err != nil {
 		return nil, fmt.Errorf("file sink %s: seal checkpoint %d: %w", s.path, id, err)
 	}
-	if err := syncDir(s.dir); err != nil {
-		return nil, fmt.Errorf("file sink %s: %w", s.path, err)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return nil, fmt.Errorf("file sink %s: seal checkpoint %d: sync staging dir: %w", s.path, id, err)
 	}
 	size, err := s.sizeOnCommit()
 	if err != nil {
@@ -145,7 +151,7 @@ func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
 
 // sizeOnCommit is the output's size once every sealed pending file is committed.
 func (s *fileSink[T]) sizeOnCommit() (int64, error) {
-	size, err := fileSize(s.path)
+	size, err := s.size(s.path)
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +160,7 @@ func (s *fileSink[T]) sizeOnCommit() (int64, error) {
 		return 0, err
 	}
 	for _, k := range ids {
-		n, err := fileSize(filepath.Join(s.dir, pendingName(k)))
+		n, err := s.size(filepath.Join(s.dir, pendingName(k)))
 		if err != nil {
 			return 0, err
 		}
@@ -213,7 +219,7 @@ func (s *fileSink[T]) Recover(id uint64, state []byte) error {
 	}
 	for _, k := range ids {
 		if k > id {
-			if err := os.Remove(filepath.Join(s.dir, pendingName(k))); err != nil {
+			if err := s.fs.Remove(filepath.Join(s.dir, pendingName(k))); err != nil {
 				return fmt.Errorf("file sink %s: drop uncommitted checkpoint %d: %w", s.path, k, err)
 			}
 		}
@@ -225,7 +231,7 @@ func (s *fileSink[T]) Recover(id uint64, state []byte) error {
 // output shorter than that lost committed lines (it was truncated or replaced
 // after the checkpoint): that is an error, not something to paper over.
 func (s *fileSink[T]) rollBack(id uint64, size int64) error {
-	have, err := fileSize(s.path)
+	have, err := s.size(s.path)
 	if err != nil {
 		return fmt.Errorf("file sink %s: %w", s.path, err)
 	}
@@ -235,23 +241,27 @@ func (s *fileSink[T]) rollBack(id uint64, size int64) error {
 	case have < size:
 		return fmt.Errorf("file sink %s: the output has %d bytes but checkpoint %d committed %d: it was truncated or replaced since", s.path, have, id, size)
 	}
-	out, err := os.OpenFile(s.path, os.O_WRONLY, 0)
+	out, err := s.fs.OpenFile(s.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("file sink %s: roll back to checkpoint %d: %w", s.path, id, err)
 	}
-	defer out.Close()
 	if err := out.Truncate(size); err != nil {
+		out.Close()
 		return fmt.Errorf("file sink %s: roll back to checkpoint %d: truncate %d to %d bytes: %w", s.path, id, have, size, err)
 	}
 	if err := out.Sync(); err != nil {
+		out.Close()
 		return fmt.Errorf("file sink %s: roll back to checkpoint %d: sync: %w", s.path, id, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("file sink %s: roll back to checkpoint %d: close: %w", s.path, id, err)
 	}
 	return nil
 }
 
 // commitOne appends pending-k to the output under the journal.
 func (s *fileSink[T]) commitOne(k uint64) error {
-	size, err := fileSize(s.path)
+	size, err := s.size(s.path)
 	if err != nil {
 		return fmt.Errorf("file sink %s: %w", s.path, err)
 	}
@@ -266,27 +276,38 @@ func (s *fileSink[T]) commitOne(k uint64) error {
 
 // appendPending truncates the output to size and appends pending-k, durably.
 func (s *fileSink[T]) appendPending(k uint64, size int64) error {
-	src, err := os.Open(filepath.Join(s.dir, pendingName(k)))
+	src, err := s.fs.Open(filepath.Join(s.dir, pendingName(k)))
 	if err != nil {
 		return fmt.Errorf("file sink %s: open pending checkpoint %d: %w", s.path, k, err)
 	}
-	defer src.Close()
-	out, err := os.OpenFile(s.path, os.O_CREATE|os.O_WRONLY, 0o644)
+	defer src.Close() // read only: its close reports nothing worth failing for
+	out, err := s.fs.OpenFile(s.path, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("file sink %s: %w", s.path, err)
 	}
-	defer out.Close()
+	if err := appendTo(out, size, src); err != nil {
+		out.Close()
+		return fmt.Errorf("file sink %s: append checkpoint %d at %d bytes: %w", s.path, k, size, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("file sink %s: append checkpoint %d: close: %w", s.path, k, err)
+	}
+	return nil
+}
+
+// appendTo truncates out to size, copies src after it and syncs out.
+func appendTo(out vfs.File, size int64, src io.Reader) error {
 	if err := out.Truncate(size); err != nil {
-		return fmt.Errorf("file sink %s: truncate to %d: %w", s.path, size, err)
+		return fmt.Errorf("truncate: %w", err)
 	}
 	if _, err := out.Seek(size, io.SeekStart); err != nil {
-		return fmt.Errorf("file sink %s: %w", s.path, err)
+		return fmt.Errorf("seek: %w", err)
 	}
 	if _, err := io.Copy(out, src); err != nil {
-		return fmt.Errorf("file sink %s: append checkpoint %d: %w", s.path, k, err)
+		return fmt.Errorf("copy: %w", err)
 	}
 	if err := out.Sync(); err != nil {
-		return fmt.Errorf("file sink %s: sync: %w", s.path, err)
+		return fmt.Errorf("sync: %w", err)
 	}
 	return nil
 }
@@ -298,36 +319,39 @@ func (s *fileSink[T]) writeJournal(k uint64, size int64) error {
 	binary.BigEndian.PutUint64(rec[:8], k)
 	binary.BigEndian.PutUint64(rec[8:], uint64(size))
 	tmp := filepath.Join(s.dir, journalName+".tmp")
-	if err := writeFileSync(tmp, rec[:]); err != nil {
+	if err := s.writeFileSync(tmp, rec[:]); err != nil {
 		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
 	}
-	if err := os.Rename(tmp, filepath.Join(s.dir, journalName)); err != nil {
+	if err := s.fs.Rename(tmp, filepath.Join(s.dir, journalName)); err != nil {
 		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
 	}
-	if err := syncDir(s.dir); err != nil {
-		return fmt.Errorf("file sink %s: journal: %w", s.path, err)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("file sink %s: journal: sync staging dir: %w", s.path, err)
 	}
 	return nil
 }
 
 // clearJournal ends checkpoint k's commit: its pending file goes, then the journal.
 func (s *fileSink[T]) clearJournal(k uint64) error {
-	if err := os.Remove(filepath.Join(s.dir, pendingName(k))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.fs.Remove(filepath.Join(s.dir, pendingName(k))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("file sink %s: remove committed checkpoint %d: %w", s.path, k, err)
 	}
-	if err := syncDir(s.dir); err != nil {
-		return fmt.Errorf("file sink %s: %w", s.path, err)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("file sink %s: remove committed checkpoint %d: sync staging dir: %w", s.path, k, err)
 	}
-	if err := os.Remove(filepath.Join(s.dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.fs.Remove(filepath.Join(s.dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("file sink %s: clear journal: %w", s.path, err)
 	}
-	return syncDir(s.dir)
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("file sink %s: clear journal: sync staging dir: %w", s.path, err)
+	}
+	return nil
 }
 
 // finishJournal completes a commit that a crash interrupted: if its pending
 // file is still there the append is redone from the recorded size.
 func (s *fileSink[T]) finishJournal() error {
-	data, err := os.ReadFile(filepath.Join(s.dir, journalName))
+	data, err := s.readFile(filepath.Join(s.dir, journalName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -338,17 +362,20 @@ func (s *fileSink[T]) finishJournal() error {
 		return fmt.Errorf("file sink %s: journal %s is %d bytes, want 16: corrupt", s.path, filepath.Join(s.dir, journalName), len(data))
 	}
 	k, size := binary.BigEndian.Uint64(data[:8]), int64(binary.BigEndian.Uint64(data[8:]))
-	if _, err := os.Stat(filepath.Join(s.dir, pendingName(k))); err == nil {
+	switch _, err := s.fs.Stat(filepath.Join(s.dir, pendingName(k))); {
+	case err == nil:
 		if err := s.appendPending(k, size); err != nil {
 			return err
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("file sink %s: finish the commit of checkpoint %d: %w", s.path, k, err)
 	}
 	return s.clearJournal(k)
 }
 
 // pending lists the sealed, uncommitted checkpoint ids, ascending.
 func (s *fileSink[T]) pending() ([]uint64, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("file sink %s: list staging: %w", s.path, err)
 	}
@@ -370,8 +397,9 @@ func (s *fileSink[T]) pending() ([]uint64, error) {
 
 func pendingName(id uint64) string { return fmt.Sprintf("%s%020d", pendingPref, id) }
 
-func fileSize(path string) (int64, error) {
-	st, err := os.Stat(path)
+// size is the size of the file at path, 0 if there is none.
+func (s *fileSink[T]) size(path string) (int64, error) {
+	st, err := s.fs.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
@@ -381,8 +409,19 @@ func fileSize(path string) (int64, error) {
 	return st.Size(), nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// readFile reads the whole file at path.
+func (s *fileSink[T]) readFile(path string) ([]byte, error) {
+	f, err := s.fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // read only
+	return io.ReadAll(f)
+}
+
+// writeFileSync creates or replaces path with data, durably.
+func (s *fileSink[T]) writeFileSync(path string, data []byte) error {
+	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -395,16 +434,4 @@ func writeFileSync(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
 }

@@ -52,7 +52,7 @@ func TestFileSinkCommitIsAtomicAcrossCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Crash during checkpoint 2's commit: journal written, half the lines appended.
-	size, _ := fileSize(path)
+	size, _ := s.size(path)
 	if err := s.writeJournal(2, size); err != nil {
 		t.Fatal(err)
 	}

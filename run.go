@@ -31,6 +31,9 @@ type RunConfig struct {
 	Checkpoint CheckpointConfig
 	// Restore resumes from a checkpoint in Checkpoint.StateDir: "latest" or an id.
 	Restore string
+	// OperatorParallelism runs the named operators at another parallelism
+	// than the graph's (see WithOperatorParallelism).
+	OperatorParallelism map[string]int
 	// Supervision says how failed regions restart (with checkpoints); the zero
 	// value takes DefaultSupervision.
 	Supervision *SupervisionConfig

@@ -33,3 +33,15 @@ func (s *Sleeper) Tick() {
 	time.Sleep(s.debt)
 	s.debt -= time.Since(t0)
 }
+
+// NewSleepers returns a Sleeper averaging per for every instance an operator
+// can have (DefaultMaxParallelism), indexed by instance: instances run
+// concurrently, and a run may give the operator more instances than the
+// graph did (WithOperatorParallelism).
+func NewSleepers(per time.Duration) []*Sleeper {
+	s := make([]*Sleeper, DefaultMaxParallelism)
+	for i := range s {
+		s[i] = NewSleeper(per)
+	}
+	return s
+}

@@ -52,7 +52,7 @@ func (n *Node) StartFragment(p *plan.Job, opts Options) (*Job, error) {
 	}
 	j := n.newJob(p, o)
 	if o.Checkpoint.Enabled() {
-		j.uploads = newUploader(2, 64, o.Checkpoint.Timeout)
+		j.uploads = newUploader(n.quit, 2, 64, o.Checkpoint.Timeout)
 	}
 	f := &fragment{job: j, r: n.remote, tasks: map[taskid.ID]*fragTask{}, byID: map[string]taskid.ID{}, queued: map[taskid.ID]*spawnTaskMsg{},
 		ready: make(chan error, 1)}
@@ -95,7 +95,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		f.unsub = unsub
 		if d := f.job.opts.FlushInterval; d > 0 {
 			root, self := ctx.ActorSystem().Root, ctx.Self()
-			f.flush = startTicker(d, func() { root.Send(self, flushTick) })
+			f.flush = startTicker(f.job.node.quit, d, func() { root.Send(self, flushTick) })
 		}
 		f.job.log.Info().Str("node", f.r.node).Msg("job part ready on this node")
 	case *flushTickMsg:

@@ -357,7 +357,7 @@ func (a *jobActor) startFlushTicker(ctx actor.Context) {
 		pids = append(pids, row...)
 	}
 	root, self, coord := ctx.ActorSystem().Root, ctx.Self(), a.ckpt != nil
-	a.flushTicker = startTicker(a.job.opts.FlushInterval, func() {
+	a.flushTicker = startTicker(a.job.node.quit, a.job.opts.FlushInterval, func() {
 		for _, pid := range pids {
 			root.Send(pid, flushTick)
 		}

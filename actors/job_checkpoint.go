@@ -76,7 +76,7 @@ func (a *jobActor) startCheckpoints() error {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
 	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
-	a.job.uploads = newUploader(2, 2*len(tasks)+16, co.Timeout)
+	a.job.uploads = newUploader(a.job.node.quit, 2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
 

@@ -15,6 +15,9 @@ type Buffer struct {
 	// captured is set by the consumer task when the buffer joins a
 	// checkpoint's channel state; its batch is then never recycled.
 	captured bool
+	// round is the replay round of restored channel state (the checkpoint
+	// whose channel state it first became); 0 for new input.
+	round uint64
 }
 
 // priority marks control messages that overtake queued data in the weir mailbox.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/vmihailenco/msgpack/v5"
@@ -17,26 +16,16 @@ import (
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 
+	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/poll"
 )
 
 // int64Codec encodes batches of int64 records for the wire.
 type int64Codec = plan.MsgpackCodec[int64]
 
-// startNATS runs an embedded nats-server for one test.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
+// startNATS runs an embedded nats-server for one test, with the goroutine
+// leak check, and returns its URL.
+func startNATS(t *testing.T) string { return natstest.Start(t, natstest.Options{}).URL }
 
 // clusterNode is an actor system joined to the test's NATS server.
 func clusterNode(t *testing.T, url, id string) (*Node, *transport.Counters) {

@@ -111,11 +111,14 @@ func (t *task) restore() error {
 	for i, cb := range ownChannels {
 		c := t.in.chans[cb.Input]
 		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
+		if err == nil {
+			err = inflight.LabelRounds(batches, cb.Rounds, m.CheckpointID)
+		}
 		if err != nil {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
 		}
 		for _, b := range batches {
-			c.replay = append(c.replay, &Buffer{Seq: b.Seq, Records: b.Records})
+			c.replay = append(c.replay, &Buffer{Seq: b.Seq, Records: b.Records, round: b.Round})
 		}
 	}
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).

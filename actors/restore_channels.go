@@ -83,6 +83,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 		oldProducers[i], newProducers[i] = in.OldProducers, in.NewProducers
 	}
 	var refs []store.BlobRef
+	var rounds [][]store.ChannelRound
 	var captured []inflight.Channel
 	for _, ts := range m.Tasks {
 		if ts.Operator != t.op.Name {
@@ -94,6 +95,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 				return 0, fmt.Errorf("instance %d: channel state of input %d, which its %d inputs do not have", ts.Instance, cb.Input, sum(oldProducers))
 			}
 			refs = append(refs, cb.Blob)
+			rounds = append(rounds, cb.Rounds)
 			captured = append(captured, inflight.Channel{Input: e, Producer: j, Consumer: ts.Instance})
 		}
 	}
@@ -111,7 +113,10 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 	}
 	for i := range captured {
 		c := &captured[i]
-		if c.Batches, err = inflight.Decode(t.op.Inputs[c.Input].Codec, data[i]); err != nil {
+		if c.Batches, err = inflight.Decode(t.op.Inputs[c.Input].Codec, data[i]); err == nil {
+			err = inflight.LabelRounds(c.Batches, rounds[i], m.CheckpointID)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
 		}
 	}
@@ -127,7 +132,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 		in := t.in.chans[inputOf(c.Input, c.Producer, newProducers)]
 		for _, b := range c.Batches {
 			// Shared with other consumers' replays: never recycled.
-			in.replay = append(in.replay, &Buffer{Seq: b.Seq, Records: b.Records, captured: true})
+			in.replay = append(in.replay, &Buffer{Seq: b.Seq, Records: b.Records, captured: true, round: b.Round})
 		}
 		n++
 	}

@@ -95,6 +95,11 @@ func planOperator(p *plan.Job, m *store.Manifest, op *plan.Operator) (OperatorRe
 			}
 		}
 	}
+	if o.Rescaled() {
+		if err := checkBroadcastState(m, op); err != nil {
+			return OperatorRestore{}, err
+		}
+	}
 	if !op.NeedsTable() {
 		return o, nil
 	}
@@ -164,6 +169,37 @@ func CheckRestorable(p *plan.Job, m *store.Manifest) error {
 			return fmt.Errorf("checkpoint %d: operator %q has a key-group table other than the checkpoint's (rescaled to parallelism %d)",
 				m.CheckpointID, op.Name, o.To)
 		}
+	}
+	return nil
+}
+
+// checkBroadcastState refuses to change the parallelism of op when the
+// checkpoint holds channel state on one of its broadcast inputs. Each
+// instance was at its own point of the broadcast stream when the checkpoint
+// was captured, and an operator behind a broadcast edge may keep whatever
+// its instance and parallelism say (keysum's claim keeps the keys whose
+// index modulo its parallelism is its instance): no new instance can be
+// given a position that is right for the keys it now keeps, so the restore
+// would lose or repeat records. A checkpoint without such state (aligned,
+// or nothing in flight there) rescales.
+func checkBroadcastState(m *store.Manifest, op *plan.Operator) error {
+	base := 0
+	for _, e := range op.Inputs {
+		n := m.Parallelism[e.From.Name]
+		if e.Partitioner == plan.Broadcast {
+			for _, ts := range m.Tasks {
+				if ts.Operator != op.Name {
+					continue
+				}
+				for _, c := range ts.Channels {
+					if c.Input >= base && c.Input < base+n && c.Buffers > 0 {
+						return fmt.Errorf("its broadcast input from %q holds channel state (instance %d, %d buffers): each instance was at its own point of the broadcast stream, which instances at a new parallelism cannot take over; restore it at parallelism %d, or from an aligned checkpoint",
+							e.From.Name, ts.Instance, c.Buffers, m.Parallelism[op.Name])
+					}
+				}
+			}
+		}
+		base += n
 	}
 	return nil
 }

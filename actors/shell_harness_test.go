@@ -112,7 +112,7 @@ func shellJob(t *testing.T, n *Node, p *plan.Job, capacity int) *Job {
 		t.Fatal(err)
 	}
 	j := n.newJob(p, o)
-	useUploader(t, j, newUploader(1, 64, shellDeadline))
+	useUploader(t, j, newUploader(nil, 1, 64, shellDeadline))
 	return j
 }
 
@@ -141,27 +141,33 @@ func channelsStateManifest(t *testing.T, j *Job, op *plan.Operator, id uint64, s
 	t.Helper()
 	ts := store.TaskSnapshot{Operator: op.Name, Instance: 0, SourceOffset: -1}
 	for input := 0; input < len(state); input++ {
-		values := state[input]
-		batches := make([]inflight.Batch, len(values))
-		for i, v := range values {
-			batches[i] = inflight.Batch{Seq: uint64(i + 1), Records: plan.Records[int64]{v}}
-		}
-		data, records, err := inflight.Encode(op.Inputs[0].Codec, batches)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("%s/0/input-%d", op.Name, input)
-		ref, err := j.opts.Checkpoint.Store.PutBlob(context.Background(), j.Plan.Name, id, name, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts.Channels = append(ts.Channels, store.ChannelBlob{Input: input, Blob: store.Section(ref, 0, data), Buffers: len(values), Records: records})
+		ts.Channels = append(ts.Channels, storeChannelState(t, j, op, id, 0, input, state[input]))
 	}
 	par := map[string]int{}
 	for _, o := range j.Plan.Operators {
 		par[o.Name] = o.Parallelism
 	}
 	return &store.Manifest{Job: j.Plan.Name, CheckpointID: id, MaxParallelism: j.Plan.MaxParallelism, Parallelism: par, Tasks: []store.TaskSnapshot{ts}}
+}
+
+// storeChannelState stores values as the channel state of input of op's
+// instance in checkpoint id, one buffer per value, and returns its entry.
+func storeChannelState(t *testing.T, j *Job, op *plan.Operator, id uint64, instance, input int, values []int64) store.ChannelBlob {
+	t.Helper()
+	batches := make([]inflight.Batch, len(values))
+	for i, v := range values {
+		batches[i] = inflight.Batch{Seq: uint64(i + 1), Records: plan.Records[int64]{v}}
+	}
+	data, records, err := inflight.Encode(op.Inputs[0].Codec, batches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("%s/%d/input-%d", op.Name, instance, input)
+	ref, err := j.opts.Checkpoint.Store.PutBlob(context.Background(), j.Plan.Name, id, name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.ChannelBlob{Input: input, Blob: store.Section(ref, 0, data), Buffers: len(values), Records: records}
 }
 
 // capturedState reads the channel state an acknowledgement stored, as the

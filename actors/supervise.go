@@ -289,7 +289,7 @@ func (a *jobActor) onResumed(ctx actor.Context, op, instance int) {
 func (a *jobActor) startChaos(ctx actor.Context) {
 	if every := a.job.opts.Supervision.ChaosKillEvery; every > 0 {
 		root, self := ctx.ActorSystem().Root, ctx.Self()
-		a.sv.chaos = startTicker(every, func() { root.Send(self, &chaosTickMsg{}) })
+		a.sv.chaos = startTicker(a.job.node.quit, every, func() { root.Send(self, &chaosTickMsg{}) })
 	}
 }
 

@@ -283,6 +283,7 @@ type taskBlob struct {
 type channelSection struct {
 	input, buffers, records int
 	off, size               int64
+	rounds                  []store.ChannelRound
 }
 
 func (b *taskBlob) add(part []byte) [2]int64 {
@@ -307,7 +308,7 @@ func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.Task
 		snap.OperatorState = &ref
 	}
 	for _, c := range b.channels {
-		snap.Channels = append(snap.Channels, store.ChannelBlob{Input: c.input, Blob: sec([2]int64{c.off, c.size}), Buffers: c.buffers, Records: c.records})
+		snap.Channels = append(snap.Channels, store.ChannelBlob{Input: c.input, Blob: sec([2]int64{c.off, c.size}), Buffers: c.buffers, Records: c.records, Rounds: c.rounds})
 	}
 	return snap
 }
@@ -337,8 +338,9 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		batches := make([]inflight.Batch, len(bufs))
 		for k, buf := range bufs {
 			// Renumbered in capture order: restored buffers not yet replayed come
-			// first and carry seqs of an earlier channel incarnation.
-			batches[k] = inflight.Batch{Seq: uint64(k + 1), Records: buf.Records}
+			// first and carry seqs of an earlier channel incarnation, and
+			// keep their replay round.
+			batches[k] = inflight.Batch{Seq: uint64(k + 1), Records: buf.Records, Round: buf.round}
 		}
 		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
 		data, records, err := inflight.Encode(codec, batches)
@@ -346,7 +348,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 			return nil, snap, st, fmt.Errorf("channel state of input %d: %w", i, err)
 		}
 		s := b.add(data)
-		b.channels = append(b.channels, channelSection{input: i, buffers: len(bufs), records: records, off: s[0], size: s[1]})
+		b.channels = append(b.channels, channelSection{input: i, buffers: len(bufs), records: records, off: s[0], size: s[1], rounds: inflight.RoundsOf(batches, ck.id)})
 		st.inflightBytes += s[1]
 		st.buffers += int64(len(bufs))
 	}

@@ -13,7 +13,7 @@ import (
 type inChannel struct {
 	pid       *actor.PID
 	edgeIndex int       // index of this input's edge in the operator's Inputs
-	replay    []*Buffer // restored channel state, processed before any new input
+	replay    []*Buffer // restored channel state, processed before any new input, round by round
 	pending   []*Buffer // delivered, not yet processed
 	last      uint64    // seq of the last processed buffer
 	// cur is the buffer being processed, possibly in parts: curDone of its
@@ -67,11 +67,11 @@ func (in *inputs) allEnded() bool {
 // interrupted the buffer between two parts (its remainder goes on next).
 func (in *inputs) processNext(ctx actor.Context, t *task) (progress, yielded bool) {
 	n := len(in.chans)
-	replaying := in.replaying()
+	round := in.replayRound()
 	for k := 0; k < n; k++ {
 		i := (in.next + k) % n
 		c := in.chans[i]
-		if c.cur == nil && !in.take(t, i, replaying) {
+		if c.cur == nil && !in.take(t, i, round) {
 			continue
 		}
 		if !t.processParts(ctx, c) {
@@ -86,16 +86,20 @@ func (in *inputs) processNext(ctx actor.Context, t *task) (progress, yielded boo
 }
 
 // take makes the next buffer of input i current: restored channel state
-// first, then delivered buffers, which wait while any input still replays
-// (replaying). It returns false when there is none.
-func (in *inputs) take(t *task, i int, replaying bool) bool {
+// first, of the oldest replay round any input still has (round), then
+// delivered buffers, which wait while any input still replays (round > 0).
+// It returns false when there is none.
+func (in *inputs) take(t *task, i int, round uint64) bool {
 	c := in.chans[i]
 	switch {
 	case len(c.replay) > 0:
+		if c.replay[0].round != round {
+			return false
+		}
 		c.cur, c.curReplay = c.replay[0], true
 		c.replay[0] = nil
 		c.replay = c.replay[1:]
-	case len(c.pending) > 0 && !replaying:
+	case len(c.pending) > 0 && round == 0:
 		c.cur, c.curReplay = c.pending[0], false
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
@@ -133,7 +137,7 @@ func (c *inChannel) remainder() *Buffer {
 	if c.curDone > 0 {
 		recs = recs.Slice(c.curDone, recs.Len())
 	}
-	return &Buffer{Seq: c.cur.Seq, Records: recs}
+	return &Buffer{Seq: c.cur.Seq, Records: recs, round: c.cur.round}
 }
 
 // processParts hands input c's current buffer to the operator from record

@@ -3,14 +3,16 @@ package actors
 import "time"
 
 // ticker calls fn every interval on one goroutine owned by the job actor,
-// until stopped.
+// until stopped or until its node shuts down (a node's Shutdown does not
+// stop its actors, so an actor's Stopping may never come).
 type ticker struct {
 	stop chan struct{}
 	done chan struct{}
 }
 
-// startTicker starts calling fn every interval.
-func startTicker(every time.Duration, fn func()) *ticker {
+// startTicker starts calling fn every interval until Stop or until quit is
+// closed.
+func startTicker(quit <-chan struct{}, every time.Duration, fn func()) *ticker {
 	t := &ticker{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
@@ -19,6 +21,8 @@ func startTicker(every time.Duration, fn func()) *ticker {
 		for {
 			select {
 			case <-t.stop:
+				return
+			case <-quit:
 				return
 			case <-tk.C:
 				fn()

@@ -31,8 +31,10 @@ type uploader struct {
 }
 
 // newUploader starts workers goroutines with a queue of depth jobs, each job
-// given at most deadline (which must be positive) to finish.
-func newUploader(workers, depth int, deadline time.Duration) *uploader {
+// given at most deadline (which must be positive) to finish. The workers end
+// at stop or when quit (the node's, closed by its Shutdown, which does not
+// stop the job's actors) is closed; a nil quit never is.
+func newUploader(quit <-chan struct{}, workers, depth int, deadline time.Duration) *uploader {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &uploader{work: make(chan func(context.Context), depth), deadline: deadline, ctx: ctx, cancel: cancel}
 	for i := 0; i < workers; i++ {
@@ -44,6 +46,8 @@ func newUploader(workers, depth int, deadline time.Duration) *uploader {
 				case fn := <-u.work:
 					u.run(fn)
 				case <-u.ctx.Done():
+					return
+				case <-quit:
 					return
 				}
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestUploaderRefusesWhenFullInsteadOfBlocking(t *testing.T) {
-	u := newUploader(1, 2, shellDeadline)
+	u := newUploader(nil, 1, 2, shellDeadline)
 	defer u.stop()
 	started, gate := make(chan struct{}), make(chan struct{})
 	if err := u.submit(func(context.Context) { close(started); <-gate }); err != nil {
@@ -49,7 +49,7 @@ func TestUploaderRefusesWhenFullInsteadOfBlocking(t *testing.T) {
 }
 
 func TestUploaderDeadlineEndsAHungUpload(t *testing.T) {
-	u := newUploader(1, 1, 20*time.Millisecond)
+	u := newUploader(nil, 1, 1, 20*time.Millisecond)
 	defer u.stop()
 	ended := make(chan error, 1)
 	if err := u.submit(func(c context.Context) { <-c.Done(); ended <- c.Err() }); err != nil {
@@ -66,7 +66,7 @@ func TestUploaderDeadlineEndsAHungUpload(t *testing.T) {
 }
 
 func TestUploaderStopCancelsRunningUpload(t *testing.T) {
-	u := newUploader(1, 1, time.Hour)
+	u := newUploader(nil, 1, 1, time.Hour)
 	started, ended := make(chan struct{}), make(chan error, 1)
 	if err := u.submit(func(c context.Context) { close(started); <-c.Done(); ended <- c.Err() }); err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func hungTask(t *testing.T, workers, depth int, deadline time.Duration) (*Node, 
 	j := shellJob(t, n, p, 8)
 	hs := &hungStore{Store: j.opts.Checkpoint.Store, entered: make(chan struct{}, 16)}
 	j.opts.Checkpoint.Store = hs
-	useUploader(t, j, newUploader(workers, depth, deadline))
+	useUploader(t, j, newUploader(nil, workers, depth, deadline))
 	task, parent, _ := spawnTaskUnder(t, j, mid, nil)
 	down := newProbe()
 	downPID := spawnProbe(t, n, down)

@@ -2,11 +2,11 @@ package barriers
 
 import (
 	"errors"
-	"github.com/weirstream/weir/internal/scripttest"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/weirstream/weir/internal/scripttest"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -30,64 +30,28 @@ import (
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var a *Aligner
-		return func(t *testing.T, where, cmd string) []string { return runCommand(t, where, cmd, &a) }
+		return func(t *testing.T, c *scripttest.Command) []string { return runCommand(t, c, &a) }
 	})
 }
 
-// scriptArgs parses key=value words (a bare word is a true flag).
-type scriptArgs map[string]string
-
-func (s scriptArgs) int(t *testing.T, where, k string) int {
-	v, err := strconv.Atoi(s[k])
-	if err != nil {
-		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) u64(t *testing.T, where, k string) uint64 {
-	v, err := strconv.ParseUint(s[k], 10, 64)
-	if err != nil {
-		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) dur(t *testing.T, where, k string) time.Duration {
-	if s[k] == "" {
-		return 0
-	}
-	v, err := time.ParseDuration(s[k])
-	if err != nil {
-		t.Fatalf("%s: %s=%q: %v", where, k, s[k], err)
-	}
-	return v
-}
-
-func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
-	words := strings.Fields(cmd)
-	args := scriptArgs{}
-	for _, w := range words[1:] {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok {
-			v = "true"
-		}
-		args[k] = v
-	}
-	if words[0] != "new" && *ap == nil {
-		t.Fatalf("%s: %s before new", where, words[0])
+func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
+	if c.Name != "new" && *ap == nil {
+		c.Fatalf("before new")
 	}
 	a := *ap
-	switch words[0] {
+	switch c.Name {
 	case "new":
-		cfg := Config{Inputs: args.int(t, where, "inputs"), AlignedTimeout: args.dur(t, where, "timeout")}
-		switch args["mode"] {
+		cfg := Config{Inputs: c.Int("inputs"), AlignedTimeout: c.DurationOr("timeout", 0), ConsumedSeqs: c.Uint64ListOr("consumed")}
+		switch mode := c.StringOr("mode", ""); mode {
 		case "aligned":
 			cfg.Mode = Aligned
 		case "unaligned":
 			cfg.Mode = Unaligned
+		case "":
+			// left unset: NewAligner rejects it
+		default:
+			c.Fatalf("mode=%q: want aligned or unaligned", mode)
 		}
-		cfg.ConsumedSeqs = args.seqs(t, where, "consumed")
 		na, err := NewAligner(cfg)
 		if err != nil {
 			return errLines(err)
@@ -95,7 +59,7 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		*ap = na
 		return []string{"ok"}
 	case "buffer":
-		capture, err := a.OnBuffer(args.int(t, where, "in"), args.u64(t, where, "seq"))
+		capture, err := a.OnBuffer(c.Int("in"), c.Uint64("seq"))
 		if err != nil {
 			return errLines(err)
 		}
@@ -104,9 +68,9 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		}
 		return []string{"-"}
 	case "buffers":
-		in := args.int(t, where, "in")
+		in := c.Int("in")
 		var captured []string
-		for seq := args.u64(t, where, "from"); seq <= args.u64(t, where, "to"); seq++ {
+		for seq := c.Uint64("from"); seq <= c.Uint64("to"); seq++ {
 			capture, err := a.OnBuffer(in, seq)
 			if err != nil {
 				return errLines(err)
@@ -117,24 +81,24 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		}
 		return []string{"captured [" + strings.Join(captured, " ") + "]"}
 	case "barrier":
-		in, id, last, now := args.int(t, where, "in"), args.u64(t, where, "id"), args.u64(t, where, "last"), args.dur(t, where, "now")
+		in, id, last, now := c.Int("in"), c.Uint64("id"), c.Uint64("last"), c.DurationOr("now", 0)
 		var acts []Action
 		var err error
-		if args["final"] == "true" {
+		if c.Flag("final") {
 			acts, err = a.OnFinalBarrier(in, id, last, now)
 		} else {
-			acts, err = a.OnBarrier(in, id, last, args["overtook"] == "true", now)
+			acts, err = a.OnBarrier(in, id, last, c.Flag("overtook"), now)
 		}
 		if err != nil {
 			return errLines(err)
 		}
 		return actionLines(acts)
 	case "timeout":
-		return actionLines(a.OnTimeout(args.u64(t, where, "id"), args.dur(t, where, "now")))
+		return actionLines(a.OnTimeout(c.Uint64("id"), c.DurationOr("now", 0)))
 	case "abort":
-		return actionLines(a.Abort(args.u64(t, where, "id")))
+		return actionLines(a.Abort(c.Uint64("id")))
 	case "rebuild":
-		if err := a.Rebuild(args.seqs(t, where, "consumed")); err != nil {
+		if err := a.Rebuild(c.Uint64ListOr("consumed")); err != nil {
 			return errLines(err)
 		}
 		return []string{"ok"}
@@ -144,23 +108,8 @@ func runCommand(t *testing.T, where, cmd string, ap **Aligner) []string {
 		}
 		return []string{"none"}
 	}
-	t.Fatalf("%s: unknown command %q", where, words[0])
+	c.Fatalf("unknown command")
 	return nil
-}
-
-// seqs parses k's comma-separated seqs (none when unset).
-func (s scriptArgs) seqs(t *testing.T, where, k string) []uint64 {
-	var seqs []uint64
-	if c := s[k]; c != "" {
-		for _, f := range strings.Split(c, ",") {
-			v, err := strconv.ParseUint(f, 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", where, k, err)
-			}
-			seqs = append(seqs, v)
-		}
-	}
-	return seqs
 }
 
 func errLines(err error) []string {

@@ -3,12 +3,11 @@ package checkpoints
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"testing"
+
 	"github.com/weirstream/weir/internal/scripttest"
 	"github.com/weirstream/weir/internal/task"
-	"strconv"
-	"strings"
-	"testing"
-	"time"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -50,75 +49,16 @@ type scriptState struct {
 	tasks []task.ID
 }
 
-type scriptArgs struct {
-	t     *testing.T
-	where string
-	kv    map[string]string
-}
-
-func (s scriptArgs) int(k string) int {
-	v, err := strconv.Atoi(s.kv[k])
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) u64(k string) uint64 {
-	if s.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.ParseUint(s.kv[k], 10, 64)
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-func (s scriptArgs) dur(k string) time.Duration {
-	v, err := time.ParseDuration(s.kv[k])
-	if err != nil {
-		s.t.Fatalf("%s: %s=%q: %v", s.where, k, s.kv[k], err)
-	}
-	return v
-}
-
-// tasks parses key's comma-separated op/i list (none when unset).
-func (s scriptArgs) tasks(key string) []task.ID {
-	var ts []task.ID
-	if v := s.kv[key]; v != "" {
-		for _, w := range strings.Split(v, ",") {
-			ts = append(ts, s.task(w))
-		}
-	}
-	return ts
-}
-
-func (s scriptArgs) task(word string) task.ID {
-	op, inst, ok := strings.Cut(word, "/")
-	n, err := strconv.Atoi(inst)
-	if !ok || err != nil {
-		s.t.Fatalf("%s: task %q, want op/instance", s.where, word)
-	}
-	return task.ID{Operator: op, Instance: n}
-}
-
-func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
-	words := strings.Fields(cmd)
-	a := scriptArgs{t: t, where: where, kv: map[string]string{}}
-	for _, w := range words[1:] {
-		k, v, _ := strings.Cut(w, "=")
-		a.kv[k] = v
-	}
-	if words[0] != "new" && sc.c == nil {
-		t.Fatalf("%s: %s before new", where, words[0])
+func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
+	if a.Name != "new" && sc.c == nil {
+		a.Fatalf("before new")
 	}
 	c := sc.c
-	switch words[0] {
+	switch a.Name {
 	case "new":
-		cfg := Config{Interval: a.dur("interval"), Timeout: a.dur("timeout"), Retain: a.int("retain"), After: a.u64("after")}
-		cfg.Tasks, cfg.Sources, cfg.Sinks = a.tasks("tasks"), a.tasks("sources"), a.tasks("sinks")
-		nc, err := New(cfg, a.u64("last"), a.dur("now"))
+		cfg := Config{Interval: a.Duration("interval"), Timeout: a.Duration("timeout"), Retain: a.Int("retain"), After: a.Uint64Or("after", 0)}
+		cfg.Tasks, cfg.Sources, cfg.Sinks = a.TaskListOr("tasks"), a.TaskListOr("sources"), a.TaskListOr("sinks")
+		nc, err := New(cfg, a.Uint64Or("last", 0), a.Duration("now"))
 		if err != nil {
 			if errors.Is(err, ErrInvalidConfig) {
 				return []string{"config error: " + err.Error()}
@@ -128,30 +68,30 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		sc.c, sc.tasks = nc, cfg.Tasks
 		return []string{"ok"}
 	case "tick":
-		return actionLines(c.Tick(a.dur("now")))
+		return actionLines(c.Tick(a.Duration("now")))
 	case "ack":
-		return actionLines(c.OnAck(a.u64("id"), a.task(a.kv["task"]), a.dur("now")))
+		return actionLines(c.OnAck(a.Uint64Or("id", 0), a.Task("task"), a.Duration("now")))
 	case "acks":
 		var acts []Action
-		for _, task := range sc.tasks {
-			acts = append(acts, c.OnAck(a.u64("id"), task, a.dur("now"))...)
+		for _, tk := range sc.tasks {
+			acts = append(acts, c.OnAck(a.Uint64Or("id", 0), tk, a.Duration("now"))...)
 		}
 		return actionLines(acts)
 	case "decline":
-		return actionLines(c.OnDecline(a.u64("id"), a.task(a.kv["task"]), a.kv["reason"], a.dur("now")))
+		return actionLines(c.OnDecline(a.Uint64Or("id", 0), a.Task("task"), a.String("reason"), a.Duration("now")))
 	case "written":
-		return actionLines(c.OnManifestWritten(a.u64("id"), a.dur("now")))
+		return actionLines(c.OnManifestWritten(a.Uint64Or("id", 0), a.Duration("now")))
 	case "failed":
-		return actionLines(c.OnManifestFailed(a.u64("id"), errors.New(a.kv["err"]), a.dur("now")))
+		return actionLines(c.OnManifestFailed(a.Uint64Or("id", 0), errors.New(a.String("err")), a.Duration("now")))
 	case "final":
-		return actionLines(c.RequestFinal(a.dur("now")))
+		return actionLines(c.RequestFinal(a.Duration("now")))
 	case "stop":
-		return actionLines(c.RequestStop(a.dur("now")))
+		return actionLines(c.RequestStop(a.Duration("now")))
 	case "pause":
 		c.Pause()
 		return []string{"ok"}
 	case "resume":
-		return actionLines(c.Resume(a.dur("now")))
+		return actionLines(c.Resume(a.Duration("now")))
 	case "pending":
 		if id, ok := c.Pending(); ok {
 			return []string{strconv.FormatUint(id, 10)}
@@ -160,17 +100,17 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	case "completed":
 		return []string{fmt.Sprint(c.Completed())}
 	case "idle":
-		return actionLines(c.OnSourceIdle(a.task(a.kv["task"]), a.dur("now")))
+		return actionLines(c.OnSourceIdle(a.Task("task"), a.Duration("now")))
 	case "restarting":
-		c.OnSourcesRestarting(a.tasks("tasks"))
+		c.OnSourcesRestarting(a.TaskListOr("tasks"))
 		return []string{"ok"}
 	case "committed":
-		return actionLines(c.OnSinkCommitted(a.task(a.kv["task"]), a.u64("id")))
+		return actionLines(c.OnSinkCommitted(a.Task("task"), a.Uint64("id")))
 	case "end":
 		return []string{c.EndState()}
 	case "rebuild":
-		ts := a.tasks("tasks")
-		if err := c.Rebuild(ts, a.tasks("sources"), a.tasks("sinks")); err != nil {
+		ts := a.TaskListOr("tasks")
+		if err := c.Rebuild(ts, a.TaskListOr("sources"), a.TaskListOr("sinks")); err != nil {
 			return []string{"error: " + err.Error()}
 		}
 		sc.tasks = ts
@@ -178,7 +118,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 	case "tasks":
 		return []string{fmt.Sprint(c.Tasks())}
 	}
-	t.Fatalf("%s: unknown command %q", where, words[0])
+	a.Fatalf("unknown command")
 	return nil
 }
 

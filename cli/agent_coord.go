@@ -124,6 +124,10 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
+	var restored uint64
+	if m := rt.Checkpoint.Restore; m != nil {
+		restored = m.CheckpointID
+	}
 	placed, nodes, err := a.placeJob(name, p)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
@@ -143,7 +147,7 @@ func (a *agent) coordinate(name string, args []string, restore string, fresh boo
 		}
 		var r cmdReply
 		err := request(a.nc, nodeCmdSubject(node), nodeCmd{Kind: cmdPrepare, Job: name, Args: args,
-			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch}, &r, prepareTimeout)
+			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Restore: restored}, &r, prepareTimeout)
 		if err == nil && r.Error != "" {
 			err = errors.New(r.Error)
 		}

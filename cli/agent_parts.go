@@ -111,6 +111,18 @@ func (a *agent) runtimeFor(spec *jobSpec, p *plan.Job, restore string, coordinat
 	return weir.RuntimeFor(ctx, p, cfg, st)
 }
 
+// applyRestorePlan gives a prepared part the parallelisms and key-group
+// tables of the coordinator's restore of checkpoint id.
+func (a *agent) applyRestorePlan(spec *jobSpec, p *plan.Job, id uint64) error {
+	st, err := a.jobStore()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return weir.ApplyRestorePlan(ctx, p, spec.flags.runConfig(), st, id)
+}
+
 // prepare starts the part of a job that runs on this node, replacing an
 // older part of the same job (from a coordinator that was replaced).
 func (a *agent) prepare(req nodeCmd) error {
@@ -124,16 +136,21 @@ func (a *agent) prepare(req nodeCmd) error {
 	if err != nil {
 		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
 	}
+	rt, err := a.runtimeFor(spec, p, "", false)
+	if err == nil && req.Restore != 0 {
+		err = a.applyRestorePlan(spec, p, req.Restore)
+	}
+	if err != nil {
+		return fmt.Errorf("node %s: job %s: %w", a.cfg.ID, req.Job, err)
+	}
+	// Compared once the part has the coordinator's parallelisms: an edge
+	// whose partitioner the graph chose from them counts in the fingerprint.
 	if fp := p.Fingerprint(); fp != req.Fingerprint {
 		return fmt.Errorf("node %s builds a different graph for job %s (fingerprint %s, coordinator has %s): is it the same node binary?",
 			a.cfg.ID, req.Job, fp, req.Fingerprint)
 	}
 	if err := a.endPart(req.Job); err != nil {
 		return err
-	}
-	rt, err := a.runtimeFor(spec, p, "", false)
-	if err != nil {
-		return fmt.Errorf("node %s: job %s: %w", a.cfg.ID, req.Job, err)
 	}
 	// The part's messages carry the coordinator's epoch: once a newer
 	// coordinator prepares the other nodes, they refuse this part's.

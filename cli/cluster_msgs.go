@@ -48,6 +48,9 @@ type nodeCmd struct {
 	Fingerprint string   `msgpack:"fingerprint,omitempty"`
 	Coordinator string   `msgpack:"coordinator,omitempty"`
 	Epoch       uint64   `msgpack:"epoch,omitempty"` // the coordinator's lease epoch (fencing)
+	// Restore is the checkpoint the coordinator restores the job from (0:
+	// none): a prepared part takes its parallelisms and key-group tables.
+	Restore uint64 `msgpack:"restore,omitempty"`
 }
 
 // Kinds of nodeCmd.

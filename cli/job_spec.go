@@ -54,13 +54,17 @@ func (r *registry) parseJob(cmd string, args []string) (*jobSpec, error) {
 	if job == nil || job.Graph == nil {
 		return nil, fmt.Errorf("%s %s: the job's builder returned no graph", cmd, entry.name)
 	}
+	if err := f.operators.checkOperators(job.Graph); err != nil {
+		return nil, usagef("%s %s: %v", cmd, entry.name, err)
+	}
 	spec.job = job
 	return spec, nil
 }
 
 // runConfig is the run configuration the flags describe (without logger).
 func (f *runFlags) runConfig() weir.RunConfig {
-	cfg := weir.RunConfig{Runtime: f.runtimeOptions(), Checkpoint: f.checkpointConfig(), Duration: f.duration, Restore: f.restore}
+	cfg := weir.RunConfig{Runtime: f.runtimeOptions(), Checkpoint: f.checkpointConfig(), Duration: f.duration, Restore: f.restore,
+		OperatorParallelism: f.operators}
 	sup := f.supervisionConfig()
 	cfg.Supervision = &sup
 	return cfg

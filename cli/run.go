@@ -52,6 +52,9 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if f.restore != "" {
 		opts = append(opts, weir.WithRestore(f.restore))
 	}
+	if len(f.operators) > 0 {
+		opts = append(opts, weir.WithOperatorParallelism(f.operators))
+	}
 	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
 		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
 	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state

@@ -14,12 +14,14 @@ import (
 
 // runFlags are the parsed flags of `node run`.
 type runFlags struct {
-	params   JobParams
-	duration time.Duration
-	drain    bool
-	json     bool
-	pretty   bool
-	logLevel string
+	params JobParams
+	// operators overrides --parallelism per operator.
+	operators operatorParallelism
+	duration  time.Duration
+	drain     bool
+	json      bool
+	pretty    bool
+	logLevel  string
 
 	batchSize       int
 	channelCapacity int
@@ -57,6 +59,8 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	cp := weir.DefaultCheckpointConfig()
 
 	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
+	f.operators = operatorParallelism{}
+	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source keeps its checkpoint's")
 	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
 	fs.StringVar(&f.params.Out, "out", "", "write output records as JSON lines to `FILE` (truncated first unless --restore)")

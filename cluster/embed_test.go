@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/internal/leaktest"
 )
 
 func TestEmbeddedFreePortAndShutdown(t *testing.T) {
@@ -60,6 +62,7 @@ func TestEmbeddedBadOptions(t *testing.T) {
 		{"bad monitor address", EmbedOptions{StoreDir: dir, MonitorHostPort: "127.0.0.1"}, "monitor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			leaktest.Check(t) // a server that fails to start leaves nothing running
 			e, err := StartEmbedded(tc.o, testLog(t))
 			if err == nil {
 				e.Shutdown()
@@ -118,6 +121,7 @@ func TestEmbeddedConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("config alone", func(t *testing.T) {
+		leaktest.Check(t)
 		e, err := StartEmbedded(EmbedOptions{ConfigFile: conf}, testLog(t))
 		if err != nil {
 			t.Fatal(err)

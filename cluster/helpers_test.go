@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/weirstream/weir/internal/leaktest"
 	"github.com/weirstream/weir/internal/poll"
 )
 
@@ -17,9 +18,11 @@ func testLog(t *testing.T) zerolog.Logger {
 	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.InfoLevel)
 }
 
-// startServer starts an embedded server and shuts it down with the test.
+// startServer starts an embedded server and shuts it down with the test,
+// after which no goroutine started since may be left (leaktest.Check).
 func startServer(t *testing.T, o EmbedOptions) *Embedded {
 	t.Helper()
+	leaktest.Check(t)
 	if o.HostPort == "" && o.ConfigFile == "" {
 		o.HostPort = "127.0.0.1:-1"
 	}

@@ -29,13 +29,14 @@ func (s *channelSet) add(input, producer, consumer int, batches ...Batch) {
 }
 
 // sorted returns the channels by consumer, input and producer, each with its
-// batches numbered from 1.
+// batches ordered by replay round (stably) and numbered from 1.
 func (s *channelSet) sorted() []Channel {
 	out := make([]Channel, 0, len(s.chans))
 	for k, bs := range s.chans {
+		slices.SortStableFunc(bs, func(a, b Batch) int { return cmp.Compare(a.Round, b.Round) })
 		numbered := make([]Batch, len(bs))
 		for i, b := range bs {
-			numbered[i] = Batch{Seq: uint64(i + 1), Records: b.Records}
+			numbered[i] = Batch{Seq: uint64(i + 1), Records: b.Records, Round: b.Round}
 		}
 		out = append(out, Channel{Input: k.input, Producer: k.producer, Consumer: k.consumer, Batches: numbered})
 	}

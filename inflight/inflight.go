@@ -26,6 +26,10 @@ const formatVersion = 1
 type Batch struct {
 	Seq     uint64
 	Records plan.Batch
+	// Round is the replay round of restored channel state: the checkpoint
+	// whose channel state the batch first became (LabelRounds). It is not
+	// part of the encoding; the manifest carries it.
+	Round uint64
 }
 
 // wireBatch is a Batch with its records encoded by the edge's codec.

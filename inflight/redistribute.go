@@ -81,6 +81,12 @@ type Spec struct {
 // consumer must replay all of its restored channels before it takes new input
 // from any channel. Then a key never sees a later record before an earlier one.
 //
+// Batches keep their Round (the checkpoint whose channel state they first
+// became), and each new channel's batches are ordered by Round, stably: state
+// carried over from an earlier restore (a checkpoint taken during its replay)
+// comes before state captured later, and the consumer replays every channel's
+// older round before any channel's newer one.
+//
 // Batches are moved, not copied, where a whole batch goes to one place, and a
 // broadcast batch is shared by the consumers that replay it: the result's
 // batches are read-only and must not be recycled into a pool.
@@ -155,7 +161,7 @@ func (s Spec) splitByKeyGroup(out *channelSet, c Channel, producer int) error {
 				if err != nil {
 					return fmt.Errorf("buffer seq %d: %w: %w", b.Seq, err, ErrRedistribute)
 				}
-				out.add(c.Input, producer, to, Batch{Records: part})
+				out.add(c.Input, producer, to, Batch{Records: part, Round: b.Round})
 			}
 		}
 	}

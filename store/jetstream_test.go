@@ -4,43 +4,14 @@ import (
 	"context"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
-// startJetStream runs an embedded nats-server with JetStream for one test
-// and returns a JetStream context connected to it.
-func startJetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true,
-		StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("new nats server: %v", err)
-	}
-	srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats server not ready within 5s")
-	}
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return js
-}
-
 func jsHarness(t *testing.T) harness {
-	js := startJetStream(t)
+	js := natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
 	prefixes := 0
 	bucket := func(t *testing.T, s Store, job string) jetstream.ObjectStore {
 		obs, err := js.ObjectStore(testCtx(t), bucketName(s.(*JetStream).cfg.prefix, job))
@@ -81,7 +52,7 @@ func TestJetStreamConformance(t *testing.T) {
 }
 
 func TestJetStreamBucketPerJob(t *testing.T) {
-	js := startJetStream(t)
+	js := natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
 	s, err := NewJetStream(js)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +83,7 @@ func TestJetStreamBucketPerJob(t *testing.T) {
 }
 
 func TestNewJetStreamRejectsBadPrefix(t *testing.T) {
-	js := startJetStream(t)
+	js := natstest.Start(t, natstest.Options{JetStream: true}).JetStream(t)
 	if _, err := NewJetStream(js, WithBucketPrefix("bad.prefix")); err == nil {
 		t.Fatal("NewJetStream accepted a prefix with '.'")
 	}

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/weirstream/weir/internal/faultfs"
 )
 
-func newFaultyLocal(t *testing.T) (*Local, *faultFS, string) {
+func newFaultyLocal(t *testing.T) (*Local, *faultfs.FS, string) {
 	t.Helper()
 	dir := t.TempDir()
-	ffs := newFaultFS()
+	ffs := faultfs.New(OSFS{})
 	s, err := NewLocal(dir, WithFS(ffs))
 	if err != nil {
 		t.Fatalf("NewLocal: %v", err)
@@ -65,7 +67,7 @@ func TestLocalWriteOrder(t *testing.T) {
 	ctx := context.Background()
 	const chk = "$D/job1/chk-00000000000000000001"
 
-	ffs.resetLog()
+	ffs.ResetLog()
 	ref, err := s.PutBlob(ctx, "job1", 1, "op/3/kg-17", []byte("state"))
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +84,11 @@ func TestLocalWriteOrder(t *testing.T) {
 		"rename " + chk + "/op/3/.tmp-* -> " + chk + "/op/3/kg-17",
 		"syncdir " + chk + "/op/3",
 	}
-	if got := normalise(ffs.ops(), dir); !slices.Equal(got, want) {
+	if got := normalise(ffs.Ops(), dir); !slices.Equal(got, want) {
 		t.Fatalf("first PutBlob operations:\n got %q\nwant %q", got, want)
 	}
 
-	ffs.resetLog()
+	ffs.ResetLog()
 	m := sampleManifest("job1", 1, []BlobRef{ref})
 	if err := s.CommitManifest(ctx, m); err != nil {
 		t.Fatal(err)
@@ -101,19 +103,19 @@ func TestLocalWriteOrder(t *testing.T) {
 		"rename " + chk + "/.tmp-* -> " + chk + "/_manifest",
 		"syncdir " + chk,
 	}
-	if got := normalise(ffs.ops(), dir); !slices.Equal(got, want) {
+	if got := normalise(ffs.Ops(), dir); !slices.Equal(got, want) {
 		t.Fatalf("CommitManifest operations:\n got %q\nwant %q", got, want)
 	}
 
-	ffs.resetLog()
+	ffs.ResetLog()
 	if err := s.Delete(ctx, "job1", 1); err != nil {
 		t.Fatal(err)
 	}
 	want = []string{
 		"remove " + chk + "/_manifest", "syncdir " + chk,
-		"removeall " + chk, "syncdir $D/job1",
+		"stat " + chk, "removeall " + chk, "syncdir $D/job1",
 	}
-	if got := normalise(ffs.ops(), dir); !slices.Equal(got, want) {
+	if got := normalise(ffs.Ops(), dir); !slices.Equal(got, want) {
 		t.Fatalf("Delete operations:\n got %q\nwant %q", got, want)
 	}
 }
@@ -130,17 +132,17 @@ func TestLocalPutBlobFaults(t *testing.T) {
 		err   error
 		step  string
 	}{
-		{"disk full while writing", "write", func(string) func(string) bool { return containing(".tmp-") }, syscall.ENOSPC, "write temp file"},
-		{"disk full creating the temp file", "create", func(string) func(string) bool { return containing("op/3") }, syscall.ENOSPC, "create temp file"},
-		{"failing fsync", "sync", func(string) func(string) bool { return containing(".tmp-") }, syscall.EIO, "fsync temp file"},
-		{"failing close", "close", func(string) func(string) bool { return containing(".tmp-") }, syscall.EIO, "close temp file"},
-		{"failing rename", "rename", func(string) func(string) bool { return containing("kg-17") }, syscall.EIO, "rename"},
+		{"disk full while writing", "write", func(string) func(string) bool { return faultfs.Containing(".tmp-") }, syscall.ENOSPC, "write temp file"},
+		{"disk full creating the temp file", "create", func(string) func(string) bool { return faultfs.Containing("op/3") }, syscall.ENOSPC, "create temp file"},
+		{"failing fsync", "sync", func(string) func(string) bool { return faultfs.Containing(".tmp-") }, syscall.EIO, "fsync temp file"},
+		{"failing close", "close", func(string) func(string) bool { return faultfs.Containing(".tmp-") }, syscall.EIO, "close temp file"},
+		{"failing rename", "rename", func(string) func(string) bool { return faultfs.Containing("kg-17") }, syscall.EIO, "rename"},
 		{"failing directory fsync after rename", "syncdir", func(d string) func(string) bool {
-			return exactly(filepath.Join(d, "job1", checkpointDir(1), "op", "3"))
+			return faultfs.Exactly(filepath.Join(d, "job1", checkpointDir(1), "op", "3"))
 		}, syscall.EIO, "fsync directory"},
-		{"failing mkdir", "mkdir", func(string) func(string) bool { return containing("chk-") }, syscall.ENOSPC, "create directory"},
+		{"failing mkdir", "mkdir", func(string) func(string) bool { return faultfs.Containing("chk-") }, syscall.ENOSPC, "create directory"},
 		{"failing fsync of a new directory's parent", "syncdir", func(d string) func(string) bool {
-			return exactly(filepath.Join(d, "job1"))
+			return faultfs.Exactly(filepath.Join(d, "job1"))
 		}, syscall.EIO, "fsync directory"},
 	}
 	for _, tc := range cases {
@@ -148,7 +150,7 @@ func TestLocalPutBlobFaults(t *testing.T) {
 			s, ffs, dir := newFaultyLocal(t)
 			ctx := context.Background()
 			data := []byte(strings.Repeat("key-group state ", 64))
-			ffs.arm(tc.op, tc.match(dir), tc.err)
+			ffs.Arm(tc.op, tc.match(dir), tc.err)
 			_, err := s.PutBlob(ctx, "job1", 1, name, data)
 			if err == nil {
 				t.Fatal("PutBlob succeeded despite the fault")
@@ -167,7 +169,7 @@ func TestLocalPutBlobFaults(t *testing.T) {
 			_, err = s.GetBlob(ctx, "job1", 1, newBlobRef(name, data))
 			wantErrIs(t, "GetBlob after failed PutBlob", err, ErrNotFound)
 
-			ffs.disarm()
+			ffs.Disarm()
 			ref, err := s.PutBlob(ctx, "job1", 1, name, data)
 			if err != nil {
 				t.Fatalf("PutBlob after the fault cleared: %v", err)
@@ -199,11 +201,11 @@ func TestLocalCommitManifestFaults(t *testing.T) {
 			ctx := context.Background()
 			refs := putBlobs(t, s, "job1", 1, "count/0/kg-0", "count/0/kg-1")
 			chk := filepath.Join(dir, "job1", checkpointDir(1))
-			match := containing(chk + string(filepath.Separator) + ".tmp-")
+			match := faultfs.Containing(chk + string(filepath.Separator) + ".tmp-")
 			if tc.op == "syncdir" {
-				match = exactly(chk)
+				match = faultfs.Exactly(chk)
 			}
-			ffs.arm(tc.op, match, tc.err)
+			ffs.Arm(tc.op, match, tc.err)
 			m := sampleManifest("job1", 1, refs)
 			err := s.CommitManifest(ctx, m)
 			if !errors.Is(err, tc.err) {
@@ -218,7 +220,7 @@ func TestLocalCommitManifestFaults(t *testing.T) {
 			if files := regularFiles(t, dir); !slices.Equal(files, want) {
 				t.Fatalf("files after failed commit = %v, want only the blobs %v", files, want)
 			}
-			ffs.disarm()
+			ffs.Disarm()
 			wantList(t, s, "job1", nil)
 			_, err = s.Latest(ctx, "job1")
 			wantErrIs(t, "Latest after failed commit", err, ErrNotFound)
@@ -238,7 +240,7 @@ func TestLocalDeleteFaults(t *testing.T) {
 	commit(t, s, "job1", 1)
 	commit(t, s, "job1", 2)
 	chk := filepath.Join(dir, "job1", checkpointDir(2))
-	ffs.arm("removeall", exactly(chk), syscall.EBUSY)
+	ffs.Arm("removeall", faultfs.Exactly(chk), syscall.EBUSY)
 	err := s.Delete(ctx, "job1", 2)
 	if !errors.Is(err, syscall.EBUSY) || !strings.Contains(err.Error(), "remove blobs") {
 		t.Fatalf("Delete error = %v, want one wrapping EBUSY that says it failed removing blobs", err)
@@ -247,7 +249,7 @@ func TestLocalDeleteFaults(t *testing.T) {
 	if got, err := s.Uncommitted(ctx, "job1"); err != nil || !slices.Equal(got, []uint64{2}) {
 		t.Fatalf("Uncommitted = %v, %v; want [2]", got, err)
 	}
-	ffs.disarm()
+	ffs.Disarm()
 	if err := s.Delete(ctx, "job1", 2); err != nil {
 		t.Fatalf("retried Delete: %v", err)
 	}
@@ -263,7 +265,7 @@ func TestLocalLatestDoesNotHideIOErrors(t *testing.T) {
 	ctx := context.Background()
 	commit(t, s, "job1", 1)
 	commit(t, s, "job1", 2)
-	ffs.arm("open", exactly(filepath.Join(dir, "job1", checkpointDir(2), manifestName)), syscall.EIO)
+	ffs.Arm("open", faultfs.Exactly(filepath.Join(dir, "job1", checkpointDir(2), manifestName)), syscall.EIO)
 	m, err := s.Latest(ctx, "job1")
 	if m != nil || !errors.Is(err, syscall.EIO) || errors.Is(err, ErrNotFound) {
 		t.Fatalf("Latest = %v, %v; want nil and an error wrapping EIO", m, err)

@@ -27,6 +27,19 @@ type ChannelBlob struct {
 	Blob    BlobRef `msgpack:"blob"`
 	Buffers int     `msgpack:"buffers"`
 	Records int     `msgpack:"records"`
+	// Rounds splits the Buffers, in order, into replay rounds; empty means
+	// one round of them all, labelled with the manifest's checkpoint.
+	Rounds []ChannelRound `msgpack:"rounds,omitempty"`
+}
+
+// ChannelRound is a run of Buffers consecutive buffers of a channel's state
+// that first became channel state in checkpoint Checkpoint. A checkpoint
+// taken while restored channel state is still being replayed keeps that
+// rest under its older label; on restore every consumer replays its
+// channels round by round, oldest label first, before any new input.
+type ChannelRound struct {
+	Checkpoint uint64 `msgpack:"checkpoint"`
+	Buffers    int    `msgpack:"buffers"`
 }
 
 // TaskSnapshot is one task instance's part of a checkpoint.

@@ -13,6 +13,9 @@ import (
 // the section holds (a key group, the operator state or the channel state of
 // an input), as restoring it would.
 func VerifyCheckpoint(ctx context.Context, st Store, m *Manifest) error {
+	if err := checkRounds(m); err != nil {
+		return err
+	}
 	refs, what := manifestRefs(m)
 	if len(refs) == 0 {
 		return nil
@@ -54,4 +57,29 @@ func manifestRefs(m *Manifest) ([]BlobRef, []string) {
 		}
 	}
 	return refs, what
+}
+
+// checkRounds checks every channel's replay rounds: each a run of at least
+// one buffer of a checkpoint from 1 to m's own, adding up to its buffers.
+func checkRounds(m *Manifest) error {
+	for _, ts := range m.Tasks {
+		for _, cb := range ts.Channels {
+			if len(cb.Rounds) == 0 {
+				continue
+			}
+			n := 0
+			for _, r := range cb.Rounds {
+				if r.Buffers < 1 || r.Checkpoint < 1 || r.Checkpoint > m.CheckpointID {
+					n = -1
+					break
+				}
+				n += r.Buffers
+			}
+			if n != cb.Buffers {
+				return fmt.Errorf("checkpoint %d, task %s[%d], channel state of input %d: replay rounds %v do not split its %d buffers: %w",
+					m.CheckpointID, ts.Operator, ts.Instance, cb.Input, cb.Rounds, cb.Buffers, ErrCorrupt)
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,36 @@ func runVerifyAndSweep(t *testing.T, h harness, newStore func(*testing.T) Store)
 					}
 				}
 			})
+		}
+	})
+
+	t.Run("VerifyCheckpointReplayRounds", func(t *testing.T) {
+		s := newStore(t)
+		m := commitSectioned(t, s, "job1", 4)
+		cb := &m.Tasks[0].Channels[0]
+		cb.Buffers = 3
+		for _, tc := range []struct {
+			rounds []ChannelRound
+			ok     bool
+		}{
+			{[]ChannelRound{{Checkpoint: 2, Buffers: cb.Buffers - 1}, {Checkpoint: 4, Buffers: 1}}, true},
+			{[]ChannelRound{{Checkpoint: 2, Buffers: cb.Buffers}}, true},
+			{[]ChannelRound{{Checkpoint: 2, Buffers: cb.Buffers - 1}}, false},
+			{[]ChannelRound{{Checkpoint: 5, Buffers: cb.Buffers}}, false},
+			{[]ChannelRound{{Checkpoint: 0, Buffers: cb.Buffers}}, false},
+			{[]ChannelRound{{Checkpoint: 2, Buffers: 0}, {Checkpoint: 4, Buffers: cb.Buffers}}, false},
+		} {
+			cb.Rounds = tc.rounds
+			err := VerifyCheckpoint(testCtx(t), s, m)
+			if tc.ok && err != nil {
+				t.Fatalf("rounds %v: %v", tc.rounds, err)
+			}
+			if !tc.ok {
+				wantErrIs(t, fmt.Sprintf("VerifyCheckpoint with rounds %v", tc.rounds), err, ErrCorrupt)
+				if !strings.Contains(err.Error(), "channel state of input") {
+					t.Fatalf("error %q does not name the channel", err)
+				}
+			}
 		}
 	})
 

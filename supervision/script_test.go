@@ -3,12 +3,10 @@ package supervision
 import (
 	"errors"
 	"fmt"
-	"github.com/weirstream/weir/internal/scripttest"
-	"github.com/weirstream/weir/internal/task"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/weirstream/weir/internal/scripttest"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -36,7 +34,7 @@ import (
 //
 // The run-state of a restart (the actor's events):
 //
-//	started task=op/i gen=N             OnTaskStarted (all: every task of the job)
+//	started task=op/i|all gen=N         OnTaskStarted (all: every task of the job)
 //	ended task=op/i gen=N               OnTaskEnded, then what the end means
 //	node-lost task=op/i                 OnNodeLost
 //	writing                             OnManifestWriteStarted
@@ -58,69 +56,33 @@ type scriptState struct {
 	s  *Supervisor
 }
 
-type scriptArgs struct {
-	t     *testing.T
-	where string
-	kv    map[string]string
-}
-
-func (a scriptArgs) int(k string) int {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.Atoi(a.kv[k])
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) float(k string) float64 {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := strconv.ParseFloat(a.kv[k], 64)
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) dur(k string) time.Duration {
-	if a.kv[k] == "" {
-		return 0
-	}
-	v, err := time.ParseDuration(a.kv[k])
-	if err != nil {
-		a.t.Fatalf("%s: %s=%q: %v", a.where, k, a.kv[k], err)
-	}
-	return v
-}
-
-func (a scriptArgs) tk(word string) task.ID {
-	op, inst, ok := strings.Cut(word, "/")
-	n, err := strconv.Atoi(inst)
-	if !ok || err != nil {
-		a.t.Fatalf("%s: task %q, want op/instance", a.where, word)
-	}
-	return task.ID{Operator: op, Instance: n}
-}
-
-func (a scriptArgs) intensity(prefix string) Intensity {
+// intensity reads max, window, initial, cap and mult, each with prefix.
+func intensity(c *scripttest.Command, prefix string) Intensity {
 	return Intensity{
-		MaxRestarts: a.int(prefix + "max"),
-		Window:      a.dur(prefix + "window"),
+		MaxRestarts: c.IntOr(prefix+"max", 0),
+		Window:      c.DurationOr(prefix+"window", 0),
 		Backoff: Backoff{
-			Initial:    a.dur(prefix + "initial"),
-			Max:        a.dur(prefix + "cap"),
-			Multiplier: a.float(prefix + "mult"),
+			Initial:    c.DurationOr(prefix+"initial", 0),
+			Max:        c.DurationOr(prefix+"cap", 0),
+			Multiplier: c.Float64Or(prefix+"mult", 0),
 		},
 	}
 }
 
+// jobIntensity reads the job-prefixed intensity keys, nil when none is given.
+func jobIntensity(c *scripttest.Command) *Intensity {
+	ji := intensity(c, "job-")
+	for _, k := range []string{"max", "window", "initial", "cap", "mult"} {
+		if c.Has("job-" + k) {
+			return &ji
+		}
+	}
+	return nil
+}
+
 // regions parses op/i,op/i;op/i into regions with ids 0, 1, ...; operator
 // ids follow the order in which operator names first appear.
-func (a scriptArgs) regions(spec string) []Region {
+func regions(c *scripttest.Command, spec string) []Region {
 	opIDs := map[string]int{}
 	var regions []Region
 	for i, part := range strings.Split(spec, ";") {
@@ -129,12 +91,15 @@ func (a scriptArgs) regions(spec string) []Region {
 			if w == "" {
 				continue
 			}
-			tk := a.tk(w)
-			if _, ok := opIDs[tk.Operator]; !ok {
-				opIDs[tk.Operator] = len(opIDs)
+			id, err := scripttest.ParseTask(w)
+			if err != nil {
+				c.Fatalf("regions=%q: %v", spec, err)
 			}
-			tk.OperatorID = opIDs[tk.Operator]
-			r.Tasks = append(r.Tasks, tk)
+			if _, ok := opIDs[id.Operator]; !ok {
+				opIDs[id.Operator] = len(opIDs)
+			}
+			id.OperatorID = opIDs[id.Operator]
+			r.Tasks = append(r.Tasks, id)
 		}
 		regions = append(regions, r)
 	}
@@ -148,16 +113,10 @@ func configError(err error) []string {
 	return []string{"error: " + err.Error()}
 }
 
-func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
-	words := strings.Fields(cmd)
-	a := scriptArgs{t: t, where: where, kv: map[string]string{}}
-	for _, w := range words[1:] {
-		k, v, _ := strings.Cut(w, "=")
-		a.kv[k] = v
-	}
-	switch words[0] {
+func (sc *scriptState) run(t *testing.T, c *scripttest.Command) []string {
+	switch c.Name {
 	case "tracker":
-		tr, err := NewTracker(a.intensity(""))
+		tr, err := NewTracker(intensity(c, ""))
 		if err != nil {
 			return configError(err)
 		}
@@ -165,26 +124,19 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return []string{"ok"}
 	case "failure", "stable", "progress-tracker":
 		if sc.tr == nil {
-			t.Fatalf("%s: %s before tracker", where, words[0])
+			c.Fatalf("before tracker")
 		}
-		switch words[0] {
+		switch c.Name {
 		case "stable":
-			sc.tr.OnStable(a.dur("now"))
+			sc.tr.OnStable(c.DurationOr("now", 0))
 			return []string{"ok"}
 		case "progress-tracker":
 			sc.tr.OnProgress()
 			return []string{"ok"}
 		}
-		return []string{sc.tr.OnFailure(a.dur("now")).String()}
+		return []string{sc.tr.OnFailure(c.DurationOr("now", 0)).String()}
 	case "new":
-		cfg := Config{Regions: a.regions(a.kv["regions"]), Intensity: a.intensity("")}
-		for k := range a.kv {
-			if strings.HasPrefix(k, "job-") {
-				ji := a.intensity("job-")
-				cfg.JobIntensity = &ji
-				break
-			}
-		}
+		cfg := Config{Regions: regions(c, c.StringOr("regions", "")), Intensity: intensity(c, ""), JobIntensity: jobIntensity(c)}
 		s, err := New(cfg)
 		if err != nil {
 			return configError(err)
@@ -193,54 +145,54 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		return []string{"ok"}
 	}
 	if sc.s == nil {
-		t.Fatalf("%s: %s before new", where, words[0])
+		c.Fatalf("before new")
 	}
 	s := sc.s
-	switch words[0] {
+	switch c.Name {
 	case "fail":
-		return actionLines(s.OnTaskFailed(a.tk(a.kv["task"]), a.kv["cause"], a.dur("now")))
+		return actionLines(s.OnTaskFailed(c.Task("task"), c.String("cause"), c.DurationOr("now", 0)))
 	case "restarted":
-		return actionLines(s.OnRegionRestarted(a.int("region"), a.dur("now")))
+		return actionLines(s.OnRegionRestarted(c.IntOr("region", 0), c.DurationOr("now", 0)))
 	case "restore-failed":
-		return actionLines(s.OnRestoreFailed(a.int("region"), a.kv["cause"], a.dur("now")))
+		return actionLines(s.OnRestoreFailed(c.IntOr("region", 0), c.String("cause"), c.DurationOr("now", 0)))
 	case "tick":
-		return actionLines(s.Tick(a.dur("now")))
+		return actionLines(s.Tick(c.DurationOr("now", 0)))
 	case "progress":
 		s.OnProgress()
 		return []string{"ok"}
 	case "started":
-		if a.kv["task"] == "all" {
+		if c.String("task") == "all" {
 			for _, r := range s.cfg.Regions {
 				for _, tk := range r.Tasks {
-					s.OnTaskStarted(tk, a.int("gen"))
+					s.OnTaskStarted(tk, c.Int("gen"))
 				}
 			}
 		} else {
-			s.OnTaskStarted(a.tk(a.kv["task"]), a.int("gen"))
+			s.OnTaskStarted(c.Task("task"), c.Int("gen"))
 		}
 		return []string{"ok"}
 	case "ended":
-		acts, end := s.OnTaskEnded(a.tk(a.kv["task"]), a.int("gen"))
+		acts, end := s.OnTaskEnded(c.Task("task"), c.Int("gen"))
 		return append(actionLines(acts), end.String())
 	case "node-lost":
-		return actionLines(s.OnNodeLost(a.tk(a.kv["task"])))
+		return actionLines(s.OnNodeLost(c.Task("task")))
 	case "writing":
 		s.OnManifestWriteStarted()
 		return []string{"ok"}
 	case "written":
 		return actionLines(s.OnManifestWriteEnded())
 	case "completed":
-		s.OnCheckpointCompleted(uint64(a.int("id")))
+		s.OnCheckpointCompleted(c.Uint64("id"))
 		return []string{"ok"}
 	case "ready":
-		acts, restoring := s.OnTaskReady(a.tk(a.kv["task"]), a.dur("now"))
+		acts, restoring := s.OnTaskReady(c.Task("task"), c.DurationOr("now", 0))
 		return append(actionLines(acts), map[bool]string{true: "restoring", false: "not restoring"}[restoring])
 	case "first-record":
-		return actionLines(s.OnFirstRecord(a.tk(a.kv["task"]), a.dur("now")))
+		return actionLines(s.OnFirstRecord(c.Task("task"), c.DurationOr("now", 0)))
 	case "run":
-		return []string{s.RunState(a.int("region"))}
+		return []string{s.RunState(c.Int("region"))}
 	case "rebuild":
-		if err := s.Rebuild(a.regions(a.kv["regions"])); err != nil {
+		if err := s.Rebuild(regions(c, c.StringOr("regions", ""))); err != nil {
 			return []string{"error: " + err.Error()}
 		}
 		return []string{"ok"}
@@ -256,7 +208,7 @@ func (sc *scriptState) run(t *testing.T, where, cmd string) []string {
 		}
 		return []string{strings.Join(parts, " ") + " " + next + fmt.Sprintf(" failed=%v", s.Failed())}
 	}
-	t.Fatalf("%s: unknown command %q", where, words[0])
+	c.Fatalf("unknown command")
 	return nil
 }
 

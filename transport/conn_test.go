@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
 // recorder collects what Subscribe hands to its callbacks.
@@ -39,9 +41,9 @@ func (r *recorder) counts() (good, bad int) {
 }
 
 func TestPublishSubscribeRoundTrip(t *testing.T) {
-	s := startServer(t)
-	sub := connect(t, s)
-	pub := connect(t, s)
+	s := natstest.Start(t, natstest.Options{})
+	sub := s.Connect(t)
+	pub := s.Connect(t)
 
 	var rec recorder
 	if _, err := Subscribe(sub, JobWildcard("keycount"), rec.onGood, rec.onBad); err != nil {
@@ -103,9 +105,9 @@ func TestPublishSubscribeRoundTrip(t *testing.T) {
 }
 
 func TestSubscribeBadMessages(t *testing.T) {
-	s := startServer(t)
-	sub := connect(t, s)
-	pub := connect(t, s)
+	s := natstest.Start(t, natstest.Options{})
+	sub := s.Connect(t)
+	pub := s.Connect(t)
 
 	var c Counters
 	var rec recorder
@@ -171,10 +173,10 @@ func TestSubscribeBadMessages(t *testing.T) {
 }
 
 func TestSlowConsumerHandler(t *testing.T) {
-	s := startServer(t)
+	s := natstest.Start(t, natstest.Options{})
 	var c Counters
 	slow := make(chan *nats.Subscription, 16)
-	nc := connect(t, s, nats.ErrorHandler(SlowConsumerHandler(&c, func(sub *nats.Subscription) { slow <- sub })))
+	nc := s.Connect(t, nats.ErrorHandler(SlowConsumerHandler(&c, func(sub *nats.Subscription) { slow <- sub })))
 
 	release := make(chan struct{})
 	defer close(release) // before nc.Close at cleanup
@@ -212,8 +214,8 @@ func TestSlowConsumerHandler(t *testing.T) {
 }
 
 func TestPublishErrors(t *testing.T) {
-	s := startServer(t)
-	nc := connect(t, s)
+	s := natstest.Start(t, natstest.Options{})
+	nc := s.Connect(t)
 	p := NewPublisher(nc)
 	subj := DataSubject("j", 0, 0, 1)
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
 // jsonRoundTrip turns d into what a reader of the JSON line sees.
@@ -143,8 +145,8 @@ func (b *syncBuffer) lines() []string {
 }
 
 func TestInspect(t *testing.T) {
-	s := startServer(t)
-	nc := connect(t, s)
+	s := natstest.Start(t, natstest.Options{})
+	nc := s.Connect(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -199,8 +201,8 @@ func TestInspect(t *testing.T) {
 }
 
 func TestInspectClosedConnection(t *testing.T) {
-	s := startServer(t)
-	nc := connect(t, s)
+	s := natstest.Start(t, natstest.Options{})
+	nc := s.Connect(t)
 	done := make(chan error, 1)
 	go func() { done <- Inspect(context.Background(), nc, "weir.j.>", &syncBuffer{}, 1) }()
 	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })

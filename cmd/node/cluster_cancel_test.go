@@ -20,6 +20,19 @@ func TestClusterCancelThenRestoreExactlyOnce(t *testing.T) {
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	args := append(keycountArgs(out, n, k), "--coordinator", "n2")
+	cancelPartWay(t, c, args, out, n)
+	_, sout2, done2 := c.submitAttached(append(args, "--restore", "latest")...)
+	if err := waitSubmit(t, done2, sout2); err != nil {
+		t.Fatalf("node submit --restore latest: %v\n%s", err, sout2.String())
+	}
+	verifyKeycount(t, out, n, k)
+}
+
+// cancelPartWay submits keycount with args, cancels it after two
+// checkpoints and checks that the attached submit says so and that out is a
+// consistent prefix of the n lines.
+func cancelPartWay(t *testing.T, c *testCluster, args []string, out string, n int64) {
+	t.Helper()
 	_, sout, done := c.submitAttached(args...)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
@@ -38,11 +51,6 @@ func TestClusterCancelThenRestoreExactlyOnce(t *testing.T) {
 	if lines >= n {
 		t.Fatalf("the cancelled job committed all %d lines: the cancel came after the end", lines)
 	}
-	_, sout2, done2 := c.submitAttached(append(args, "--restore", "latest")...)
-	if err := waitSubmit(t, done2, sout2); err != nil {
-		t.Fatalf("node submit --restore latest: %v\n%s", err, sout2.String())
-	}
-	verifyKeycount(t, out, n, k)
 }
 
 // verifyPrefix checks that a keycount output file is a prefix of one run:

@@ -7,7 +7,10 @@
 //	----
 //	expected output, one line per action
 //
-// Run with -rewrite to write the actual outputs back into the scripts.
+// A command's arguments are read with the typed getters of Command; a bad
+// value, a missing key or a key no getter reads fails the test at the
+// script's file:line. Run with -rewrite to write the actual outputs back
+// into the scripts.
 package scripttest
 
 import (
@@ -21,9 +24,10 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of testdata/*.txt scripts")
 
-// Runner executes one command of a script and returns its output lines; where
-// is "file:line" for error messages.
-type Runner func(t *testing.T, where, cmd string) []string
+// Runner executes one command of a script and returns its output lines. It
+// reads the command's arguments with the Command's getters; Run fails the
+// test on any argument that none read.
+type Runner func(t *testing.T, c *Command) []string
 
 type block struct {
 	pre  []string // comment and blank lines before the command
@@ -76,7 +80,9 @@ func runFile(t *testing.T, file string, run Runner) {
 	blocks, tail := parse(t, file)
 	var out strings.Builder
 	for _, b := range blocks {
-		got := run(t, fmt.Sprintf("%s:%d", file, b.line), b.cmd)
+		c := parseCommand(fmt.Sprintf("%s:%d", file, b.line), b.cmd, func(msg string) { t.Helper(); t.Fatal(msg) })
+		got := run(t, c)
+		c.checkAllRead()
 		for _, l := range b.pre {
 			out.WriteString(l + "\n")
 		}

@@ -65,10 +65,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 	m1 := weir.Map(src.Shuffle(), "map-1", hop, p)
 	m2 := weir.Map(m1.Shuffle(), "map-2", hop, p)
 	per := time.Duration(cfg.SleepMs * float64(time.Millisecond))
-	sleepers := make([]*weir.Sleeper, cfg.Parallelism) // one per instance: instances run concurrently
-	for i := range sleepers {
-		sleepers[i] = weir.NewSleeper(per)
-	}
+	sleepers := weir.NewSleepers(per) // one per instance: instances run concurrently
 	slow := weir.MapWithContext(m2.Shuffle(), "sleepy-map", func(ctx *weir.OpContext, r Record) Record {
 		sleepers[ctx.Instance()].Tick()
 		r.Hops++

@@ -64,10 +64,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 		return Event{Key: keys[i%k], Seq: i}
 	}, weir.Parallelism(cfg.Parallelism))
 	counts := weir.NewValueState[int64]("count")
-	sleepers := make([]*weir.Sleeper, cfg.Parallelism) // one per instance: tasks run concurrently
-	for i := range sleepers {
-		sleepers[i] = weir.NewSleeper(time.Duration(cfg.SleepMs * float64(time.Millisecond)))
-	}
+	sleepers := weir.NewSleepers(time.Duration(cfg.SleepMs * float64(time.Millisecond))) // one per instance
 	out := weir.Process(weir.KeyBy(events, func(e Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e Event, out *weir.Emitter[Count]) error {
 			sleepers[ctx.Instance()].Tick()

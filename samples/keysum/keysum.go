@@ -93,10 +93,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 		Sum   int64 `msgpack:"s"`
 	}
 	totals := weir.NewValueState[total]("total")
-	sleepers := make([]*weir.Sleeper, cfg.Parallelism) // one per instance: tasks run concurrently
-	for i := range sleepers {
-		sleepers[i] = weir.NewSleeper(time.Duration(cfg.SleepMs * float64(time.Millisecond)))
-	}
+	sleepers := weir.NewSleepers(time.Duration(cfg.SleepMs * float64(time.Millisecond))) // one per instance
 	sums := weir.Process(weir.KeyBy(mine, func(c claimed) string { return c.Key }), "sum",
 		func(ctx *weir.KeyedContext[string], c claimed, out *weir.Emitter[Sum]) error {
 			sleepers[ctx.Instance()].Tick()
