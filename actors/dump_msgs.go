@@ -58,13 +58,17 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 		if done := k.coord.Completed(); len(done) > 0 {
 			c.LastCompleted = done[len(done)-1]
 		}
-		c.FinalDone, c.IdleSources = k.coord.FinalDone(), len(k.idle)
+		c.FinalDone, c.IdleSources = k.coord.FinalDone(), k.coord.IdleSources()
 	}
 	if a.sv != nil {
-		for r, run := range a.sv.runs {
-			st, _ := a.sv.sup.State(r)
-			c.Regions = append(c.Regions, RegionDump{Region: r, State: st.String(), Alive: run.alive,
-				Readying: run.readying, RestartDue: run.restartDue})
+		for r := 0; ; r++ {
+			st, ok := a.sv.sup.State(r)
+			if !ok {
+				break
+			}
+			alive, readying, due := a.sv.sup.RunCounts(r)
+			c.Regions = append(c.Regions, RegionDump{Region: r, State: st.String(), Alive: alive,
+				Readying: readying, RestartDue: due})
 		}
 	}
 	var targets []dumpTarget
@@ -108,13 +112,13 @@ func (t *task) dump(m *dumpTaskMsg) {
 		}
 	}
 	switch {
-	case t.finished:
+	case t.phase.work == workFinished:
 		d.Phase = PhaseFinished
-	case t.finishing:
+	case t.phase.work == workFinishing:
 		d.Phase = PhaseFinishing
-	case !t.started:
+	case t.phase.setup != setupRunning:
 		d.Phase = PhaseNotStarted
-	case t.idle:
+	case t.phase.work == workIdle:
 		d.Phase = PhaseSourceIdle
 	case t.out.blocked > 0:
 		d.Phase = PhaseBlocked

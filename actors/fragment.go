@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -19,9 +20,9 @@ type fragment struct {
 	job    *Job
 	r      *Remote
 	coord  *actor.PID // stand-in for the coordinator (from the latest spawn request)
-	tasks  map[[2]int]*fragTask
-	byID   map[string][2]int
-	queued map[[2]int]*spawnTaskMsg
+	tasks  map[taskid.ID]*fragTask
+	byID   map[string]taskid.ID
+	queued map[taskid.ID]*spawnTaskMsg
 	unsub  func()
 	flush  *ticker
 	ctx    actor.Context
@@ -53,7 +54,7 @@ func (n *Node) StartFragment(p *plan.Job, opts Options) (*Job, error) {
 	if o.Checkpoint.Enabled() {
 		j.uploads = newUploader(n.quit, 2, 64, o.Checkpoint.Timeout)
 	}
-	f := &fragment{job: j, r: n.remote, tasks: map[[2]int]*fragTask{}, byID: map[string][2]int{}, queued: map[[2]int]*spawnTaskMsg{},
+	f := &fragment{job: j, r: n.remote, tasks: map[taskid.ID]*fragTask{}, byID: map[string]taskid.ID{}, queued: map[taskid.ID]*spawnTaskMsg{},
 		ready: make(chan error, 1)}
 	reply := make(chan error, 1)
 	props := actor.PropsFromProducer(func() actor.Actor { return f }, actor.WithMailbox(mailbox.New()), actor.WithSupervisor(f))
@@ -103,7 +104,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 	case *spawnTaskMsg:
 		f.coord = m.coordinator
-		key := [2]int{m.op, m.instance}
+		key := f.idOf(m.op, m.instance)
 		if old, ok := f.tasks[key]; ok {
 			f.queued[key] = m
 			ctx.Stop(old.pid)
@@ -114,7 +115,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 		f.job.log.Debug().Int("operator", m.op).Int("instance", m.instance).Msg("coordinator asks to stop a task")
 		// Only the incarnation the request names: a late stop from an old
 		// coordinator must not stop the task a new one started.
-		key := [2]int{m.op, m.instance}
+		key := f.idOf(m.op, m.instance)
 		if q, ok := f.queued[key]; ok && q.token == m.token {
 			delete(f.queued, key)
 		}
@@ -134,8 +135,8 @@ func (f *fragment) Receive(ctx actor.Context) {
 		}
 		delete(f.tasks, key)
 		delete(f.byID, m.Who.Id)
-		f.job.log.Debug().Int("operator", key[0]).Int("instance", key[1]).Msg("task ended on this node")
-		f.toCoordinator(ctx, &remoteTerminatedMsg{op: key[0], instance: key[1], token: t.token})
+		f.job.log.Debug().Int("operator", key.OperatorID).Int("instance", key.Instance).Msg("task ended on this node")
+		f.toCoordinator(ctx, &remoteTerminatedMsg{op: key.OperatorID, instance: key.Instance, token: t.token})
 		if q, ok := f.queued[key]; ok {
 			delete(f.queued, key)
 			f.spawn(ctx, q)
@@ -185,7 +186,7 @@ func (f *fragment) spawn(ctx actor.Context, m *spawnTaskMsg) {
 			reason: fmt.Errorf("deploy task %s on node %s: %w", taskName(op, m.instance), f.r.node, err)})
 		return
 	}
-	key := [2]int{m.op, m.instance}
+	key := f.idOf(m.op, m.instance)
 	f.tasks[key] = &fragTask{pid: pid, token: m.token}
 	f.byID[pid.Id] = key
 	f.job.log.Debug().Str("task", taskName(op, m.instance)).Int("gen", m.gen).Msg("task started on this node")

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,5 +84,5 @@ func (j *Job) finish(err error) {
 
 // taskName is how logs and errors name a task instance.
 func taskName(op *plan.Operator, instance int) string {
-	return fmt.Sprintf("%s[%d]", op.Name, instance)
+	return taskID(op, instance).String()
 }

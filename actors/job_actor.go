@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 )
 
@@ -19,9 +20,9 @@ type jobActor struct {
 
 	tasks      [][]*actor.PID   // [operator][instance]
 	inputs     [][][]*actor.PID // [operator][instance][input] channel actors
-	byPID      map[string][2]int
-	ready      int             // tasks whose current incarnation is ready
-	readyTasks map[[2]int]bool // which they are
+	byPID      map[string]taskid.ID
+	ready      int                // tasks whose current incarnation is ready
+	readyTasks map[taskid.ID]bool // which they are
 	finished   int
 	total      int
 	started    time.Time
@@ -29,8 +30,7 @@ type jobActor struct {
 	stopping   bool // a stop checkpoint was asked for (stop without draining)
 	ended      bool
 
-	stopTimer *time.Timer       // fires stopDeadlineMsg while stopping
-	committed map[[2]int]uint64 // per sink task: newest checkpoint it committed
+	stopTimer *time.Timer // fires stopDeadlineMsg while stopping
 
 	flushTicker *ticker
 
@@ -38,15 +38,15 @@ type jobActor struct {
 	sv   *jobSupervision // nil without checkpoints (no restarts)
 	cl   *jobCluster     // nil outside a cluster
 
-	ctx           actor.Context  // the actor's own context (for HandleFailure)
-	gens          map[[2]int]int // current incarnation of each task
+	ctx           actor.Context     // the actor's own context (for HandleFailure)
+	gens          map[taskid.ID]int // current incarnation of each task
 	wired         bool
-	finishedTasks map[[2]int]bool
+	finishedTasks map[taskid.ID]bool
+	topo          planTopology // the plan's tasks, sources, sinks and regions
 }
 
 func newJobActor(j *Job) *jobActor {
-	return &jobActor{job: j, byPID: map[string][2]int{}, readyTasks: map[[2]int]bool{}, finishedTasks: map[[2]int]bool{}, gens: map[[2]int]int{},
-		committed: map[[2]int]uint64{}}
+	return &jobActor{job: j, byPID: map[string]taskid.ID{}, readyTasks: map[taskid.ID]bool{}, finishedTasks: map[taskid.ID]bool{}, gens: map[taskid.ID]int{}}
 }
 
 // Receive handles the coordinator's messages.
@@ -83,16 +83,16 @@ func (a *jobActor) Receive(ctx actor.Context) {
 			return // stopped for a restart since: its respawn reports again
 		}
 		a.inputs[m.op][m.instance] = m.inputs
-		a.setReady([2]int{m.op, m.instance}, true)
-		if !a.regionReady(ctx, m.op, m.instance) {
+		a.setReady(a.idOf(m.op, m.instance), true)
+		if !a.regionReady(ctx, a.idOf(m.op, m.instance)) {
 			a.maybeWireAll(ctx)
 		}
 	case *taskFinishedMsg:
-		if a.stale(m.op, m.instance, m.gen) || a.finishedTasks[[2]int{m.op, m.instance}] {
+		if a.stale(m.op, m.instance, m.gen) || a.finishedTasks[a.idOf(m.op, m.instance)] {
 			return
 		}
 		a.finished++
-		a.finishedTasks[[2]int{m.op, m.instance}] = true
+		a.finishedTasks[a.idOf(m.op, m.instance)] = true
 		a.job.log.Debug().Str("task", taskName(a.job.Plan.Operators[m.op], m.instance)).Msg("task finished")
 		a.maybeEnd(ctx)
 	case *sinkCommittedMsg:
@@ -109,7 +109,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		}
 	case *taskResumedMsg:
 		if !a.stale(m.op, m.instance, m.gen) {
-			a.onResumed(m.op, m.instance)
+			a.onResumed(ctx, m.op, m.instance)
 		}
 	case *stopJobMsg:
 		if m.drain {
@@ -145,12 +145,8 @@ func (a *jobActor) Receive(ctx actor.Context) {
 func (a *jobActor) deploy(ctx actor.Context) {
 	a.started = time.Now()
 	p := a.job.Plan
-	a.tasks = make([][]*actor.PID, len(p.Operators))
-	a.inputs = make([][][]*actor.PID, len(p.Operators))
-	for _, op := range p.Operators {
-		a.tasks[op.ID] = make([]*actor.PID, op.Parallelism)
-		a.inputs[op.ID] = make([][]*actor.PID, op.Parallelism)
-	}
+	a.topo = topologyOf(p)
+	a.tasks, a.inputs = taskSlots(p)
 	for _, op := range p.Operators {
 		for i := 0; i < op.Parallelism; i++ {
 			if err := a.spawnTask(ctx, op, i, a.job.opts.Checkpoint.Restore); err != nil {
@@ -178,7 +174,7 @@ func (a *jobActor) deploy(ctx actor.Context) {
 
 // spawnTask starts one task instance as a child, restoring from m (nil: fresh).
 func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *store.Manifest) error {
-	key := [2]int{op.ID, i}
+	key := taskID(op, i)
 	if _, seen := a.gens[key]; seen {
 		a.gens[key]++
 	} else {
@@ -201,12 +197,12 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 		}
 	}
 	a.tasks[op.ID][i] = pid
-	a.byPID[pid.Id] = [2]int{op.ID, i}
+	a.byPID[pid.Id] = taskID(op, i)
 	return nil
 }
 
 // setReady records whether a task's current incarnation reported ready.
-func (a *jobActor) setReady(key [2]int, ready bool) {
+func (a *jobActor) setReady(key taskid.ID, ready bool) {
 	if a.readyTasks[key] == ready {
 		return
 	}
@@ -234,20 +230,20 @@ func (a *jobActor) maybeWireAll(ctx actor.Context) {
 // wireTasks connects the given tasks (nil: all) to their output channels and
 // starts them. A region is closed under channels, so its producers' consumers
 // are in it too.
-func (a *jobActor) wireTasks(ctx actor.Context, only [][2]int) {
+func (a *jobActor) wireTasks(ctx actor.Context, only []taskid.ID) {
 	p := a.job.Plan
-	var list [][2]int
+	var list []taskid.ID
 	if only == nil {
 		for _, op := range p.Operators {
 			for i := 0; i < op.Parallelism; i++ {
-				list = append(list, [2]int{op.ID, i})
+				list = append(list, taskID(op, i))
 			}
 		}
 	} else {
 		list = only
 	}
 	for _, t := range list {
-		op, i := p.Operators[t[0]], t[1]
+		op, i := p.Operators[t.OperatorID], t.Instance
 		outs := make([][]*actor.PID, len(op.Outputs))
 		for e, edge := range op.Outputs {
 			base := inputBase(edge)
@@ -261,13 +257,13 @@ func (a *jobActor) wireTasks(ctx actor.Context, only [][2]int) {
 		ctx.Send(a.tasks[op.ID][i], &wireMsg{outputs: outs})
 	}
 	for _, t := range list {
-		ctx.Send(a.tasks[t[0]][t[1]], &startMsg{})
+		ctx.Send(a.tasks[t.OperatorID][t.Instance], &startMsg{})
 	}
 }
 
 // stale reports whether a message comes from an earlier incarnation of a task.
 func (a *jobActor) stale(op, instance, gen int) bool {
-	return a.gens[[2]int{op, instance}] != gen
+	return a.gens[a.idOf(op, instance)] != gen
 }
 
 // inputBase is the index of edge's first channel among its consumer's inputs.
@@ -311,7 +307,7 @@ func (a *jobActor) stopIO() {
 func (a *jobActor) failure(m *taskFailedMsg) error {
 	name := m.who.Id
 	if at, ok := a.byPID[m.who.Id]; ok {
-		name = taskName(a.job.Plan.Operators[at[0]], at[1])
+		name = at.String()
 	}
 	var err error
 	switch r := m.reason.(type) {

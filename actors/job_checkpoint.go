@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/checkpoints"
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 )
 
@@ -51,17 +52,8 @@ func (j *Job) Checkpoints() []CheckpointStat {
 // state machine plus what the actor needs to carry out its actions.
 type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
-	acks        map[checkpoints.TaskID]*taskAckMsg
+	acks        map[taskid.ID]*taskAckMsg
 	triggeredAt map[uint64]time.Time
-	final       bool            // the final checkpoint completed
-	endID       uint64          // the final or stop checkpoint, once completed
-	idle        map[[2]int]bool // sources waiting for the final checkpoint
-	finalAsked  bool
-}
-
-// taskID names a task for the bookkeeping.
-func taskID(op *plan.Operator, instance int) checkpoints.TaskID {
-	return checkpoints.TaskID{Operator: op.Name, Instance: instance}
 }
 
 // startCheckpoints creates the bookkeeping once tasks are deployed.
@@ -70,12 +62,7 @@ func (a *jobActor) startCheckpoints() error {
 	if !co.Enabled() {
 		return nil
 	}
-	var tasks []checkpoints.TaskID
-	for _, op := range a.job.Plan.Operators {
-		for i := 0; i < op.Parallelism; i++ {
-			tasks = append(tasks, taskID(op, i))
-		}
-	}
+	tasks := a.topo.Tasks
 	last, after := uint64(0), uint64(0)
 	if co.FirstID > 0 {
 		last, after = co.FirstID-1, co.FirstID-1
@@ -83,11 +70,12 @@ func (a *jobActor) startCheckpoints() error {
 	if co.Restore != nil {
 		last = co.Restore.CheckpointID
 	}
-	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain, Tasks: tasks, After: after}, last, a.job.now())
+	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain,
+		Tasks: tasks, Sources: a.topo.Sources, Sinks: a.topo.Sinks, After: after}, last, a.job.now())
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
-	a.ckpt = &jobCheckpoints{coord: c, acks: map[checkpoints.TaskID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}, idle: map[[2]int]bool{}}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
 	a.job.uploads = newUploader(a.job.node.quit, 2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
@@ -111,7 +99,7 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.sv != nil {
 			a.carryOutSupervision(ctx, a.sv.sup.Tick(now))
 		}
-		if c.final || a.restarting() || !a.wired {
+		if c.coord.FinalDone() || a.restarting() || !a.wired {
 			return true // no checkpoint before the job is wired, nor while a region is being restored
 		}
 		acts = c.coord.Tick(now)
@@ -132,33 +120,22 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		} else {
 			acts = c.coord.OnManifestWritten(m.id, now)
 		}
-		defer a.restartWaiting(ctx)
+		if a.sv != nil {
+			defer func() { a.carryOutSupervision(ctx, a.sv.sup.OnManifestWriteEnded()) }()
+		}
 	case *sourceIdleMsg:
 		if a.stale(m.op, m.instance, m.gen) {
 			return true
 		}
-		c.idle[[2]int{m.op, m.instance}] = true
-		if len(c.idle) == a.sources() && !c.finalAsked {
-			c.finalAsked = true
+		acts = c.coord.OnSourceIdle(a.idOf(m.op, m.instance), now)
+		if len(acts) > 0 {
 			a.job.log.Info().Msg("sources done: taking the final checkpoint")
-			acts = c.coord.RequestFinal(now)
 		}
 	default:
 		return false
 	}
 	a.carryOutCheckpoint(ctx, acts)
 	return true
-}
-
-// sources counts source task instances.
-func (a *jobActor) sources() int {
-	n := 0
-	for _, op := range a.job.Plan.Operators {
-		if op.Kind == plan.KindSource {
-			n += op.Parallelism
-		}
-	}
-	return n
 }
 
 // carryOutCheckpoint performs the bookkeeping's actions.
@@ -172,11 +149,14 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Bool("final", act.Final).Msg("checkpoint triggered")
 			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final, stop: act.Stop})
 		case checkpoints.WriteManifest:
+			if a.sv != nil {
+				a.sv.sup.OnManifestWriteStarted() // no region restarts until it is written
+			}
 			a.writeManifest(ctx, act.ID)
 		case checkpoints.Completed:
 			a.recordCompleted(act)
 			if a.sv != nil {
-				a.sv.sup.OnProgress() // durable progress: restart backoff starts over
+				a.sv.sup.OnCheckpointCompleted(act.ID) // restarts resume from it; backoff starts over
 			}
 			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
 		case checkpoints.Aborted:
@@ -187,11 +167,8 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 		case checkpoints.Delete:
 			a.deleteCheckpoints(act.IDs)
 		case checkpoints.FinalDone:
-			c.final = true
-			c.endID = act.ID
 			a.toSources(ctx, &finishSourceMsg{})
 		case checkpoints.StopDone:
-			c.endID = act.ID
 			a.maybeEnd(ctx)
 		case checkpoints.Ignored:
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Str("task", act.Task.String()).Str("reason", act.Reason).Msg("checkpoint message ignored")
@@ -302,15 +279,5 @@ func (a *jobActor) toAll(ctx actor.Context, m any) {
 				ctx.Send(pid, m)
 			}
 		}
-	}
-}
-
-// restartWaiting restarts regions that waited for a manifest write to end.
-func (a *jobActor) restartWaiting(ctx actor.Context) {
-	if a.sv == nil {
-		return
-	}
-	for r := range a.sv.runs {
-		a.tryRestart(ctx, r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -16,14 +17,9 @@ import (
 // jobCluster is the coordinator's cluster side: where each task runs.
 type jobCluster struct {
 	r      *Remote
-	placed map[[2]int]string // task → node
-	// lostWith holds the tasks whose node was declared lost since they were
-	// placed: their node will not confirm a stop (a node that restarts
-	// quickly is lost and back at once, so Remote's mark alone is not
-	// enough).
-	lostWith map[[2]int]bool
-	unsubs   []func()
-	gen      int // link incarnation of the coordinator's own messages to nodes
+	placed map[taskid.ID]string // task → node
+	unsubs []func()
+	gen    int // link incarnation of the coordinator's own messages to nodes
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -76,7 +72,7 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 		return nil
 	}
 	r := a.job.node.remote
-	a.cl = &jobCluster{r: r, placed: map[[2]int]string{}, lostWith: map[[2]int]bool{}, gen: stamp()}
+	a.cl = &jobCluster{r: r, placed: map[taskid.ID]string{}, gen: stamp()}
 	r.addJob(a.job)
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
@@ -136,8 +132,7 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
 	}
-	a.cl.placed[[2]int{op.ID, i}] = node
-	delete(a.cl.lostWith, [2]int{op.ID, i})
+	a.cl.placed[taskID(op, i)] = node
 	a.job.mu.Lock()
 	if a.job.placement == nil {
 		a.job.placement = map[string]string{}
@@ -149,14 +144,15 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 
 // isRemote reports whether task (op, i) runs on another node.
 func (a *jobActor) isRemote(op, i int) bool {
-	return a.cl != nil && a.cl.placed[[2]int{op, i}] != a.cl.r.node
+	return a.cl != nil && a.cl.placed[a.idOf(op, i)] != a.cl.r.node
 }
 
 // stopTask stops a task for a restart: a local one directly, a remote one
-// through its stand-in, which ends once the task's node reports it gone.
-func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
-	key := [2]int{op, i}
-	if a.isRemote(op, i) && !a.cl.lostWith[key] && !a.cl.r.isLost(a.cl.placed[key]) {
+// through its stand-in, which ends once the task's node reports it gone;
+// the stand-in of a task whose node was lost (lost, as the supervision state
+// machine knows it, or marked lost now) stops at once.
+func (a *jobActor) stopTask(ctx actor.Context, t taskid.ID, pid *actor.PID, lost bool) {
+	if !lost && a.isRemote(t.OperatorID, t.Instance) && !a.cl.r.isLost(a.cl.placed[t]) {
 		ctx.Send(pid, &stopRemoteMsg{})
 		return
 	}
@@ -164,7 +160,8 @@ func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
 }
 
 // onNodeLost fails every task that ran on a lost node; the stand-in of one
-// already stopping for a restart stops at once (the node will not confirm).
+// already stopping for a restart stops at once (the node will not confirm):
+// the supervision state machine decides which.
 func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 	if a.cl == nil || a.ended {
 		return
@@ -175,14 +172,15 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 		if n != node {
 			continue
 		}
-		a.cl.lostWith[key] = true
-		pid := a.tasks[key[0]][key[1]]
-		if pid != nil && a.sv != nil && a.sv.expected[pid.Id] {
-			ctx.Stop(pid)
-			continue
+		pid := a.tasks[key.OperatorID][key.Instance]
+		if a.sv != nil {
+			a.carryOutSupervision(ctx, a.sv.sup.OnNodeLost(key))
+			if a.sv.sup.Stopping(key) {
+				continue
+			}
 		}
 		if pid != nil && !a.finishedTasks[key] {
-			a.job.log.Warn().Str("node", node).Str("task", taskName(a.job.Plan.Operators[key[0]], key[1])).Msg("task lost with its node")
+			a.job.log.Warn().Str("node", node).Str("task", key.String()).Msg("task lost with its node")
 			a.onFailure(ctx, pid, err)
 		}
 	}
@@ -198,7 +196,7 @@ func (a *jobActor) onLinkFailed(ctx actor.Context, m *linkFailedMsg) {
 	failed := false
 	for key, n := range a.cl.placed {
 		// No sender (the coordinator's own subscription lost messages): all.
-		if pid := a.tasks[key[0]][key[1]]; (n == node || m.from == "") && pid != nil {
+		if pid := a.tasks[key.OperatorID][key.Instance]; (n == node || m.from == "") && pid != nil {
 			a.onFailure(ctx, pid, errors.New(m.reason))
 			failed = true
 		}

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-
-	"github.com/weirstream/weir/internal/plan"
 )
 
 // stopCheckpointWait bounds how long a stopping job waits for its stop
@@ -65,8 +63,9 @@ func (a *jobActor) onSinkCommitted(ctx actor.Context, m *sinkCommittedMsg) {
 	if a.stale(m.op, m.instance, m.gen) {
 		return
 	}
-	key := [2]int{m.op, m.instance}
-	a.committed[key] = max(a.committed[key], m.id)
+	if a.ckpt != nil {
+		a.carryOutCheckpoint(ctx, a.ckpt.coord.OnSinkCommitted(a.idOf(m.op, m.instance), m.id))
+	}
 	a.maybeEnd(ctx)
 }
 
@@ -80,35 +79,17 @@ func (a *jobActor) maybeEnd(ctx actor.Context) {
 	c := a.ckpt
 	switch {
 	case c != nil && c.coord.StopDone():
-		if a.sinksCommitted(c.endID) {
-			a.job.log.Info().Uint64("checkpoint", c.endID).Dur("took", time.Since(a.started)).Msg("job stopped")
+		if c.coord.EndCommitted() {
+			a.job.log.Info().Uint64("checkpoint", c.coord.EndID()).Dur("took", time.Since(a.started)).Msg("job stopped")
 			a.end(ctx, nil)
 		}
 	case a.finished == a.total:
-		if c != nil && !a.sinksCommitted(c.endID) {
+		if c != nil && !c.coord.EndCommitted() {
 			return
 		}
 		a.job.log.Info().Dur("took", time.Since(a.started)).Msg("job finished")
 		a.end(ctx, nil)
 	}
-}
-
-// sinksCommitted reports whether every sink task committed checkpoint id (> 0).
-func (a *jobActor) sinksCommitted(id uint64) bool {
-	if id == 0 {
-		return false
-	}
-	for _, op := range a.job.Plan.Operators {
-		if op.Kind != plan.KindSink {
-			continue
-		}
-		for i := 0; i < op.Parallelism; i++ {
-			if a.committed[[2]int{op.ID, i}] < id {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // failWhileEnding handles a task failure once the job is ending (final
@@ -119,12 +100,12 @@ func (a *jobActor) sinksCommitted(id uint64) bool {
 func (a *jobActor) failWhileEnding(ctx actor.Context, err error) {
 	c := a.ckpt
 	switch {
-	case c.endID > 0 && a.sinksCommitted(c.endID):
-		a.job.log.Warn().Err(err).Uint64("checkpoint", c.endID).Msg("failure after every sink committed the last checkpoint: finishing")
+	case c.coord.EndCommitted():
+		a.job.log.Warn().Err(err).Uint64("checkpoint", c.coord.EndID()).Msg("failure after every sink committed the last checkpoint: finishing")
 		a.end(ctx, nil)
 	case a.stopping:
 		a.end(ctx, fmt.Errorf("while stopping, before every sink committed the stop checkpoint: %w", err))
 	default:
-		a.end(ctx, fmt.Errorf("after the final checkpoint %d, before every sink committed it: %w", c.endID, err))
+		a.end(ctx, fmt.Errorf("after the final checkpoint %d, before every sink committed it: %w", c.coord.EndID(), err))
 	}
 }

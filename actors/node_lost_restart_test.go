@@ -139,8 +139,8 @@ func (g *lostNodeRig) await(why string, ok func(RegionDump) bool) {
 }
 
 // TestNodeLostAgainWhileItsRegionRestores: node c is declared lost; the
-// region stops, but b confirms the stop of its sink late, so the region is
-// still restoring when c is declared lost a second time (it restarted
+// region stops, but b confirms the stop of its sink late, so the region's
+// restart is due but still waiting when c is declared lost a second time (it restarted
 // quickly: once silent, once back with a new boot). The second loss must
 // not count the region's tasks that are already gone as alive again: once b
 // confirms, the region restarts and runs. Before the fix the region waited
@@ -148,9 +148,11 @@ func (g *lostNodeRig) await(why string, ok func(RegionDump) bool) {
 func TestNodeLostAgainWhileItsRegionRestores(t *testing.T) {
 	g := startLostNodeRig(t)
 	g.loseC()
-	g.await("region did not wait for b's late stop while restoring", func(r RegionDump) bool { return r.State == "restoring" && r.Alive == 1 })
+	// The restart is due but waits (the region stays stopped) for b's sink.
+	waiting := func(r RegionDump) bool { return r.State == "stopped" && r.RestartDue && r.Alive == 1 }
+	g.await("region did not wait for b's late stop with its restart due", waiting)
 	g.job.NodeLost("c")
-	if r := g.region(); r.State != "restoring" || r.Alive != 1 {
+	if r := g.region(); !waiting(r) {
 		t.Fatalf("after the second loss of c the region waits for %d tasks (state %s), want only b's sink: %s", r.Alive, r.State, g.dump())
 	}
 	g.open()

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/supervision"
 )
@@ -46,47 +48,40 @@ func (j *Job) Supervision() SupervisionStats {
 	return s
 }
 
-// regionRun is the actor side of one region's restart.
-type regionRun struct {
-	alive      int  // tasks not yet terminated after StopRegion
-	restartDue bool // RestartRegion came; restart once alive == 0 and no manifest is being written
-	readying   int  // respawned tasks that have not reported ready
-	failedAt   time.Time
-	waiting    bool // restarted, waiting for the first processed record
-}
-
-// jobSupervision is the job actor's supervision side.
+// jobSupervision is the job actor's supervision side: the restart state
+// machine, whose actions the actor carries out, and the chaos killer.
 type jobSupervision struct {
-	sup      *supervision.Supervisor
-	regions  []supervision.Region
-	regionOf map[[2]int]int
-	runs     []regionRun
-	expected map[string]bool // task actors we stopped on purpose
-	rng      *rand.Rand
-	chaos    *ticker
+	sup   *supervision.Supervisor
+	rng   *rand.Rand
+	chaos *ticker
 	// killedAt is the newest checkpoint triggered when chaos last killed an
 	// actor; the next kill waits for a later checkpoint to complete.
 	killedAt uint64
 	killed   bool
 }
 
-// startSupervision builds the regions and the restart state machine.
+// startSupervision builds the regions and the restart state machine, and
+// tells it which incarnation of each task was deployed.
 func (a *jobActor) startSupervision(ctx actor.Context) error {
 	so := a.job.opts.Supervision
-	regions := supervision.Regions(a.job.Plan)
-	sup, err := supervision.New(supervision.Config{Regions: regions,
+	regions := a.topo.Regions
+	var latest uint64
+	if r := a.job.opts.Checkpoint.Restore; r != nil {
+		latest = r.CheckpointID
+	}
+	sup, err := supervision.New(supervision.Config{Regions: regions, Latest: latest,
 		Intensity: supervision.Intensity{MaxRestarts: so.MaxRestarts, Window: so.Window, Backoff: so.Backoff}})
 	if err != nil {
 		return fmt.Errorf("supervision: %w", err)
 	}
-	s := &jobSupervision{sup: sup, regions: regions, regionOf: map[[2]int]int{}, runs: make([]regionRun, len(regions)),
-		expected: map[string]bool{}, rng: rand.New(rand.NewSource(so.ChaosSeed))}
 	for _, r := range regions {
 		for _, t := range r.Tasks {
-			s.regionOf[[2]int{t.OperatorID, t.Instance}] = r.ID
+			if a.tasks[t.OperatorID][t.Instance] != nil {
+				sup.OnTaskStarted(t, a.gens[t])
+			}
 		}
 	}
-	a.sv = s
+	a.sv = &jobSupervision{sup: sup, rng: rand.New(rand.NewSource(so.ChaosSeed))}
 	return nil
 }
 
@@ -104,8 +99,7 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 	if !ok {
 		return
 	}
-	op := a.job.Plan.Operators[at[0]]
-	a.job.log.Error().Err(err).Str("task", taskName(op, at[1])).Msg("task failed")
+	a.job.log.Error().Err(err).Str("task", at.String()).Msg("task failed")
 	a.job.supLog.update(func(s *SupervisionStats) { s.Failures++ })
 	if a.sv == nil || a.ckpt == nil {
 		a.end(ctx, err)
@@ -120,13 +114,12 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		a.end(ctx, err)
 		return
 	}
-	r := a.sv.regionOf[at]
+	r, _ := a.sv.sup.RegionOfTask(at)
 	if st, _ := a.sv.sup.State(r); st == supervision.Restoring {
 		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(r, err.Error(), a.job.now()))
 		return
 	}
-	ref := supervision.TaskRef{Operator: op.Name, OperatorID: op.ID, Instance: at[1]}
-	a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(ref, err.Error(), a.job.now()))
+	a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(at, err.Error(), a.job.now()))
 }
 
 // carryOutSupervision performs the restart state machine's actions.
@@ -134,53 +127,45 @@ func (a *jobActor) carryOutSupervision(ctx actor.Context, acts []supervision.Act
 	for _, act := range acts {
 		switch act := act.(type) {
 		case supervision.StopRegion:
-			a.stopRegion(ctx, act.Region, act.Tasks)
+			a.stopRegion(ctx, act)
+		case supervision.StopLocally:
+			if pid := a.tasks[act.Task.OperatorID][act.Task.Instance]; pid != nil {
+				ctx.Stop(pid)
+			}
 		case supervision.RestartRegion:
-			a.sv.runs[act.Region].restartDue = true
-			a.tryRestart(ctx, act.Region)
+			a.restartRegion(ctx, act)
+		case supervision.RegionReady:
+			a.regionRunning(ctx, act)
+		case supervision.RecordRecovery:
+			a.job.supLog.update(func(s *SupervisionStats) { s.Recovery = append(s.Recovery, act.Took) })
+			a.job.log.Info().Dur("recovery", act.Took).Str("task", act.Task.String()).Int("region", act.Region).Msg("region recovered")
 		case supervision.FailJob:
-			a.end(ctx, fmt.Errorf("job %q failed after too many restarts (keeping its last checkpoint for --restore): task %s[%d]: %s",
-				a.job.Plan.Name, act.Task.Operator, act.Task.Instance, act.Cause))
+			a.end(ctx, fmt.Errorf("job %q failed after too many restarts (keeping its last checkpoint for --restore): task %v: %s",
+				a.job.Plan.Name, act.Task, act.Cause))
 		case supervision.Ignored:
-			a.job.log.Debug().Str("reason", act.Reason).Msg("failure report ignored")
+			a.job.log.Debug().Str("reason", act.Reason).Msg("supervision event ignored")
 		}
 	}
 }
 
-// stopRegion stops a failed region's tasks (their channels stop with them) and
-// aborts the checkpoint they can no longer finish.
-func (a *jobActor) stopRegion(ctx actor.Context, region int, tasks []supervision.TaskRef) {
-	run := &a.sv.runs[region]
-	run.failedAt, run.alive, run.restartDue, run.waiting, run.readying = time.Now(), 0, false, false, 0
-	hasSource := false
-	for _, t := range tasks {
-		// A source counts even if its actor is already gone (stopped or
-		// poisoned): its idle report is void and it will read again.
-		if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
-			hasSource = true
-			delete(a.ckpt.idle, [2]int{t.OperatorID, t.Instance})
+// stopRegion stops a failed region's running tasks (their channels stop with
+// them) and aborts the checkpoint they can no longer finish.
+func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
+	// A source counts even if its actor is already gone (stopped or
+	// poisoned): its idle report is void and it will read again.
+	a.ckpt.coord.OnSourcesRestarting(act.Tasks)
+	for _, t := range act.Alive {
+		if pid := a.tasks[t.OperatorID][t.Instance]; pid != nil {
+			a.stopTask(ctx, t, pid, slices.Contains(act.Lost, t))
 		}
-		pid := a.tasks[t.OperatorID][t.Instance]
-		if pid == nil {
-			continue
-		}
-		a.sv.expected[pid.Id] = true
-		run.alive++
-		a.stopTask(ctx, t.OperatorID, t.Instance, pid)
-	}
-	if hasSource {
-		a.ckpt.finalAsked = false
-		a.ckpt.coord.CancelFinal()
 	}
 	a.ckpt.coord.Pause() // no barrier may go to sources being restored
 	if id, ok := a.ckpt.coord.Pending(); ok {
-		if _, writing := a.ckpt.coord.Writing(); !writing && len(tasks) > 0 {
-			t := tasks[0]
-			op := a.job.Plan.Operators[t.OperatorID]
-			a.carryOutCheckpoint(ctx, a.ckpt.coord.OnDecline(id, taskID(op, t.Instance), "region restarting", a.job.now()))
+		if _, writing := a.ckpt.coord.Writing(); !writing && len(act.Tasks) > 0 {
+			a.carryOutCheckpoint(ctx, a.ckpt.coord.OnDecline(id, act.Tasks[0], "region restarting", a.job.now()))
 		}
 	}
-	a.job.log.Warn().Int("region", region).Int("tasks", len(tasks)).Msg("region stopped for restart")
+	a.job.log.Warn().Int("region", act.Region).Int("tasks", len(act.Tasks)).Int("stopping", len(act.Alive)).Msg("region stopped for restart")
 }
 
 // onTerminated notes a task actor that ended; an unexpected end is a failure.
@@ -189,57 +174,47 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 	if !ok || a.ended {
 		return
 	}
-	if a.sv != nil && a.sv.expected[who.Id] {
-		delete(a.sv.expected, who.Id)
-		// The task is gone: a later StopRegion of its region (another
-		// failure before the restart) must neither count nor stop it again,
-		// and a later node loss must not fail it again.
-		a.tasks[at[0]][at[1]] = nil
-		a.setReady(at, false)
-		delete(a.byPID, who.Id)
-		r := a.sv.regionOf[at]
-		a.sv.runs[r].alive--
-		a.tryRestart(ctx, r)
+	if a.sv != nil {
+		acts, end := a.sv.sup.OnTaskEnded(at, a.gens[at])
+		switch end {
+		case supervision.EndStale:
+			a.carryOutSupervision(ctx, acts)
+			return
+		case supervision.EndStopped:
+			// The task is gone: a later StopRegion of its region (another
+			// failure before the restart) must neither count nor stop it
+			// again, and a later node loss must not fail it again.
+			a.tasks[at.OperatorID][at.Instance] = nil
+			a.setReady(at, false)
+			delete(a.byPID, who.Id)
+			a.carryOutSupervision(ctx, acts)
+			return
+		}
+	}
+	if a.tasks[at.OperatorID][at.Instance] == nil || a.finishedTasks[at] {
 		return
 	}
-	if a.tasks[at[0]][at[1]] == nil || a.finishedTasks[at] {
-		return
-	}
-	a.tasks[at[0]][at[1]] = nil
+	a.tasks[at.OperatorID][at.Instance] = nil
 	a.setReady(at, false)
 	a.onFailure(ctx, who, errors.New("task actor stopped from outside"))
 }
 
-// tryRestart respawns a region once its old tasks are gone and no manifest is
-// being written (a manifest in flight decides which checkpoint is the latest).
-func (a *jobActor) tryRestart(ctx actor.Context, region int) {
-	run := &a.sv.runs[region]
-	if !run.restartDue || run.alive > 0 {
-		return
-	}
-	if _, writing := a.ckpt.coord.Writing(); writing {
-		return
-	}
-	run.restartDue = false
-	m, err := a.latestManifest()
+// restartRegion respawns a region from the checkpoint the state machine names.
+func (a *jobActor) restartRegion(ctx actor.Context, act supervision.RestartRegion) {
+	m, err := a.manifest(act.Checkpoint)
 	if err != nil {
-		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(region, err.Error(), a.job.now()))
+		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(act.Region, err.Error(), a.job.now()))
 		return
 	}
-	var from uint64
-	if m != nil {
-		from = m.CheckpointID
-	}
-	a.job.log.Info().Int("region", region).Uint64("checkpoint", from).Msg("restarting region from the latest checkpoint")
-	run.readying = 0
-	for _, t := range a.sv.regions[region].Tasks {
+	a.job.log.Info().Int("region", act.Region).Uint64("checkpoint", act.Checkpoint).Int("attempt", act.Attempt).Msg("restarting region from the latest checkpoint")
+	for _, t := range act.Tasks {
 		op := a.job.Plan.Operators[t.OperatorID]
 		delete(a.byPID, a.pidID(op, t.Instance))
 		if err := a.spawnTask(ctx, op, t.Instance, m); err != nil {
-			a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(region, err.Error(), a.job.now()))
+			a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(act.Region, err.Error(), a.job.now()))
 			return
 		}
-		run.readying++
+		a.sv.sup.OnTaskStarted(t, a.gens[t])
 	}
 }
 
@@ -251,15 +226,10 @@ func (a *jobActor) pidID(op *plan.Operator, instance int) string {
 	return ""
 }
 
-// latestManifest loads the newest completed checkpoint (nil: start over).
-func (a *jobActor) latestManifest() (*store.Manifest, error) {
+// manifest loads checkpoint id's manifest (id 0: nil, start over).
+func (a *jobActor) manifest(id uint64) (*store.Manifest, error) {
 	co := a.job.opts.Checkpoint
-	done := a.ckpt.coord.Completed()
-	var id uint64
-	if len(done) > 0 {
-		id = done[len(done)-1]
-	}
-	if id == 0 || (co.Restore == nil && id < co.FirstID) {
+	if id == 0 {
 		return nil, nil
 	}
 	if co.Restore != nil && id == co.Restore.CheckpointID {
@@ -274,60 +244,45 @@ func (a *jobActor) latestManifest() (*store.Manifest, error) {
 	return m, nil
 }
 
-// regionReady wires and starts a respawned region once all its tasks are ready.
-func (a *jobActor) regionReady(ctx actor.Context, op, instance int) bool {
+// regionReady tells the state machine a task is ready; it reports whether
+// the task belongs to a region being restored.
+func (a *jobActor) regionReady(ctx actor.Context, t taskid.ID) bool {
 	if a.sv == nil {
 		return false
 	}
-	r := a.sv.regionOf[[2]int{op, instance}]
-	run := &a.sv.runs[r]
-	if run.readying == 0 {
-		return false
-	}
-	run.readying--
-	if run.readying > 0 {
-		return true
-	}
-	var tasks [][2]int
-	for _, t := range a.sv.regions[r].Tasks {
-		tasks = append(tasks, [2]int{t.OperatorID, t.Instance})
-	}
+	acts, restoring := a.sv.sup.OnTaskReady(t, a.job.now())
+	a.carryOutSupervision(ctx, acts)
+	return restoring
+}
+
+// regionRunning wires and starts a respawned region whose tasks are all ready.
+func (a *jobActor) regionRunning(ctx actor.Context, act supervision.RegionReady) {
 	if !a.wired {
 		// Restarted before the job was first wired: the whole job is
 		// wired together once every task is ready.
 		a.maybeWireAll(ctx)
 	} else {
-		a.wireTasks(ctx, tasks)
+		a.wireTasks(ctx, act.Tasks)
 	}
 	if a.draining && a.wired {
-		for _, t := range tasks {
-			if a.job.Plan.Operators[t[0]].Kind == plan.KindSource {
-				ctx.Send(a.tasks[t[0]][t[1]], &endInputMsg{})
+		for _, t := range act.Tasks {
+			if a.job.Plan.Operators[t.OperatorID].Kind == plan.KindSource {
+				ctx.Send(a.tasks[t.OperatorID][t.Instance], &endInputMsg{})
 			}
 		}
 	}
-	run.waiting = true
 	a.job.supLog.update(func(s *SupervisionStats) { s.Restarts++ })
-	a.carryOutSupervision(ctx, a.sv.sup.OnRegionRestarted(r, a.job.now()))
 	if !a.restarting() {
 		a.carryOutCheckpoint(ctx, a.ckpt.coord.Resume(a.job.now()))
 	}
-	return true
 }
 
-// onResumed records the recovery time of a region whose task processed input.
-func (a *jobActor) onResumed(op, instance int) {
-	if a.sv == nil {
-		return
+// onResumed tells the state machine a task processed input (the end of a
+// region's recovery time).
+func (a *jobActor) onResumed(ctx actor.Context, op, instance int) {
+	if a.sv != nil {
+		a.carryOutSupervision(ctx, a.sv.sup.OnFirstRecord(a.idOf(op, instance), a.job.now()))
 	}
-	run := &a.sv.runs[a.sv.regionOf[[2]int{op, instance}]]
-	if !run.waiting {
-		return
-	}
-	run.waiting = false
-	d := time.Since(run.failedAt)
-	a.job.supLog.update(func(s *SupervisionStats) { s.Recovery = append(s.Recovery, d) })
-	a.job.log.Info().Dur("recovery", d).Str("task", taskName(a.job.Plan.Operators[op], instance)).Msg("region recovered")
 }
 
 // startChaos starts the goroutine that asks for a kill every so often.
@@ -363,17 +318,11 @@ func (a *jobActor) chaosKill(ctx actor.Context) {
 		a.sv.killed, a.sv.killedAt = true, a.ckpt.coord.LastTriggered()
 	}
 	var victims []*actor.PID
-	for _, row := range a.tasks {
-		for _, pid := range row {
-			if pid != nil && !a.sv.expected[pid.Id] {
+	for op, row := range a.tasks {
+		for i, pid := range row {
+			if pid != nil && !a.sv.sup.Stopping(a.idOf(op, i)) {
 				victims = append(victims, pid)
-			}
-		}
-	}
-	for op, row := range a.inputs {
-		for i, chans := range row {
-			if a.tasks[op][i] != nil && !a.sv.expected[a.tasks[op][i].Id] {
-				victims = append(victims, chans...)
+				victims = append(victims, a.inputs[op][i]...)
 			}
 		}
 	}
@@ -395,14 +344,4 @@ func (a *jobActor) chaosKill(ctx actor.Context) {
 }
 
 // restarting reports whether any region is stopped or being restored.
-func (a *jobActor) restarting() bool {
-	if a.sv == nil {
-		return false
-	}
-	for r := range a.sv.regions {
-		if st, _ := a.sv.sup.State(r); st != supervision.Running {
-			return true
-		}
-	}
-	return false
-}
+func (a *jobActor) restarting() bool { return a.sv != nil && a.sv.sup.Restarting() }

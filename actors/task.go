@@ -38,20 +38,14 @@ type task struct {
 	aligner *barriers.Aligner
 	ckpt    *taskCheckpoint
 	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
-	idle    bool                   // a source that read everything, waiting for the final checkpoint
+	phase   taskPhase              // where the task is in its life; moved only by move
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
-	resumed     bool            // reported its first input after a restore
-	stopping    bool
+	resumed     bool            // reported its first input after a restore (once)
 
-	wired        bool
-	started      bool
-	sourceDone   bool
-	finishing    bool
-	finished     bool
-	pumpQueued   bool
-	closedInst   bool
+	pumpQueued   bool // a pumpMsg is queued
+	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
 }
 
@@ -86,10 +80,11 @@ func (t *task) Receive(ctx actor.Context) {
 			t.fail(fmt.Errorf("wire outputs: %w", err))
 			return
 		}
-		t.wired = true
+		t.move(evWire)
 		t.out.sendEarlyBarriers(ctx)
+		t.schedulePump(ctx) // the start may have come first (priority lane)
 	case *startMsg:
-		t.started = true
+		t.move(evStart)
 		t.schedulePump(ctx)
 	case *deliverMsg:
 		t.in.deliver(t, m.input, m.buf)
@@ -101,7 +96,7 @@ func (t *task) Receive(ctx actor.Context) {
 		t.out.credit(ctx, m.output, m.channel, m.n)
 		t.pump(ctx)
 	case *flushTickMsg:
-		if t.wired {
+		if t.phase.wired() {
 			t.out.flushAll(ctx)
 		}
 	case *pumpMsg:
@@ -110,8 +105,8 @@ func (t *task) Receive(ctx actor.Context) {
 	case *endInputMsg:
 		t.endInput(ctx)
 	case *finishSourceMsg:
-		if t.src != nil && !t.sourceDone {
-			t.sourceDone = true
+		if t.src != nil {
+			t.move(evEndSource)
 			t.pump(ctx)
 		}
 	case *triggerMsg:
@@ -139,10 +134,10 @@ func (t *task) Receive(ctx actor.Context) {
 	case *linkFailedMsg:
 		t.fail(fmt.Errorf("%s", m.reason))
 	case *actor.Stopping:
-		t.stopping = true
+		t.move(evStop)
 		t.unlisten(ctx)
 	case *actor.Terminated:
-		if !t.stopping {
+		if t.phase.work != workStopping {
 			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
 		}
 	case *actor.Stopped:
@@ -207,6 +202,16 @@ func (t *task) onStarted(ctx actor.Context) {
 	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, gen: t.gen, inputs: pids})
 }
 
+// move applies ev to the task's phase; an event the phase cannot take is a
+// task failure (a bug, never silently ignored).
+func (t *task) move(ev taskEvent) {
+	p, err := t.phase.on(ev)
+	if err != nil {
+		t.fail(err)
+	}
+	t.phase = p
+}
+
 // fail turns an error into a task failure handled by the supervisor.
 func (t *task) fail(err error) {
 	panic(&TaskError{Task: t.name, Err: err})
@@ -225,7 +230,7 @@ const pumpBudget = 16
 
 // pump does as much work as credit allows, a bounded amount at a time.
 func (t *task) pump(ctx actor.Context) {
-	if !t.started || t.finished {
+	if !t.phase.running() {
 		return
 	}
 	for n := 0; n < pumpBudget; n++ {
@@ -233,11 +238,11 @@ func (t *task) pump(ctx actor.Context) {
 			return
 		}
 		if t.src != nil {
-			if t.sourceDone {
+			switch t.phase.work {
+			case workEnding, workFinishing:
 				t.finish(ctx)
 				return
-			}
-			if t.idle {
+			case workIdle:
 				return
 			}
 			t.readSource(ctx)
@@ -284,15 +289,15 @@ func (t *task) readSource(ctx actor.Context) {
 // endInput stops a source from reading. With checkpoints it goes idle and waits
 // for the final checkpoint before ending its outputs; without, it ends them now.
 func (t *task) endInput(ctx actor.Context) {
-	if t.src == nil || t.sourceDone || t.idle {
+	if t.src == nil || t.phase.work != workReading {
 		return
 	}
 	if !t.job.opts.Checkpoint.Enabled() {
-		t.sourceDone = true
+		t.move(evEndSource)
 		t.pump(ctx)
 		return
 	}
-	t.idle = true
+	t.move(evIdle)
 	t.out.ctx = ctx
 	t.out.flushAll(ctx)
 	ctx.Send(ctx.Parent(), &sourceIdleMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
@@ -301,8 +306,8 @@ func (t *task) endInput(ctx actor.Context) {
 // finish runs once every input has ended: the operator finishes, outputs flush
 // and end, and the job is told when everything is sent.
 func (t *task) finish(ctx actor.Context) {
-	if !t.finishing {
-		t.finishing = true
+	if t.phase.work != workFinishing {
+		t.move(evFinish)
 		t.out.ctx = ctx
 		switch {
 		case t.tr != nil:
@@ -316,8 +321,8 @@ func (t *task) finish(ctx actor.Context) {
 		}
 		t.out.endAll(ctx)
 	}
-	if !t.finished && t.out.allEnded() {
-		t.finished = true
+	if t.phase.work == workFinishing && t.out.allEnded() {
+		t.move(evAllEnded)
 		t.closeInstance()
 		ctx.Send(ctx.Parent(), &taskFinishedMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
 	}

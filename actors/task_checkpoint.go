@@ -46,12 +46,12 @@ func (t *task) now() time.Duration { return time.Since(t.job.started) }
 // final checkpoint's barrier is aligned; the stop checkpoint's overtakes, and
 // the source reads nothing after it.
 func (t *task) onTrigger(ctx actor.Context, id uint64, final, stop bool) {
-	if t.finished {
+	if t.phase.work == workFinished {
 		return
 	}
 	unaligned := (t.job.opts.Checkpoint.Mode == barriers.Unaligned && !final) || stop
 	if stop {
-		t.idle = true
+		t.move(evIdle)
 	}
 	t.takeSnapshot(id)
 	t.out.barrier(ctx, id, unaligned, final)

@@ -115,7 +115,7 @@ func TestSupersededCheckpointIsDeclined(t *testing.T) {
 	root.Send(source(0), &triggerMsg{id: 5})
 	// The sink acknowledges 5 once the map forwarded its barrier: the map is
 	// then in checkpoint 5, which only 6 can end.
-	sinkAcked := func() bool { return strings.Contains(log.String(), `"checkpoint":5,"task":"sink/0"`) }
+	sinkAcked := func() bool { return strings.Contains(log.String(), `"checkpoint":5,"task":"sink[0]"`) }
 	if !poll.Until(flowDeadline, poll.Every, sinkAcked) {
 		t.Fatalf("checkpoint 5 did not reach the sink; log:\n%s", log.String())
 	}

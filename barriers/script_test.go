@@ -26,6 +26,7 @@ import (
 //	timeout id=K now=D                         -> actions
 //	abort id=K                                 -> actions
 //	inprogress                                 -> id or none
+//	rebuild consumed=a,b,...                   -> a new input set: ok or error
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var a *Aligner
@@ -96,6 +97,11 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 		return actionLines(a.OnTimeout(c.Uint64("id"), c.DurationOr("now", 0)))
 	case "abort":
 		return actionLines(a.Abort(c.Uint64("id")))
+	case "rebuild":
+		if err := a.Rebuild(c.Uint64ListOr("consumed")); err != nil {
+			return errLines(err)
+		}
+		return []string{"ok"}
 	case "inprogress":
 		if id, ok := a.InProgress(); ok {
 			return []string{strconv.FormatUint(id, 10)}

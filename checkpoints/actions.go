@@ -3,6 +3,8 @@ package checkpoints
 import (
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // Action is one thing the coordinator actor must do, in the order returned.
@@ -59,7 +61,7 @@ type StopDone struct{ ID uint64 }
 // triggered; it is for logs and metrics.
 type Ignored struct {
 	ID     uint64
-	Task   TaskID
+	Task   task.ID
 	Reason string
 }
 

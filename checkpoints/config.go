@@ -4,20 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // ErrInvalidConfig is returned by New for a configuration it cannot run.
 var ErrInvalidConfig = errors.New("checkpoints: invalid config")
-
-// TaskID names one parallel instance of an operator, a task that must
-// acknowledge every checkpoint.
-type TaskID struct {
-	Operator string
-	Instance int
-}
-
-// String renders the task as operator/instance.
-func (t TaskID) String() string { return fmt.Sprintf("%s/%d", t.Operator, t.Instance) }
 
 // Config is the checkpoint policy of one job.
 type Config struct {
@@ -30,7 +22,13 @@ type Config struct {
 	// Retain is how many of the newest completed checkpoints to keep (>= 1).
 	Retain int
 	// Tasks is every task that must acknowledge a checkpoint.
-	Tasks []TaskID
+	Tasks []task.ID
+	// Sources are the tasks of Tasks that read the job's input: once every
+	// one is idle (OnSourceIdle) the final checkpoint is requested.
+	Sources []task.ID
+	// Sinks are the tasks of Tasks that commit output: the job ends once
+	// every one committed the final or stop checkpoint (OnSinkCommitted).
+	Sinks []task.ID
 	// After, when larger than the checkpoint New continues from, is the
 	// newest id already used in the store (by checkpoints newer than the
 	// restored one, or never completed): new ids start after it, so a restore
@@ -51,12 +49,24 @@ func (c Config) validate() error {
 	if len(c.Tasks) == 0 {
 		return fmt.Errorf("no tasks: %w", ErrInvalidConfig)
 	}
-	seen := make(map[TaskID]bool, len(c.Tasks))
+	seen := make(map[task.ID]bool, len(c.Tasks))
 	for _, t := range c.Tasks {
 		if seen[t] {
 			return fmt.Errorf("task %v listed twice: %w", t, ErrInvalidConfig)
 		}
 		seen[t] = true
+	}
+	for _, set := range []struct {
+		name  string
+		tasks []task.ID
+	}{{"source", c.Sources}, {"sink", c.Sinks}} {
+		in := make(map[task.ID]bool, len(set.tasks))
+		for _, t := range set.tasks {
+			if !seen[t] || in[t] {
+				return fmt.Errorf("%s %v not a task or listed twice: %w", set.name, t, ErrInvalidConfig)
+			}
+			in[t] = true
+		}
 	}
 	return nil
 }

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // Coordinator is the checkpoint bookkeeping of one job. It is not safe for
 // concurrent use; the coordinator actor calls it from one goroutine.
 type Coordinator struct {
 	cfg   Config
-	tasks map[TaskID]struct{}
+	tasks map[task.ID]struct{}
 
 	lastID   uint64        // newest id triggered (or restored)
 	nextAt   time.Duration // earliest time of the next non-final trigger
@@ -23,7 +25,7 @@ type Coordinator struct {
 	final    bool
 	stop     bool
 	writing  bool // all acks in, manifest being written
-	acked    map[TaskID]struct{}
+	acked    map[task.ID]struct{}
 
 	// paused holds back triggers while a region is being restored.
 	paused bool
@@ -32,6 +34,10 @@ type Coordinator struct {
 	finalDone      bool
 	stopRequested  bool
 	stopDone       bool
+	endID          uint64 // the final or stop checkpoint, once completed
+
+	sources   map[task.ID]bool   // source → idle
+	committed map[task.ID]uint64 // sink → newest checkpoint it committed
 }
 
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
@@ -44,12 +50,20 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 	}
 	c := &Coordinator{
 		cfg:    cfg,
-		tasks:  make(map[TaskID]struct{}, len(cfg.Tasks)),
+		tasks:  make(map[task.ID]struct{}, len(cfg.Tasks)),
 		lastID: max(lastCompleted, cfg.After),
 		nextAt: now + cfg.Interval,
-		acked:  make(map[TaskID]struct{}, len(cfg.Tasks)),
+		acked:  make(map[task.ID]struct{}, len(cfg.Tasks)),
 	}
 	c.cfg.Tasks = slices.Clone(cfg.Tasks)
+	c.sources = make(map[task.ID]bool, len(cfg.Sources))
+	for _, t := range cfg.Sources {
+		c.sources[t] = false
+	}
+	c.committed = make(map[task.ID]uint64, len(cfg.Sinks))
+	for _, t := range cfg.Sinks {
+		c.committed[t] = 0
+	}
 	for _, t := range cfg.Tasks {
 		c.tasks[t] = struct{}{}
 	}
@@ -121,9 +135,9 @@ func (c *Coordinator) collecting(id uint64) bool {
 }
 
 // knownTask reports an event from a task outside the job as Ignored.
-func (c *Coordinator) knownTask(id uint64, task TaskID, event string) (Action, bool) {
-	if _, ok := c.tasks[task]; ok {
+func (c *Coordinator) knownTask(id uint64, tk task.ID, event string) (Action, bool) {
+	if _, ok := c.tasks[tk]; ok {
 		return nil, true
 	}
-	return Ignored{ID: id, Task: task, Reason: event + " from a task not in the job"}, false
+	return Ignored{ID: id, Task: tk, Reason: event + " from a task not in the job"}, false
 }

@@ -6,19 +6,21 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 func TestNewCopiesTasks(t *testing.T) {
-	tasks := []TaskID{{"a", 0}}
+	tasks := []task.ID{{Operator: "a", Instance: 0}}
 	c, err := New(Config{Interval: 0, Timeout: time.Second, Retain: 1, Tasks: tasks}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks[0] = TaskID{"b", 0}
+	tasks[0] = task.ID{Operator: "b", Instance: 0}
 	if got := c.Tick(0); !slices.Equal(got, []Action{Trigger{ID: 1}}) {
 		t.Fatalf("Tick = %v", got)
 	}
-	if got := c.OnAck(1, TaskID{"a", 0}, 0); !slices.Equal(got, []Action{WriteManifest{ID: 1}}) {
+	if got := c.OnAck(1, task.ID{Operator: "a", Instance: 0}, 0); !slices.Equal(got, []Action{WriteManifest{ID: 1}}) {
 		t.Fatalf("ack from the configured task: %v", got)
 	}
 }
@@ -31,7 +33,7 @@ func TestInvalidConfigIsClassified(t *testing.T) {
 }
 
 func TestCompletedIsACopy(t *testing.T) {
-	c, err := New(Config{Timeout: time.Second, Retain: 2, Tasks: []TaskID{{"a", 0}}}, 5, 0)
+	c, err := New(Config{Timeout: time.Second, Retain: 2, Tasks: []task.ID{{Operator: "a", Instance: 0}}}, 5, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +46,9 @@ func TestCompletedIsACopy(t *testing.T) {
 func BenchmarkCheckpointCycle(b *testing.B) {
 	for _, n := range []int{4, 64} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
-			var tasks []TaskID
+			var tasks []task.ID
 			for i := range n {
-				tasks = append(tasks, TaskID{Operator: "op", Instance: i})
+				tasks = append(tasks, task.ID{Operator: "op", Instance: i})
 			}
 			c, err := New(Config{Timeout: time.Hour, Retain: 3, Tasks: tasks}, 0, 0)
 			if err != nil {
@@ -58,8 +60,8 @@ func BenchmarkCheckpointCycle(b *testing.B) {
 				now += time.Millisecond
 				acts := c.Tick(now)
 				id := acts[len(acts)-1].(Trigger).ID
-				for _, task := range tasks {
-					c.OnAck(id, task, now)
+				for _, tk := range tasks {
+					c.OnAck(id, tk, now)
 				}
 				c.OnManifestWritten(id, now)
 			}
@@ -68,7 +70,7 @@ func BenchmarkCheckpointCycle(b *testing.B) {
 }
 
 func TestCancelFinal(t *testing.T) {
-	tasks := []TaskID{{"src", 0}, {"sink", 0}}
+	tasks := []task.ID{{Operator: "src", Instance: 0}, {Operator: "sink", Instance: 0}}
 	c, err := New(Config{Interval: time.Second, Timeout: time.Minute, Retain: 2, Tasks: tasks}, 0, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 // Package checkpoints holds the coordinator's checkpoint bookkeeping as a pure
 // state machine: when to trigger, which tasks have acknowledged, when to write
 // the manifest, when a checkpoint is complete or aborted, which old
-// checkpoints to delete, and the final checkpoint at the end of input.
+// checkpoints to delete, the final checkpoint once every source is idle, and
+// whether every sink committed the final or stop checkpoint.
 //
 // A Coordinator is fed events with the logical time and answers with Actions
 // for the coordinator actor to carry out in the order given. It starts no

@@ -3,6 +3,8 @@ package checkpoints
 import (
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // Tick advances logical time. It aborts the checkpoint in flight if its
@@ -29,20 +31,20 @@ func (c *Coordinator) Tick(now time.Duration) []Action {
 // has acknowledged it returns WriteManifest. Duplicate and stale
 // acknowledgements are dropped; one from a task not in the job, or for an id
 // never triggered, is reported as Ignored.
-func (c *Coordinator) OnAck(id uint64, task TaskID, now time.Duration) []Action {
-	if act, ok := c.knownTask(id, task, "ack"); !ok {
+func (c *Coordinator) OnAck(id uint64, tk task.ID, now time.Duration) []Action {
+	if act, ok := c.knownTask(id, tk, "ack"); !ok {
 		return []Action{act}
 	}
 	if id > c.lastID {
-		return []Action{Ignored{ID: id, Task: task, Reason: "ack for a checkpoint never triggered"}}
+		return []Action{Ignored{ID: id, Task: tk, Reason: "ack for a checkpoint never triggered"}}
 	}
 	if !c.collecting(id) {
 		return nil // stale: aborted, completed or already writing
 	}
-	if _, dup := c.acked[task]; dup {
+	if _, dup := c.acked[tk]; dup {
 		return nil
 	}
-	c.acked[task] = struct{}{}
+	c.acked[tk] = struct{}{}
 	if len(c.acked) < len(c.tasks) {
 		return nil
 	}
@@ -53,14 +55,14 @@ func (c *Coordinator) OnAck(id uint64, task TaskID, now time.Duration) []Action 
 // OnDecline handles task failing to snapshot checkpoint id: the checkpoint is
 // aborted, and the next one follows after Interval (at once if a final
 // checkpoint is wanted). Declines for other ids are dropped.
-func (c *Coordinator) OnDecline(id uint64, task TaskID, reason string, now time.Duration) []Action {
-	if act, ok := c.knownTask(id, task, "decline"); !ok {
+func (c *Coordinator) OnDecline(id uint64, tk task.ID, reason string, now time.Duration) []Action {
+	if act, ok := c.knownTask(id, tk, "decline"); !ok {
 		return []Action{act}
 	}
 	if !c.collecting(id) {
 		return nil
 	}
-	return c.abort(nil, fmt.Sprintf("declined by %v: %s", task, reason), now)
+	return c.abort(nil, fmt.Sprintf("declined by %v: %s", tk, reason), now)
 }
 
 // OnManifestWritten completes checkpoint id once its manifest is durable:
@@ -81,10 +83,10 @@ func (c *Coordinator) OnManifestWritten(id uint64, now time.Duration) []Action {
 	}
 	switch {
 	case final:
-		c.finalDone = true
+		c.finalDone, c.endID = true, id
 		acts = append(acts, FinalDone{ID: id})
 	case stop:
-		c.stopDone = true
+		c.stopDone, c.endID = true, id
 		acts = append(acts, StopDone{ID: id})
 	}
 	return c.end(acts, now)

@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"errors"
 	"fmt"
+	"github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/internal/testseed"
 	"math/rand/v2"
 	"slices"
@@ -30,7 +31,7 @@ type model struct {
 	pending   uint64 // 0: none
 	trigAt    time.Duration
 	final     bool // pending one is final
-	acked     map[TaskID]bool
+	acked     map[task.ID]bool
 	writing   bool
 	endedAt   time.Duration
 	completed []uint64
@@ -77,7 +78,7 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 				m.fatalf("%s: %v before the interval (ended %v)", event, act, m.endedAt)
 			}
 			m.lastID, m.pending, m.trigAt, m.final, m.stop = act.ID, act.ID, m.now, act.Final, act.Stop
-			m.acked, m.writing = map[TaskID]bool{}, false
+			m.acked, m.writing = map[task.ID]bool{}, false
 		case WriteManifest:
 			if act.ID != m.pending || m.writing || len(m.acked) != len(m.cfg.Tasks) {
 				m.fatalf("%s: %v with pending %d, %d of %d acks, writing=%v",
@@ -164,7 +165,7 @@ func runRandom(t *testing.T, seed uint64) {
 		Retain:   1 + rng.IntN(3),
 	}
 	for i := range 1 + rng.IntN(4) {
-		cfg.Tasks = append(cfg.Tasks, TaskID{Operator: "op", Instance: i})
+		cfg.Tasks = append(cfg.Tasks, task.ID{Operator: "op", Instance: i})
 	}
 	where := fmt.Sprintf("seed %d (replay: go test -run TestRandomRuns ./checkpoints -seed=%d) %+v", seed, seed, cfg)
 	c, err := New(cfg, 0, 0)
@@ -172,7 +173,7 @@ func runRandom(t *testing.T, seed uint64) {
 		t.Fatalf("%s: %v", where, err)
 	}
 	m := &model{t: t, where: where, cfg: cfg}
-	stranger := TaskID{Operator: "stranger", Instance: 0}
+	stranger := task.ID{Operator: "stranger", Instance: 0}
 	finalAt := 200 + rng.IntN(400)
 	stopAt := -1
 	if rng.IntN(2) == 0 {

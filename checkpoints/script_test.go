@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/scripttest"
+	"github.com/weirstream/weir/internal/task"
 )
 
 // A script in testdata/*.txt is a list of blocks separated by blank lines:
@@ -18,7 +19,7 @@ import (
 //
 // Commands:
 //
-//	new interval=D timeout=D retain=R tasks=op/i,... [last=K] [after=K] now=D
+//	new interval=D timeout=D retain=R tasks=op/i,... [sources=op/i,...] [sinks=op/i,...] [last=K] [after=K] now=D
 //	tick now=D
 //	ack id=K task=op/i now=D
 //	acks id=K now=D                      (every task acknowledges, in order)
@@ -30,6 +31,12 @@ import (
 //	pause
 //	resume now=D
 //	pending | completed
+//	idle task=op/i now=D                 a source waits for the final checkpoint
+//	restarting tasks=op/i,...            tasks restart: their sources read again
+//	committed task=op/i id=K             a sink committed checkpoint K
+//	end                                  idle sources, final requested, end checkpoint, all committed
+//	rebuild tasks=op/i,... [sources=...] [sinks=...]   Rebuild (a new plan)
+//	tasks                                the tasks that must acknowledge
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -39,13 +46,7 @@ func TestScripts(t *testing.T) {
 
 type scriptState struct {
 	c     *Coordinator
-	tasks []TaskID
-}
-
-// taskID reads key's op/instance.
-func taskID(c *scripttest.Command, key string) TaskID {
-	id := c.Task(key)
-	return TaskID{Operator: id.Operator, Instance: id.Instance}
+	tasks []task.ID
 }
 
 func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
@@ -56,9 +57,7 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 	switch a.Name {
 	case "new":
 		cfg := Config{Interval: a.Duration("interval"), Timeout: a.Duration("timeout"), Retain: a.Int("retain"), After: a.Uint64Or("after", 0)}
-		for _, id := range a.TaskListOr("tasks") {
-			cfg.Tasks = append(cfg.Tasks, TaskID{Operator: id.Operator, Instance: id.Instance})
-		}
+		cfg.Tasks, cfg.Sources, cfg.Sinks = a.TaskListOr("tasks"), a.TaskListOr("sources"), a.TaskListOr("sinks")
 		nc, err := New(cfg, a.Uint64Or("last", 0), a.Duration("now"))
 		if err != nil {
 			if errors.Is(err, ErrInvalidConfig) {
@@ -71,15 +70,15 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 	case "tick":
 		return actionLines(c.Tick(a.Duration("now")))
 	case "ack":
-		return actionLines(c.OnAck(a.Uint64Or("id", 0), taskID(a, "task"), a.Duration("now")))
+		return actionLines(c.OnAck(a.Uint64Or("id", 0), a.Task("task"), a.Duration("now")))
 	case "acks":
 		var acts []Action
-		for _, task := range sc.tasks {
-			acts = append(acts, c.OnAck(a.Uint64Or("id", 0), task, a.Duration("now"))...)
+		for _, tk := range sc.tasks {
+			acts = append(acts, c.OnAck(a.Uint64Or("id", 0), tk, a.Duration("now"))...)
 		}
 		return actionLines(acts)
 	case "decline":
-		return actionLines(c.OnDecline(a.Uint64Or("id", 0), taskID(a, "task"), a.String("reason"), a.Duration("now")))
+		return actionLines(c.OnDecline(a.Uint64Or("id", 0), a.Task("task"), a.String("reason"), a.Duration("now")))
 	case "written":
 		return actionLines(c.OnManifestWritten(a.Uint64Or("id", 0), a.Duration("now")))
 	case "failed":
@@ -100,6 +99,24 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 		return []string{"none"}
 	case "completed":
 		return []string{fmt.Sprint(c.Completed())}
+	case "idle":
+		return actionLines(c.OnSourceIdle(a.Task("task"), a.Duration("now")))
+	case "restarting":
+		c.OnSourcesRestarting(a.TaskListOr("tasks"))
+		return []string{"ok"}
+	case "committed":
+		return actionLines(c.OnSinkCommitted(a.Task("task"), a.Uint64("id")))
+	case "end":
+		return []string{c.EndState()}
+	case "rebuild":
+		ts := a.TaskListOr("tasks")
+		if err := c.Rebuild(ts, a.TaskListOr("sources"), a.TaskListOr("sinks")); err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		sc.tasks = ts
+		return []string{"ok"}
+	case "tasks":
+		return []string{fmt.Sprint(c.Tasks())}
 	}
 	a.Fatalf("unknown command")
 	return nil

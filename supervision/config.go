@@ -1,6 +1,10 @@
 package supervision
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/internal/task"
+)
 
 // Config is the supervision policy of one job.
 type Config struct {
@@ -15,6 +19,9 @@ type Config struct {
 	// its exponent counting every restart since all regions last ran stably.
 	// Nil means Intensity.
 	JobIntensity *Intensity
+	// Latest is the checkpoint a region restarts from until a checkpoint
+	// completes (OnCheckpointCompleted); 0 means start over.
+	Latest uint64
 }
 
 // jobIntensity returns the job-wide limit.
@@ -64,4 +71,4 @@ type taskKey struct {
 	inst int
 }
 
-func keyOf(t TaskRef) taskKey { return taskKey{t.Operator, t.Instance} }
+func keyOf(t task.ID) taskKey { return taskKey{t.Operator, t.Instance} }

@@ -2,7 +2,11 @@
 // which task instances form a pipelined region that must restart together,
 // OTP-style restart intensity (at most MaxRestarts restarts within Window,
 // else escalate) with exponential backoff, and the supervisor of one job
-// that turns failures into stop, restart and fail actions.
+// that turns failures into stop, restart and fail actions and carries each
+// restart through: it waits for every stopped task to end (or its node to be
+// lost) and for a manifest being written, restarts from the latest
+// completed checkpoint, says when the respawned region is ready to wire,
+// and measures the recovery time to its first record.
 //
 // The reference semantics are Erlang/OTP supervisors: a failure restarts the
 // smallest subtree that can be restored consistently (a region, from the

@@ -2,6 +2,7 @@ package supervision
 
 import (
 	"fmt"
+	"github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/internal/testseed"
 	"math/rand/v2"
 	"reflect"
@@ -46,7 +47,7 @@ type simModel struct {
 	now   time.Duration
 
 	state    map[int]RegionState
-	tasks    map[int][]TaskRef
+	tasks    map[int][]task.ID
 	regTimes map[int][]time.Duration
 	jobTimes []time.Duration
 	origin   map[int]FailJob // Task and Cause of the failure that stopped it
@@ -214,13 +215,13 @@ func runRandom(t *testing.T, seed uint64) simStats {
 		ji.MaxRestarts += 3
 		cfg.JobIntensity = &ji
 	}
-	var all []TaskRef
+	var all []task.ID
 	for r := range 1 + rng.IntN(4) {
 		reg := Region{ID: 10 + 3*r} // ids need not be indexes
 		for i := range 1 + rng.IntN(3) {
-			task := TaskRef{Operator: fmt.Sprintf("op%d", i), OperatorID: i, Instance: r}
-			reg.Tasks = append(reg.Tasks, task)
-			all = append(all, task)
+			tk := task.ID{Operator: fmt.Sprintf("op%d", i), OperatorID: i, Instance: r}
+			reg.Tasks = append(reg.Tasks, tk)
+			all = append(all, tk)
 		}
 		cfg.Regions = append(cfg.Regions, reg)
 	}
@@ -231,13 +232,13 @@ func runRandom(t *testing.T, seed uint64) simStats {
 	}
 	m := &simModel{
 		t: t, where: where, cfg: cfg, jobI: cfg.jobIntensity(),
-		state: map[int]RegionState{}, tasks: map[int][]TaskRef{}, regTimes: map[int][]time.Duration{},
+		state: map[int]RegionState{}, tasks: map[int][]task.ID{}, regTimes: map[int][]time.Duration{},
 		origin: map[int]FailJob{}, stopAt: map[int]time.Duration{},
 	}
 	for _, r := range cfg.Regions {
 		m.state[r.ID], m.tasks[r.ID] = Running, r.Tasks
 	}
-	regionOf := func(task TaskRef) int { id, _ := RegionOf(cfg.Regions, task.Operator, task.Instance); return id }
+	regionOf := func(tk task.ID) int { id, _ := RegionOf(cfg.Regions, tk.Operator, tk.Instance); return id }
 	randomRegion := func() int {
 		if rng.IntN(20) == 0 {
 			return 99 // unknown
@@ -249,19 +250,19 @@ func runRandom(t *testing.T, seed uint64) simStats {
 		m.now += time.Duration(rng.IntN(5)) * 500 * time.Millisecond // coarse: hits window edges exactly
 		switch r := rng.IntN(100); {
 		case r < 30:
-			task := all[rng.IntN(len(all))]
+			tk := all[rng.IntN(len(all))]
 			if rng.IntN(20) == 0 {
-				task = TaskRef{Operator: "stranger", Instance: 0}
+				tk = task.ID{Operator: "stranger", Instance: 0}
 			}
 			cause := fmt.Sprintf("cause-%d", step)
-			event := fmt.Sprintf("fail %v %s", task, cause)
-			acts := s.OnTaskFailed(TaskRef{Operator: task.Operator, Instance: task.Instance}, cause, m.now)
-			id, known := RegionOf(cfg.Regions, task.Operator, task.Instance)
+			event := fmt.Sprintf("fail %v %s", tk, cause)
+			acts := s.OnTaskFailed(task.ID{Operator: tk.Operator, Instance: tk.Instance}, cause, m.now)
+			id, known := RegionOf(cfg.Regions, tk.Operator, tk.Instance)
 			if m.failed || !known || m.state[id] != Running {
 				m.expectIgnored(event, acts)
 				continue
 			}
-			m.failure(event, regionOf(task), FailJob{Task: task, Cause: cause}, acts, s)
+			m.failure(event, regionOf(tk), FailJob{Task: tk, Cause: cause}, acts, s)
 		case r < 40:
 			id := randomRegion()
 			event := fmt.Sprintf("restore-failed %d", id)

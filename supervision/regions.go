@@ -2,27 +2,17 @@ package supervision
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/internal/task"
 )
-
-// TaskRef names one parallel instance of an operator.
-type TaskRef struct {
-	Operator   string
-	OperatorID int
-	Instance   int
-}
-
-// String renders the task as operator/instance.
-func (t TaskRef) String() string { return fmt.Sprintf("%s/%d", t.Operator, t.Instance) }
 
 // Region is a set of task instances that must restart together: a connected
 // component of the job's pipelined channels (Flink's pipelined region).
 type Region struct {
 	ID    int
-	Tasks []TaskRef
+	Tasks []task.ID
 }
 
 // Regions splits a job's task instances into pipelined regions. Two instances
@@ -81,7 +71,7 @@ func Regions(j *plan.Job) []Region {
 				regionOfRoot[root] = r
 				regions = append(regions, Region{ID: r})
 			}
-			regions[r].Tasks = append(regions[r].Tasks, TaskRef{Operator: op.Name, OperatorID: op.ID, Instance: inst})
+			regions[r].Tasks = append(regions[r].Tasks, task.ID{Operator: op.Name, OperatorID: op.ID, Instance: inst})
 		}
 	}
 	return regions

@@ -44,7 +44,7 @@ func buildJob(t testing.TB, ops, edges string) *plan.Job {
 	return j
 }
 
-// formatRegions renders regions as "op/i,op/i;op/i" and checks ids.
+// formatRegions renders regions as "op[i],op[i];op[i]" and checks ids.
 func formatRegions(t *testing.T, regions []Region) string {
 	t.Helper()
 	var parts []string
@@ -65,31 +65,31 @@ func TestRegions(t *testing.T) {
 			name:  "forward only p=3",
 			ops:   "src:3 map:3 sink:3",
 			edges: "src>map:forward map>sink:forward",
-			want:  "src/0,map/0,sink/0;src/1,map/1,sink/1;src/2,map/2,sink/2",
+			want:  "src[0],map[0],sink[0];src[1],map[1],sink[1];src[2],map[2],sink[2]",
 		},
 		{
 			name:  "one all-to-all edge merges everything reachable",
 			ops:   "src:3 map:3 sink:3",
 			edges: "src>map:forward map>sink:hash",
-			want:  "src/0,src/1,src/2,map/0,map/1,map/2,sink/0,sink/1,sink/2",
+			want:  "src[0],src[1],src[2],map[0],map[1],map[2],sink[0],sink[1],sink[2]",
 		},
 		{
 			name:  "all-to-all at the source side",
 			ops:   "src:2 map:2 sink:2",
 			edges: "src>map:rebalance map>sink:forward",
-			want:  "src/0,src/1,map/0,map/1,sink/0,sink/1",
+			want:  "src[0],src[1],map[0],map[1],sink[0],sink[1]",
 		},
 		{
 			name:  "two independent pipelines stay separate",
 			ops:   "a:2 b:1 c:1 d:2",
 			edges: "a>b:shuffle c>d:broadcast",
-			want:  "a/0,a/1,b/0;c/0,d/0,d/1",
+			want:  "a[0],a[1],b[0];c[0],d[0],d[1]",
 		},
 		{
 			name:  "two forward pipelines in one job",
 			ops:   "a:2 b:2 c:1 d:1",
 			edges: "a>b:forward c>d:forward",
-			want:  "a/0,b/0;a/1,b/1;c/0,d/0",
+			want:  "a[0],b[0];a[1],b[1];c[0],d[0]",
 		},
 		{
 			name: "mixed: forward chains joined by a union into a hash edge",
@@ -97,31 +97,31 @@ func TestRegions(t *testing.T) {
 			// a separate forward pipeline x → y stays per instance.
 			ops:   "s1:2 m1:2 s2:1 m2:1 k:2 x:2 y:2",
 			edges: "s1>m1:forward s2>m2:forward m1>k:hash m2>k:hash x>y:forward",
-			want:  "s1/0,s1/1,m1/0,m1/1,s2/0,m2/0,k/0,k/1;x/0,y/0;x/1,y/1",
+			want:  "s1[0],s1[1],m1[0],m1[1],s2[0],m2[0],k[0],k[1];x[0],y[0];x[1],y[1]",
 		},
 		{
 			name:  "parallelism 1 everywhere is one region per pipeline",
 			ops:   "src:1 sink:1",
 			edges: "src>sink:rebalance",
-			want:  "src/0,sink/0",
+			want:  "src[0],sink[0]",
 		},
 		{
 			name:  "fan-out of forward edges keeps instances apart",
 			ops:   "src:2 a:2 b:2",
 			edges: "src>a:forward src>b:forward",
-			want:  "src/0,a/0,b/0;src/1,a/1,b/1",
+			want:  "src[0],a[0],b[0];src[1],a[1],b[1]",
 		},
 		{
 			name:  "forward with unequal parallelism is treated as all-to-all",
 			ops:   "src:2 sink:1",
 			edges: "src>sink:forward",
-			want:  "src/0,src/1,sink/0",
+			want:  "src[0],src[1],sink[0]",
 		},
 		{
 			name:  "an operator with no edges is its own regions",
 			ops:   "lonely:2",
 			edges: "",
-			want:  "lonely/0;lonely/1",
+			want:  "lonely[0];lonely[1]",
 		},
 	}
 	for _, tt := range tests {
@@ -138,7 +138,7 @@ func TestRegionsOrderByOperatorID(t *testing.T) {
 	// Operators listed out of id order: tasks and regions still follow ids.
 	j := buildJob(t, "a:2 b:2 c:2", "a>b:forward c>b:forward")
 	j.Operators[0].ID, j.Operators[1].ID, j.Operators[2].ID = 7, 3, 1
-	want := "c/0,b/0,a/0;c/1,b/1,a/1"
+	want := "c[0],b[0],a[0];c[1],b[1],a[1]"
 	if got := formatRegions(t, Regions(j)); got != want {
 		t.Errorf("Regions:\n got %s\nwant %s", got, want)
 	}
@@ -152,7 +152,7 @@ func TestRegionsEdgesOnlyOnOperators(t *testing.T) {
 	// Edges reachable only through Inputs/Outputs still connect.
 	j := buildJob(t, "a:2 b:2", "a>b:shuffle")
 	j.Edges = nil
-	if got, want := formatRegions(t, Regions(j)), "a/0,a/1,b/0,b/1"; got != want {
+	if got, want := formatRegions(t, Regions(j)), "a[0],a[1],b[0],b[1]"; got != want {
 		t.Errorf("Regions = %s, want %s", got, want)
 	}
 	if Regions(nil) != nil {

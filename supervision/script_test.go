@@ -31,6 +31,19 @@ import (
 //	restore-failed region=N cause=WORD now=D
 //	tick now=D
 //	states                              every region's state, the next restart
+//
+// The run-state of a restart (the actor's events):
+//
+//	started task=op/i|all gen=N         OnTaskStarted (all: every task of the job)
+//	ended task=op/i gen=N               OnTaskEnded, then what the end means
+//	node-lost task=op/i                 OnNodeLost
+//	writing                             OnManifestWriteStarted
+//	written                             OnManifestWriteEnded
+//	completed id=N                      OnCheckpointCompleted
+//	ready task=op/i now=D               OnTaskReady, then restoring or not
+//	first-record task=op/i now=D        OnFirstRecord
+//	run region=N                        the region's run-state
+//	rebuild regions=op/i,op/i;op/i      Rebuild (a new plan)
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		var sc scriptState
@@ -82,12 +95,11 @@ func regions(c *scripttest.Command, spec string) []Region {
 			if err != nil {
 				c.Fatalf("regions=%q: %v", spec, err)
 			}
-			task := TaskRef(id)
-			if _, ok := opIDs[task.Operator]; !ok {
-				opIDs[task.Operator] = len(opIDs)
+			if _, ok := opIDs[id.Operator]; !ok {
+				opIDs[id.Operator] = len(opIDs)
 			}
-			task.OperatorID = opIDs[task.Operator]
-			r.Tasks = append(r.Tasks, task)
+			id.OperatorID = opIDs[id.Operator]
+			r.Tasks = append(r.Tasks, id)
 		}
 		regions = append(regions, r)
 	}
@@ -138,7 +150,7 @@ func (sc *scriptState) run(t *testing.T, c *scripttest.Command) []string {
 	s := sc.s
 	switch c.Name {
 	case "fail":
-		return actionLines(s.OnTaskFailed(TaskRef(c.Task("task")), c.String("cause"), c.DurationOr("now", 0)))
+		return actionLines(s.OnTaskFailed(c.Task("task"), c.String("cause"), c.DurationOr("now", 0)))
 	case "restarted":
 		return actionLines(s.OnRegionRestarted(c.IntOr("region", 0), c.DurationOr("now", 0)))
 	case "restore-failed":
@@ -147,6 +159,42 @@ func (sc *scriptState) run(t *testing.T, c *scripttest.Command) []string {
 		return actionLines(s.Tick(c.DurationOr("now", 0)))
 	case "progress":
 		s.OnProgress()
+		return []string{"ok"}
+	case "started":
+		if c.String("task") == "all" {
+			for _, r := range s.cfg.Regions {
+				for _, tk := range r.Tasks {
+					s.OnTaskStarted(tk, c.Int("gen"))
+				}
+			}
+		} else {
+			s.OnTaskStarted(c.Task("task"), c.Int("gen"))
+		}
+		return []string{"ok"}
+	case "ended":
+		acts, end := s.OnTaskEnded(c.Task("task"), c.Int("gen"))
+		return append(actionLines(acts), end.String())
+	case "node-lost":
+		return actionLines(s.OnNodeLost(c.Task("task")))
+	case "writing":
+		s.OnManifestWriteStarted()
+		return []string{"ok"}
+	case "written":
+		return actionLines(s.OnManifestWriteEnded())
+	case "completed":
+		s.OnCheckpointCompleted(c.Uint64("id"))
+		return []string{"ok"}
+	case "ready":
+		acts, restoring := s.OnTaskReady(c.Task("task"), c.DurationOr("now", 0))
+		return append(actionLines(acts), map[bool]string{true: "restoring", false: "not restoring"}[restoring])
+	case "first-record":
+		return actionLines(s.OnFirstRecord(c.Task("task"), c.DurationOr("now", 0)))
+	case "run":
+		return []string{s.RunState(c.Int("region"))}
+	case "rebuild":
+		if err := s.Rebuild(regions(c, c.StringOr("regions", ""))); err != nil {
+			return []string{"error: " + err.Error()}
+		}
 		return []string{"ok"}
 	case "states":
 		var parts []string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 // RegionState is where a region is in its restart cycle.
@@ -40,8 +42,9 @@ type region struct {
 	restartAt time.Duration // when Stopped
 	attempt   int           // of the pending restart
 	// The original failure that stopped the region (for FailJob).
-	originTask  TaskRef
+	originTask  task.ID
 	originCause string
+	run         regionRun
 }
 
 // Supervisor decides the restarts of one job's regions: a failure stops its
@@ -58,6 +61,7 @@ type Supervisor struct {
 	byTask  map[taskKey]*region
 	job     *Tracker
 	failed  bool
+	tasks   taskRun
 }
 
 // New returns a Supervisor with every region running, or an error wrapping
@@ -75,6 +79,7 @@ func New(cfg Config) (*Supervisor, error) {
 		byID:   make(map[int]*region, len(cfg.Regions)),
 		byTask: map[taskKey]*region{},
 		job:    job,
+		tasks:  newTaskRun(cfg.Latest),
 	}
 	for _, cr := range cfg.Regions {
 		r := &region{Region: Region{ID: cr.ID, Tasks: slices.Clone(cr.Tasks)}}
@@ -102,18 +107,18 @@ func (s *Supervisor) newRegionTracker() *Tracker {
 // follows from Tick after the backoff delay. Reports from tasks of a region
 // that is stopped or restoring are Ignored as consequences (a task failing
 // while its region is restored must be reported with OnRestoreFailed).
-func (s *Supervisor) OnTaskFailed(task TaskRef, cause string, now time.Duration) []Action {
+func (s *Supervisor) OnTaskFailed(tk task.ID, cause string, now time.Duration) []Action {
 	if s.failed {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: job already failed", task)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: job already failed", tk)}}
 	}
-	r, ok := s.byTask[keyOf(task)]
+	r, ok := s.byTask[keyOf(tk)]
 	if !ok {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: not a task of the job", task)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: not a task of the job", tk)}}
 	}
 	if r.state != Running {
-		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: region %d already %v", task, r.ID, r.state)}}
+		return []Action{Ignored{Reason: fmt.Sprintf("failure of %v: region %d already %v", tk, r.ID, r.state)}}
 	}
-	canonical := r.Tasks[slices.IndexFunc(r.Tasks, func(t TaskRef) bool { return keyOf(t) == keyOf(task) })]
+	canonical := r.Tasks[slices.IndexFunc(r.Tasks, func(t task.ID) bool { return keyOf(t) == keyOf(tk) })]
 	r.originTask, r.originCause = canonical, cause
 	return s.fail(r, fmt.Sprintf("task %v failed", canonical), now)
 }
@@ -162,9 +167,9 @@ func (s *Supervisor) Tick(now time.Duration) []Action {
 	}
 	var acts []Action
 	for _, r := range s.regions {
-		if r.state == Stopped && now >= r.restartAt {
-			r.state = Restoring
-			acts = append(acts, RestartRegion{Region: r.ID, Tasks: slices.Clone(r.Tasks), Attempt: r.attempt})
+		if r.state == Stopped && !r.run.restartDue && now >= r.restartAt {
+			r.run.restartDue = true
+			acts = append(acts, s.maybeRestart(r)...)
 		}
 	}
 	s.stable(now)
@@ -192,7 +197,7 @@ func (s *Supervisor) NextRestart() (time.Duration, bool) {
 		return 0, false
 	}
 	for _, r := range s.regions {
-		if r.state == Stopped && (!found || r.restartAt < at) {
+		if r.state == Stopped && !r.run.restartDue && (!found || r.restartAt < at) {
 			at, found = r.restartAt, true
 		}
 	}
@@ -236,8 +241,7 @@ func (s *Supervisor) stable(now time.Duration) {
 // fail handles a failure of running or restoring region r described by
 // event; r.originTask and r.originCause hold the original failure.
 func (s *Supervisor) fail(r *region, event string, now time.Duration) []Action {
-	acts := []Action{StopRegion{Region: r.ID, Tasks: slices.Clone(r.Tasks)}}
-	r.state = Stopped
+	acts := []Action{s.stop(r, now)}
 	rd := r.tracker.OnFailure(now)
 	jd := s.job.OnFailure(now)
 	ji := s.cfg.jobIntensity()
@@ -255,12 +259,13 @@ func (s *Supervisor) fail(r *region, event string, now time.Duration) []Action {
 		// with fresh region trackers (OTP restarts a child supervisor anew).
 		for _, o := range s.regions {
 			if o.state != Stopped {
-				acts = append(acts, StopRegion{Region: o.ID, Tasks: slices.Clone(o.Tasks)})
+				acts = append(acts, s.stop(o, now))
 			}
 			if o != r {
 				o.originTask, o.originCause = r.originTask, r.originCause
 			}
 			o.state = Stopped
+			o.run.restartDue = false
 			o.restartAt = now + jd.Delay
 			o.attempt = jd.Attempt
 			o.tracker = s.newRegionTracker()

@@ -5,17 +5,19 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/task"
 )
 
 func TestNewCopiesRegions(t *testing.T) {
-	regions := []Region{{ID: 0, Tasks: []TaskRef{{Operator: "a", OperatorID: 4, Instance: 0}}}}
+	regions := []Region{{ID: 0, Tasks: []task.ID{{Operator: "a", OperatorID: 4, Instance: 0}}}}
 	s, err := New(Config{Regions: regions, Intensity: Intensity{MaxRestarts: 1, Window: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	regions[0].Tasks[0].Operator = "changed"
-	got := s.OnTaskFailed(TaskRef{Operator: "a", Instance: 0}, "boom", 0)
-	want := []Action{StopRegion{Region: 0, Tasks: []TaskRef{{Operator: "a", OperatorID: 4, Instance: 0}}}}
+	got := s.OnTaskFailed(task.ID{Operator: "a", Instance: 0}, "boom", 0)
+	want := []Action{StopRegion{Region: 0, Tasks: []task.ID{{Operator: "a", OperatorID: 4, Instance: 0}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("OnTaskFailed = %v, want %v", got, want)
 	}
@@ -31,18 +33,18 @@ func TestFailJobNamesCanonicalTask(t *testing.T) {
 	// The caller may report a task without its operator id; FailJob carries
 	// the configured one.
 	s, err := New(Config{
-		Regions:   []Region{{ID: 5, Tasks: []TaskRef{{Operator: "map", OperatorID: 2, Instance: 1}}}},
+		Regions:   []Region{{ID: 5, Tasks: []task.ID{{Operator: "map", OperatorID: 2, Instance: 1}}}},
 		Intensity: Intensity{},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := s.OnTaskFailed(TaskRef{Operator: "map", Instance: 1}, "nil map", time.Second)
+	acts := s.OnTaskFailed(task.ID{Operator: "map", Instance: 1}, "nil map", time.Second)
 	if len(acts) != 2 {
 		t.Fatalf("acts = %v", acts)
 	}
 	fj, ok := acts[1].(FailJob)
-	if !ok || fj.Task != (TaskRef{Operator: "map", OperatorID: 2, Instance: 1}) || fj.Cause != "nil map" {
+	if !ok || fj.Task != (task.ID{Operator: "map", OperatorID: 2, Instance: 1}) || fj.Cause != "nil map" {
 		t.Fatalf("acts[1] = %#v", acts[1])
 	}
 	if !s.Failed() {
@@ -56,14 +58,14 @@ func TestFailJobNamesCanonicalTask(t *testing.T) {
 func TestInvalidSupervisorConfig(t *testing.T) {
 	ok := Intensity{MaxRestarts: 1, Window: time.Second}
 	bad := Intensity{MaxRestarts: 1}
-	one := []Region{{ID: 0, Tasks: []TaskRef{{Operator: "a"}}}}
+	one := []Region{{ID: 0, Tasks: []task.ID{{Operator: "a"}}}}
 	for i, cfg := range []Config{
 		{Intensity: ok},
 		{Regions: one, Intensity: bad},
 		{Regions: one, Intensity: ok, JobIntensity: &bad},
 		{Regions: []Region{{ID: 0}}, Intensity: ok},
 		{Regions: []Region{{ID: -1, Tasks: one[0].Tasks}}, Intensity: ok},
-		{Regions: []Region{one[0], {ID: 0, Tasks: []TaskRef{{Operator: "b"}}}}, Intensity: ok},
+		{Regions: []Region{one[0], {ID: 0, Tasks: []task.ID{{Operator: "b"}}}}, Intensity: ok},
 	} {
 		if _, err := New(cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("config %d: %v, want ErrInvalidConfig", i, err)
@@ -80,8 +82,8 @@ func TestRegionsFromPlanDriveSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := RegionOf(Regions(j), "map", 1)
-	acts := s.OnTaskFailed(TaskRef{Operator: "map", Instance: 1}, "boom", 0)
-	want := []Action{StopRegion{Region: r, Tasks: []TaskRef{
+	acts := s.OnTaskFailed(task.ID{Operator: "map", Instance: 1}, "boom", 0)
+	want := []Action{StopRegion{Region: r, Tasks: []task.ID{
 		{Operator: "src", OperatorID: 0, Instance: 1},
 		{Operator: "map", OperatorID: 1, Instance: 1},
 		{Operator: "sink", OperatorID: 2, Instance: 1},
@@ -105,7 +107,7 @@ func FuzzSupervisor(f *testing.F) {
 func BenchmarkSupervisorFailRestart(b *testing.B) {
 	var regions []Region
 	for i := range 64 {
-		regions = append(regions, Region{ID: i, Tasks: []TaskRef{{Operator: "a", Instance: i}, {Operator: "b", Instance: i}}})
+		regions = append(regions, Region{ID: i, Tasks: []task.ID{{Operator: "a", Instance: i}, {Operator: "b", Instance: i}}})
 	}
 	s, err := New(Config{Regions: regions, Intensity: Intensity{MaxRestarts: 1 << 20, Window: time.Second}})
 	if err != nil {
@@ -116,7 +118,7 @@ func BenchmarkSupervisorFailRestart(b *testing.B) {
 	for b.Loop() {
 		now += time.Second
 		i := int(now/time.Second) % 64
-		s.OnTaskFailed(TaskRef{Operator: "a", Instance: i}, "boom", now)
+		s.OnTaskFailed(task.ID{Operator: "a", Instance: i}, "boom", now)
 		s.Tick(now)
 		if acts := s.OnRegionRestarted(i, now); acts != nil {
 			b.Fatal(acts)
