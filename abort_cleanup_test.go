@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
@@ -71,35 +70,8 @@ func TestAbortedCheckpointIsDeleted(t *testing.T) {
 	st.cond = sync.NewCond(&st.mu)
 
 	const n, k = 60000, 10
-	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := g.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := weir.RunConfig{Checkpoint: weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 10 * time.Millisecond}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rt, err := weir.RuntimeFor(ctx, p, cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := actors.NewNode(zerolog.New(os.Stderr).Level(zerolog.WarnLevel))
-	defer node.Shutdown()
-	job, err := node.Submit(p, rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-job.Done():
-	case <-ctx.Done():
-		t.Fatal("job did not end within 2 minutes")
-	}
-	if err := job.Err(); err != nil {
-		t.Fatalf("job: %v", err)
-	}
+	job := runKeycountToEnd(t, cfg, st, zerolog.New(os.Stderr).Level(zerolog.WarnLevel), out, n, k, nil)
 	completed := map[uint64]bool{}
 	for _, c := range job.Checkpoints() {
 		completed[c.ID] = true

@@ -23,38 +23,9 @@ import (
 // the job once it ended.
 func runKeycountOn(t *testing.T, st store.Store, mode weir.CheckpointMode, out, restore string, log zerolog.Logger, n int64, k int) *actors.Job {
 	t.Helper()
-	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := g.Plan()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := weir.RunConfig{Restore: restore, Logger: log, Checkpoint: weir.CheckpointConfig{
 		Mode: mode, Interval: 20 * time.Millisecond, Retain: 1000}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rt, err := weir.RuntimeFor(ctx, p, cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.BatchSize, rt.ChannelCapacity = 64, 4
-	node := actors.NewNode(log)
-	defer node.Shutdown()
-	job, err := node.Submit(p, rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-job.Done():
-	case <-ctx.Done():
-		t.Fatal("job did not end within 2 minutes")
-	}
-	if err := job.Err(); err != nil {
-		t.Fatalf("job: %v", err)
-	}
-	return job
+	return runKeycountToEnd(t, cfg, st, log, out, n, k, func(rt *actors.Options) { rt.BatchSize, rt.ChannelCapacity = 64, 4 })
 }
 
 // TestRestoreReadsLocalSectionsAndOnlyTheDamagedOneRemotely: keycount
