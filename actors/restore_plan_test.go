@@ -112,6 +112,33 @@ func TestPlanRestoreRescalesTablesAndPinsSources(t *testing.T) {
 	}
 }
 
+// TestPlanRestoreRescalesSplitSources: a source read by splits is not
+// pinned: it runs at the plan's parallelism, and the plan is restorable
+// after Apply. One without splits stays pinned (TestPlanRestoreRescalesTablesAndPinsSources).
+func TestPlanRestoreRescalesSplitSources(t *testing.T) {
+	for _, m := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprintf("2→%d", m), func(t *testing.T) {
+			man := manifestOf(restorePlanJob(t, 2))
+			j := restorePlanJob(t, m)
+			j.Operators[0].Splittable = true
+			rp, err := PlanRestore(j, man)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src := rp.Operators[0]; src.Pinned || src.From != 2 || src.To != m {
+				t.Fatalf("source: %+v, want 2→%d, not pinned", src, m)
+			}
+			rp.Apply(j)
+			if err := CheckRestorable(j, man); err != nil {
+				t.Fatalf("after Apply: %v", err)
+			}
+			if j.Operators[0].Parallelism != m {
+				t.Fatalf("source at %d after Apply, want %d", j.Operators[0].Parallelism, m)
+			}
+		})
+	}
+}
+
 // TestPlanRestoreAfterRestore: a checkpoint written after a restore at 3
 // holds the epoch-1 table; restoring it at 5 rescales that table (epoch 2),
 // not the contiguous one, and at 3 keeps it.

@@ -61,7 +61,8 @@ func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 }
 
 // checkRescaledManifest checks that the newest manifest ran count at
-// parallelism m with the first table for 2 instances rescaled to m.
+// parallelism m with the first table for 2 instances rescaled to m, and the
+// source at m.
 func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 	t.Helper()
 	st, err := store.NewLocal(stateDir)
@@ -91,8 +92,8 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 	if contiguous, _ := keygroups.Contiguous(man.MaxParallelism, m); m > 1 && got.Equal(contiguous) {
 		t.Fatalf("manifest %d: count's table is %d's contiguous ranges, not the rescaled one", man.CheckpointID, m)
 	}
-	if p := man.Parallelism["source"]; p != 2 {
-		t.Fatalf("manifest %d: source at parallelism %d, want the checkpoint's 2", man.CheckpointID, p)
+	if p := man.Parallelism["source"]; p != m {
+		t.Fatalf("manifest %d: source at parallelism %d, want %d (a generated source rescales by splits)", man.CheckpointID, p, m)
 	}
 }
 
