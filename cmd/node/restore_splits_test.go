@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,19 +32,7 @@ func TestRestoreRescalesSourceBySplits(t *testing.T) {
 	}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/%s", c.mode, strings.Join(c.flag, " ")), func(t *testing.T) {
-			dir := t.TempDir()
-			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-			args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
-				"--out", out, "--state-dir", stateDir, "--sleep-ms", "0.02",
-				"--checkpoint-mode", c.mode, "--checkpoint-interval", "50ms", "--log-level", "info"}
-			killAfterCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, 3)
-			code, stderr := runNode(t, bin, append(append(args, c.flag...), "--restore", "latest")...)
-			if code != 0 || strings.Contains(stderr, `"level":"error"`) {
-				t.Fatalf("restored run (%v) exited %d:\n%s", c.flag, code, stderr)
-			}
-			if err := keycount.VerifyFile(out, n, k); err != nil {
-				t.Fatalf("output after kill and restore with %v: %v", c.flag, err)
-			}
+			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, c.flag...)
 			want := fmt.Sprintf(`"operator":"source","from":2,"to":%d`, c.m)
 			if !strings.Contains(stderr, want) {
 				t.Fatalf("restored run did not log the source's rescale (%s):\n%s", want, stderr)
@@ -64,7 +51,7 @@ func TestRestoreSourceAfterRestore(t *testing.T) {
 	const n, k = 200000, 500
 	p := func(m int) []string { return []string{"--parallelism", fmt.Sprint(m)} }
 	c := restoreChain{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(3), p(1)},
-		verify: func(out string) error { return keycount.VerifyFile(out, n, k) }}
+		verify: func(out string) error { return keycount.VerifyFile(out, int64(n), k) }}
 	checkSourceSplits(t, c.run(t, bin), 1, n)
 }
 
@@ -72,17 +59,9 @@ func TestRestoreSourceAfterRestore(t *testing.T) {
 // the source at m with the first run's splits 0 and 1 of 2 dealt s → s mod m,
 // read to the end of the n records (n/2 each), and each task's source
 // offset the sum of its splits'.
-func checkSourceSplits(t *testing.T, stateDir string, m int, n int64) {
+func checkSourceSplits(t *testing.T, stateDir string, m, n int) {
 	t.Helper()
-	st, err := store.NewLocal(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	man, err := st.Latest(t.Context(), "keycount")
-	if err != nil {
-		t.Fatal(err)
-	}
+	man := latestManifest(t, stateDir, "keycount")
 	if p := man.Parallelism["source"]; p != m {
 		t.Fatalf("manifest %d: source at parallelism %d, want %d", man.CheckpointID, p, m)
 	}
@@ -102,7 +81,7 @@ func checkSourceSplits(t *testing.T, stateDir string, m int, n int64) {
 	}
 	want := make([][]store.SourceSplit, m)
 	for s := range 2 {
-		want[s%m] = append(want[s%m], store.SourceSplit{ID: s, Of: 2, Offset: n / 2})
+		want[s%m] = append(want[s%m], store.SourceSplit{ID: s, Of: 2, Offset: int64(n / 2)})
 	}
 	for i := range m {
 		if !slices.Equal(got[i], want[i]) {
