@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCheckSplits: well-formed splits pass; a split outside its count, at a
+// TestCheckSplits: VerifyCheckpoint passes well-formed splits pass; a split outside its count, at a
 // negative offset, or stored twice for one operator is corrupt, named.
 func TestCheckSplits(t *testing.T) {
 	good := func() *Manifest {
@@ -16,7 +16,7 @@ func TestCheckSplits(t *testing.T) {
 			{Operator: "other", Instance: 0, SourceOffset: 0, Splits: []SourceSplit{{ID: 0, Of: 3}}},
 		}}
 	}
-	if err := checkSplits(good()); err != nil {
+	if err := VerifyCheckpoint(t.Context(), nil, good()); err != nil {
 		t.Fatalf("well-formed splits: %v", err)
 	}
 	tests := []struct {
@@ -34,7 +34,9 @@ func TestCheckSplits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := good()
 			tc.edit(m)
-			err := checkSplits(m)
+			// VerifyCheckpoint checks the splits before it reads any blob
+			// (this manifest names none).
+			err := VerifyCheckpoint(t.Context(), nil, m)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.wants) {
 				t.Fatalf("error %v, want ErrCorrupt containing %q", err, tc.wants)
 			}
