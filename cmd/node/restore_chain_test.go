@@ -146,8 +146,9 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(5), p(3)}, duringReplay: true, verify: keycountOK},
 		{job: "keycount", mode: "aligned", n: n, keys: k, steps: [][]string{p(2), p(1), p(4)}, verify: keycountOK},
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), ops("count=4"), ops("count=1")}, verify: keycountOK},
-		// keysum's source feeds a forward edge, so its source and weigh keep
-		// parallelism 2; claim, mine and sum keep each key's records in
+		// keysum's source feeds weigh over a forward edge; named
+		// parallelisms leave both at 2 (TestRestoreSourceOverForwardEdge
+		// moves them together); claim, mine and sum keep each key's records in
 		// order only when they change together (claim keeps the keys whose
 		// index mod its parallelism is its instance).
 		{job: "keysum", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), ops("sum=5"), ops("sum=3")}, verify: verifyKeysum(n, k)},

@@ -89,3 +89,18 @@ func checkSourceSplits(t *testing.T, stateDir string, m, n int) {
 		}
 	}
 }
+
+// TestRestoreSourceOverForwardEdge: keysum's source feeds weigh over a
+// forward edge; killed at 2 and restored aligned with --parallelism 4, the
+// source and weigh move to 4 together (before splits the source kept 2 and
+// the forward edge refused the restore), and the output is exactly once.
+func TestRestoreSourceOverForwardEdge(t *testing.T) {
+	bin := buildNode(t)
+	const n, k = 200000, 500
+	c := restoreChain{job: "keysum", mode: "aligned", n: n, keys: k,
+		steps: [][]string{{"--parallelism", "2"}, {"--parallelism", "4"}}, verify: verifyKeysum(n, k)}
+	man := latestManifest(t, c.run(t, bin), "keysum")
+	if got := fmt.Sprint(man.Parallelism["source"], man.Parallelism["weigh"]); got != "4 4" {
+		t.Fatalf("manifest %d: source and weigh at %s, want 4 4", man.CheckpointID, got)
+	}
+}
