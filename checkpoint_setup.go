@@ -78,7 +78,7 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 // job's bucket when owns says the caller is its lease-holding coordinator) is
 // also swept of checkpoints that never completed. A source that
 // cfg.OperatorParallelism names at another parallelism than the checkpoint's
-// is refused (a source resumes at its checkpoint's parallelism).
+// is refused (a source without splits resumes at its checkpoint's parallelism).
 func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, cfg RunConfig, st store.Store) (actors.CheckpointOptions, error) {
 	restore, owns, log := cfg.Restore, cfg.OwnsStore, cfg.Logger
 	co.Store = st
@@ -288,16 +288,16 @@ func nextCheckpointID(ctx context.Context, st store.Store, job string) (uint64, 
 	return next, nil
 }
 
-// refusePinnedSources refuses a restore that asks, by name, for a source at
-// another parallelism than its checkpoint's: a generated source's instance i
-// of p reads records i, i+p, … and its offset counts them, so the unread
-// records of instances that stopped at different offsets form no split of
-// another parallelism. (Asked for through the job-wide parallelism, the source
-// keeps its checkpoint's, with a warning.)
+// refusePinnedSources refuses a restore that asks, by name, for a source
+// without splits at another parallelism than its checkpoint's: its position
+// is one offset per instance, which no instance at another parallelism can
+// take over. (Asked for through the job-wide parallelism, the source keeps
+// its checkpoint's, with a warning.) A source read by splits (Generate,
+// FromSplitSource) is never pinned.
 func refusePinnedSources(rp actors.RestorePlan, set map[string]int, checkpoint uint64) error {
 	for _, o := range rp.Operators {
 		if n, named := set[o.Name]; named && o.Pinned {
-			return fmt.Errorf("checkpoint %d ran source %q at parallelism %d: a source resumes only at its checkpoint's parallelism (its splits and offsets are per instance), not at %d",
+			return fmt.Errorf("checkpoint %d ran source %q at parallelism %d: a source resumes only at its checkpoint's parallelism (its offsets are per instance; only a source read by splits rescales), not at %d",
 				checkpoint, o.Name, o.From, n)
 		}
 	}

@@ -8,13 +8,13 @@ import (
 
 // logRestorePlan logs each operator restored at another parallelism than
 // its checkpoint's: the key groups that move against the fewest possible,
-// and each source kept at the checkpoint's parallelism.
+// and each source without splits kept at the checkpoint's parallelism.
 func logRestorePlan(log zerolog.Logger, checkpoint uint64, rp actors.RestorePlan) {
 	for _, o := range rp.Operators {
 		switch {
 		case o.Pinned:
 			log.Warn().Uint64("checkpoint", checkpoint).Str("operator", o.Name).Int("parallelism", o.To).
-				Msg("source resumes at its checkpoint's parallelism: its splits and offsets are per instance")
+				Msg("source resumes at its checkpoint's parallelism: it is not read by splits, its offsets are per instance")
 		case o.Rescaled() && o.Table != nil:
 			log.Info().Uint64("checkpoint", checkpoint).Str("operator", o.Name).Int("from", o.From).Int("to", o.To).
 				Int("key_groups_moved", o.Moved).Int("key_groups_min", o.Minimum).Int("key_groups", o.Table.MaxParallelism).

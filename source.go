@@ -25,6 +25,9 @@ type Source[T any] interface {
 }
 
 // FromSource adds a source operator; newSource makes one Source per instance.
+//
+// A source keeps its checkpoint's parallelism on a restore; a source read by
+// splits (FromSplitSource, Generate) can change it.
 func FromSource[T any](g *Graph, name string, newSource func(instance int) Source[T], opts ...OpOption) Stream[T] {
 	op, _ := g.addOperator(name, plan.KindSource, opts)
 	op.New = func(instance int) (plan.Instance, error) {
@@ -68,51 +71,3 @@ func (s *sourceInstance[T]) Read(max int, out plan.Output) (int, bool, error) {
 
 // Unbounded is the count to pass to Generate for a source that never ends.
 const Unbounded int64 = -1
-
-// Generate adds a deterministic, replayable generator source: record i is gen(i),
-// for i in [0, count) (or forever with Unbounded). Instance j of p produces the
-// indices j, j+p, j+2p, …; its offset is how many it has produced.
-func Generate[T any](g *Graph, name string, count int64, gen func(i int64) T, opts ...OpOption) Stream[T] {
-	return FromSource(g, name, func(instance int) Source[T] {
-		return &generator[T]{count: count, gen: gen, instance: int64(instance)}
-	}, opts...)
-}
-
-// generator is the source made by Generate.
-type generator[T any] struct {
-	count       int64
-	gen         func(int64) T
-	instance, p int64 // p is set by Open
-	offset      int64
-}
-
-func (s *generator[T]) Open(info TaskInfo) error {
-	s.p = int64(info.Parallelism)
-	return nil
-}
-func (s *generator[T]) Close() error  { return nil }
-func (s *generator[T]) Offset() int64 { return s.offset }
-
-// SeekTo makes the next record the one at offset.
-func (s *generator[T]) SeekTo(offset int64) error {
-	if offset < 0 {
-		return fmt.Errorf("generator: negative offset %d", offset)
-	}
-	s.offset = offset
-	return nil
-}
-
-// Read generates the next records.
-func (s *generator[T]) Read(buf []T) (int, bool, error) {
-	n := 0
-	for n < len(buf) {
-		i := s.instance + s.offset*s.p
-		if s.count >= 0 && i >= s.count {
-			return n, true, nil
-		}
-		buf[n] = s.gen(i)
-		n++
-		s.offset++
-	}
-	return n, s.count >= 0 && s.instance+s.offset*s.p >= s.count, nil
-}

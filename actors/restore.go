@@ -104,9 +104,14 @@ func (t *task) restore() error {
 			return wrap("operator", err)
 		}
 	}
-	if t.src != nil {
-		if err := t.src.SeekTo(ts.SourceOffset); err != nil {
-			return wrap(fmt.Sprintf("source offset %d", ts.SourceOffset), err)
+	offset := ts.SourceOffset
+	if ss, ok := t.src.(plan.SplitSource); ok && t.op.Splittable {
+		if offset, err = t.restoreSplits(m, ss); err != nil {
+			return wrap("source splits", err)
+		}
+	} else if t.src != nil {
+		if err := t.src.SeekTo(offset); err != nil {
+			return wrap(fmt.Sprintf("source offset %d", offset), err)
 		}
 	}
 	for i, cb := range ownChannels {
@@ -125,7 +130,7 @@ func (t *task) restore() error {
 	took := time.Since(start)
 	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
-		Int("channels", len(ownChannels)+redistributed).Int64("offset", ts.SourceOffset).
+		Int("channels", len(ownChannels)+redistributed).Int64("offset", offset).
 		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).
 		Int("local_sections", read.LocalSections).Int("remote_sections", read.RemoteSections).
 		Dur("took", took).Msg("restored from checkpoint")

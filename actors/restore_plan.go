@@ -19,11 +19,13 @@ type RestorePlan struct {
 type OperatorRestore struct {
 	Name string
 	// From is the operator's parallelism in the checkpoint, To after the
-	// restore. A source keeps From (Pinned when the plan asked for another).
+	// restore. A source that is not Splittable keeps From (Pinned when the
+	// plan asked for another).
 	From, To int
-	// Pinned is true for a source the plan asked to run at another
-	// parallelism: a source's splits and offsets are per instance, so it
-	// resumes at the checkpoint's parallelism.
+	// Pinned is true for a source without splits that the plan asked to run
+	// at another parallelism: its offsets are per instance, so it resumes at
+	// the checkpoint's parallelism. A Splittable source is never pinned: its
+	// splits are dealt to the new instances (AssignSplits).
 	Pinned bool
 	// Table is the operator's key-group table after the restore (nil for an
 	// operator that needs none): the manifest's own at the same parallelism,
@@ -39,14 +41,15 @@ type OperatorRestore struct {
 func (o OperatorRestore) Rescaled() bool { return o.From != o.To }
 
 // PlanRestore decides how manifest m is restored into plan p, without
-// changing p: sources keep the checkpoint's parallelism; an operator with a
+// changing p: a source keeps the checkpoint's parallelism unless it is
+// Splittable (its splits then move to the new instances); an operator with a
 // key-group table takes the manifest's table, rescaled (keygroups.Rebalance:
 // fewest groups moved) when its parallelism changes; a stateless operator
 // may change parallelism freely, and an edge whose partitioner the graph
 // chose from the parallelisms is chosen again. It refuses, saying exactly what differs,
 // another job or graph, another maxParallelism, an operator with non-keyed
-// state at another parallelism, and a pinned source feeding a forward edge
-// whose consumer's parallelism changes.
+// state at another parallelism, and a forward edge whose two ends end up at
+// different parallelisms (a pinned source feeding a rescaled consumer).
 func PlanRestore(p *plan.Job, m *store.Manifest) (RestorePlan, error) {
 	if m.Job != p.Name {
 		return RestorePlan{}, fmt.Errorf("checkpoint %d belongs to job %q, not %q", m.CheckpointID, m.Job, p.Name)
@@ -70,7 +73,7 @@ func PlanRestore(p *plan.Job, m *store.Manifest) (RestorePlan, error) {
 	}
 	for _, e := range p.Edges {
 		if !e.Implicit && e.Partitioner == plan.Forward && to[e.From.Name] != to[e.To.Name] {
-			return RestorePlan{}, fmt.Errorf("checkpoint %d: edge %s → %s is forward, and %q resumes at parallelism %d (sources keep the checkpoint's) while %q runs at %d",
+			return RestorePlan{}, fmt.Errorf("checkpoint %d: edge %s → %s is forward, and %q resumes at parallelism %d (a source without splits keeps the checkpoint's) while %q runs at %d",
 				m.CheckpointID, e.From.Name, e.To.Name, e.From.Name, to[e.From.Name], e.To.Name, to[e.To.Name])
 		}
 	}
@@ -84,7 +87,7 @@ func planOperator(p *plan.Job, m *store.Manifest, op *plan.Operator) (OperatorRe
 		return OperatorRestore{}, fmt.Errorf("the checkpoint has no parallelism for it")
 	}
 	o := OperatorRestore{Name: op.Name, From: from, To: op.Parallelism}
-	if op.Kind == plan.KindSource && o.To != from {
+	if op.Kind == plan.KindSource && !op.Splittable && o.To != from {
 		o.To, o.Pinned = from, true
 	}
 	if o.Rescaled() {

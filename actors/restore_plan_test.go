@@ -112,6 +112,33 @@ func TestPlanRestoreRescalesTablesAndPinsSources(t *testing.T) {
 	}
 }
 
+// TestPlanRestoreRescalesSplitSources: a source read by splits is not
+// pinned: it runs at the plan's parallelism, and the plan is restorable
+// after Apply. One without splits stays pinned (TestPlanRestoreRescalesTablesAndPinsSources).
+func TestPlanRestoreRescalesSplitSources(t *testing.T) {
+	for _, m := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprintf("2→%d", m), func(t *testing.T) {
+			man := manifestOf(restorePlanJob(t, 2))
+			j := restorePlanJob(t, m)
+			j.Operators[0].Splittable = true
+			rp, err := PlanRestore(j, man)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if src := rp.Operators[0]; src.Pinned || src.From != 2 || src.To != m {
+				t.Fatalf("source: %+v, want 2→%d, not pinned", src, m)
+			}
+			rp.Apply(j)
+			if err := CheckRestorable(j, man); err != nil {
+				t.Fatalf("after Apply: %v", err)
+			}
+			if j.Operators[0].Parallelism != m {
+				t.Fatalf("source at %d after Apply, want %d", j.Operators[0].Parallelism, m)
+			}
+		})
+	}
+}
+
 // TestPlanRestoreAfterRestore: a checkpoint written after a restore at 3
 // holds the epoch-1 table; restoring it at 5 rescales that table (epoch 2),
 // not the contiguous one, and at 3 keeps it.
@@ -207,5 +234,53 @@ func TestKeyGroupSectionsPicksFromEveryOldBlob(t *testing.T) {
 	}
 	if len(seen) != 15 {
 		t.Fatalf("%d groups read, want 15 (16 less the one without state)", len(seen))
+	}
+}
+
+// TestPlanRestoreForwardFromSplitSource: a source read by splits feeding an
+// explicit forward edge restores when both ends move to the same new
+// parallelism, and is refused, naming the edge, when only one end does; a
+// source without splits is refused at any new parallelism of its consumer.
+func TestPlanRestoreForwardFromSplitSource(t *testing.T) {
+	job := func(src, mp int, splittable bool) *plan.Job {
+		s := &plan.Operator{ID: 0, Name: "source", Kind: plan.KindSource, Parallelism: src, Splittable: splittable}
+		m := &plan.Operator{ID: 1, Name: "map", Kind: plan.KindTransform, Parallelism: mp}
+		k := &plan.Operator{ID: 2, Name: "sink", Kind: plan.KindSink, Parallelism: 1}
+		e0 := &plan.Edge{ID: 0, From: s, To: m, Partitioner: plan.Forward}
+		e1 := &plan.Edge{ID: 1, From: m, To: k, Partitioner: plan.ImplicitPartitioner(mp, 1), Implicit: true}
+		s.Outputs, m.Inputs, m.Outputs, k.Inputs = []*plan.Edge{e0}, []*plan.Edge{e0}, []*plan.Edge{e1}, []*plan.Edge{e1}
+		return &plan.Job{Name: "fw", MaxParallelism: 16, Operators: []*plan.Operator{s, m, k}, Edges: []*plan.Edge{e0, e1}}
+	}
+	tests := []struct {
+		name       string
+		src, mp    int
+		splittable bool
+		wants      string // "" for restorable
+	}{
+		{"split source and map to 3", 3, 3, true, ""},
+		{"split source and map to 1", 1, 1, true, ""},
+		{"split source alone to 3", 3, 2, true, `edge source → map is forward, and "source" resumes at parallelism 3`},
+		{"map alone to 3", 2, 3, true, `edge source → map is forward, and "source" resumes at parallelism 2`},
+		{"source without splits and map to 3", 3, 3, false, `edge source → map is forward, and "source" resumes at parallelism 2 (a source without splits keeps the checkpoint's) while "map" runs at 3`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			man := manifestOf(job(2, 2, tc.splittable))
+			j := job(tc.src, tc.mp, tc.splittable)
+			rp, err := PlanRestore(j, man)
+			if tc.wants == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				rp.Apply(j)
+				if err := CheckRestorable(j, man); err != nil {
+					t.Fatalf("after Apply: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wants) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wants)
+			}
+		})
 	}
 }

@@ -19,7 +19,8 @@ type taskCheckpoint struct {
 	id       uint64
 	snap     plan.Snapshot
 	offset   int64
-	captured [][]*Buffer // per input: channel state, in order
+	splits   []store.SourceSplit // a split source's splits
+	captured [][]*Buffer         // per input: channel state, in order
 }
 
 // newAligner makes the barrier aligner of a task with inputs, or nil.
@@ -186,6 +187,7 @@ func (t *task) takeSnapshot(id uint64) {
 	}
 	if t.src != nil {
 		ck.offset = t.src.Offset()
+		ck.splits = storedSplits(t.src)
 	}
 	t.ckpt = ck
 	for i, c := range t.in.chans {
@@ -318,7 +320,7 @@ func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.Task
 func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapshot, checkpointStats, error) {
 	var st checkpointStats
 	b := &taskBlob{groups: map[int][2]int64{}}
-	snap := store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: ck.offset}
+	snap := store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: ck.offset, Splits: ck.splits}
 	groups := make([]int, 0, len(ck.snap.KeyGroups))
 	for g := range ck.snap.KeyGroups {
 		groups = append(groups, g)

@@ -61,7 +61,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 
 	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
 	f.operators = operatorParallelism{}
-	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source keeps its checkpoint's")
+	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source not read by splits keeps its checkpoint's")
 	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
 	fs.IntVar(&f.params.ValueBytes, "value-bytes", defaultValueBytes, "bytes of keyed state per key (bigstate)")

@@ -96,6 +96,12 @@ func randomManifest(r *rand.Rand) *Manifest {
 				ts.OperatorState = &BlobRef{Name: fmt.Sprintf("%s/%d/op", name, i), Size: r.Int64N(100), CRC32C: r.Uint32()}
 				ts.SourceOffset = r.Int64N(1 << 40)
 			}
+			if op == 0 && r.IntN(2) == 0 {
+				// A source by splits: instance i serves splits i, i+p, ….
+				for s := i; s < 2*p; s += p {
+					ts.Splits = append(ts.Splits, SourceSplit{ID: s, Of: 2 * p, Offset: r.Int64N(1 << 40)})
+				}
+			}
 			for c := range r.IntN(3) {
 				ts.Channels = append(ts.Channels, ChannelBlob{Input: c, Blob: BlobRef{Name: fmt.Sprintf("%s/%d/in-%d", name, i, c)}, Buffers: r.IntN(10), Records: r.IntN(1000)})
 			}

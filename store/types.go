@@ -50,6 +50,19 @@ type TaskSnapshot struct {
 	OperatorState *BlobRef        `msgpack:"operator_state,omitempty"` // non-keyed state (source offset, sink staging)
 	Channels      []ChannelBlob   `msgpack:"channels,omitempty"`
 	SourceOffset  int64           `msgpack:"source_offset"` // -1 when not a source
+	// Splits are the source splits this instance served and each one's
+	// offset (sources that rescale by splits only). A manifest in which no
+	// task of a source has any was written before splits were stored: each
+	// of its tasks served split Instance of its parallelism, at SourceOffset.
+	Splits []SourceSplit `msgpack:"splits,omitempty"`
+}
+
+// SourceSplit is one split of a source at a checkpoint: split ID of the Of
+// splits the source was cut into, and how many records of it were read.
+type SourceSplit struct {
+	ID     int   `msgpack:"id"`
+	Of     int   `msgpack:"of"`
+	Offset int64 `msgpack:"offset"`
 }
 
 // Manifest describes one completed checkpoint.

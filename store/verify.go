@@ -16,6 +16,9 @@ func VerifyCheckpoint(ctx context.Context, st Store, m *Manifest) error {
 	if err := checkRounds(m); err != nil {
 		return err
 	}
+	if err := checkSplits(m); err != nil {
+		return err
+	}
 	refs, what := manifestRefs(m)
 	if len(refs) == 0 {
 		return nil

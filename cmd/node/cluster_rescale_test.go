@@ -8,7 +8,8 @@ import (
 // TestClusterRestoreAtNewParallelism: a keycount job on three `node start`
 // processes at parallelism 3 is cancelled part way, then `node submit
 // --restore latest --parallelism 5` restores it with count at 5 instances
-// (its key groups rebalanced, the source at its checkpoint's 3) over the
+// (its key groups rebalanced) and the source at 5 (its 3 splits dealt to 5
+// instances, two of them idle) over the
 // nodes: every node's part must use the same rescaled plan, and the output
 // is exactly one uninterrupted run.
 func TestClusterRestoreAtNewParallelism(t *testing.T) {

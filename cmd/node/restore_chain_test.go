@@ -146,8 +146,9 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(5), p(3)}, duringReplay: true, verify: keycountOK},
 		{job: "keycount", mode: "aligned", n: n, keys: k, steps: [][]string{p(2), p(1), p(4)}, verify: keycountOK},
 		{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), ops("count=4"), ops("count=1")}, verify: keycountOK},
-		// keysum's source feeds a forward edge, so its source and weigh keep
-		// parallelism 2; claim, mine and sum keep each key's records in
+		// keysum's source feeds weigh over a forward edge; named
+		// parallelisms leave both at 2 (TestRestoreSourceOverForwardEdge
+		// moves them together); claim, mine and sum keep each key's records in
 		// order only when they change together (claim keeps the keys whose
 		// index mod its parallelism is its instance).
 		{job: "keysum", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), ops("sum=5"), ops("sum=3")}, verify: verifyKeysum(n, k)},
@@ -160,8 +161,9 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 
 // TestOperatorParallelismFreshAndRefused runs keycount fresh with
 // --operator-parallelism count=3 (exactly once, its manifests at count 3,
-// source 2), and refuses a restore that names the source at another
-// parallelism than its checkpoint's, saying why, before anything is deleted.
+// source 2), and refuses a restore that names the sink, which holds
+// non-keyed state, at another parallelism than its checkpoint's, saying why,
+// before anything is deleted.
 func TestOperatorParallelismFreshAndRefused(t *testing.T) {
 	bin := buildNode(t)
 	const n, k = 100000, 50
@@ -188,10 +190,10 @@ func TestOperatorParallelismFreshAndRefused(t *testing.T) {
 		t.Fatalf("manifest %d: parallelism %s, want count 3, sink 1, source 2", man.CheckpointID, got)
 	}
 	before := checkpointIDs(t, stateDir, "keycount")
-	code, stderr := runNode(t, bin, append(args, "--restore", "latest", "--operator-parallelism", "source=3")...)
-	want := fmt.Sprintf("checkpoint %d ran source \"source\" at parallelism 2: a source resumes only at its checkpoint's parallelism", man.CheckpointID)
+	code, stderr := runNode(t, bin, append(args, "--restore", "latest", "--operator-parallelism", "sink=3")...)
+	want := fmt.Sprintf("checkpoint %d, operator \"sink\": instance 0 holds non-keyed operator state, which cannot be split: restore it at parallelism 1, not 3", man.CheckpointID)
 	if code != 1 || !strings.Contains(stderr, want) {
-		t.Fatalf("restore with source=3 exited %d, want 1 saying %q:\n%s", code, want, stderr)
+		t.Fatalf("restore with sink=3 exited %d, want 1 saying %q:\n%s", code, want, stderr)
 	}
 	if after := checkpointIDs(t, stateDir, "keycount"); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("the refused restore changed the checkpoints from %v to %v", before, after)

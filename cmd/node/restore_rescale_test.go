@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -32,47 +31,60 @@ func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	}{{"aligned", 1}, {"aligned", 5}, {"unaligned", 3}, {"unaligned", 8}}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/M=%d", c.mode, c.m), func(t *testing.T) {
-			dir := t.TempDir()
-			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-			args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
-				"--out", out, "--state-dir", stateDir, "--sleep-ms", "0.02",
-				"--checkpoint-mode", c.mode, "--checkpoint-interval", "50ms", "--log-level", "info"}
-			killAfterCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, 3)
-
-			second := exec.Command(bin, append(args, "--parallelism", fmt.Sprint(c.m), "--restore", "latest")...)
-			var stderr bytes.Buffer
-			second.Stderr = &stderr
-			if err := second.Run(); err != nil {
-				t.Fatalf("restored run: %v\n%s", err, stderr.String())
-			}
-			if err := keycount.VerifyFile(out, n, k); err != nil {
-				t.Fatalf("output after kill and restore at %d: %v", c.m, err)
-			}
-			if strings.Contains(stderr.String(), `"level":"error"`) {
-				t.Fatalf("restored run logged errors:\n%s", stderr.String())
-			}
+			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, "--parallelism", fmt.Sprint(c.m))
 			checkRescaledManifest(t, stateDir, c.m)
 			want := fmt.Sprintf(`"operator":"count","from":2,"to":%d`, c.m)
-			if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), `"key_groups_min"`) {
-				t.Fatalf("restored run did not log the rescale of count (%s):\n%s", want, stderr.String())
+			if !strings.Contains(stderr, want) || !strings.Contains(stderr, `"key_groups_min"`) {
+				t.Fatalf("restored run did not log the rescale of count (%s):\n%s", want, stderr)
 			}
 		})
 	}
 }
 
-// checkRescaledManifest checks that the newest manifest ran count at
-// parallelism m with the first table for 2 instances rescaled to m.
-func checkRescaledManifest(t *testing.T, stateDir string, m int) {
+// killAndRestoreKeycount SIGKILLs `node run keycount --parallelism 2` (n
+// records, k keys, checkpoints every 50 ms in mode) after 3 checkpoints and
+// restores it from the latest with the restore flags: the committed output
+// must be exactly one run's, and the restored run log no error. It returns
+// the state directory and the restored run's log.
+func killAndRestoreKeycount(t *testing.T, bin, mode string, n, k int, restore ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+	args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
+		"--out", out, "--state-dir", stateDir, "--sleep-ms", "0.02",
+		"--checkpoint-mode", mode, "--checkpoint-interval", "50ms", "--log-level", "info"}
+	killAfterCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, 3)
+	code, stderr := runNode(t, bin, append(append(args, restore...), "--restore", "latest")...)
+	if code != 0 || strings.Contains(stderr, `"level":"error"`) {
+		t.Fatalf("restored run (%v) exited %d:\n%s", restore, code, stderr)
+	}
+	if err := keycount.VerifyFile(out, int64(n), k); err != nil {
+		t.Fatalf("output after kill and restore with %v: %v", restore, err)
+	}
+	return stateDir, stderr
+}
+
+// latestManifest is job's newest manifest in the local store at stateDir.
+func latestManifest(t *testing.T, stateDir, job string) *store.Manifest {
 	t.Helper()
 	st, err := store.NewLocal(stateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	man, err := st.Latest(context.Background(), "keycount")
+	man, err := st.Latest(t.Context(), job)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return man
+}
+
+// checkRescaledManifest checks that the newest manifest ran count at
+// parallelism m with the first table for 2 instances rescaled to m, and the
+// source at m.
+func checkRescaledManifest(t *testing.T, stateDir string, m int) {
+	t.Helper()
+	man := latestManifest(t, stateDir, "keycount")
 	first, err := keygroups.Contiguous(man.MaxParallelism, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +103,8 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 	if contiguous, _ := keygroups.Contiguous(man.MaxParallelism, m); m > 1 && got.Equal(contiguous) {
 		t.Fatalf("manifest %d: count's table is %d's contiguous ranges, not the rescaled one", man.CheckpointID, m)
 	}
-	if p := man.Parallelism["source"]; p != 2 {
-		t.Fatalf("manifest %d: source at parallelism %d, want the checkpoint's 2", man.CheckpointID, p)
+	if p := man.Parallelism["source"]; p != m {
+		t.Fatalf("manifest %d: source at parallelism %d, want %d (a generated source rescales by splits)", man.CheckpointID, p, m)
 	}
 }
 

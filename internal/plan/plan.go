@@ -77,6 +77,9 @@ type Operator struct {
 	// route to it, its ownership check, restore and the manifest. Validate
 	// fills a missing one with the job's first table.
 	Table *keygroups.Table
+	// Splittable is true for a source whose instances are SplitSources: a
+	// restore may then change its parallelism, handing its splits over.
+	Splittable bool
 	// New makes the runtime instance for one task. Exactly one of the returned
 	// interfaces' kinds matches Kind (SourceFunc, TransformFunc or SinkFunc).
 	New func(instance int) (Instance, error)
