@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/weirstream/weir/internal/logbuf"
 	"github.com/weirstream/weir/internal/plan"
 )
 
@@ -88,26 +88,8 @@ func TestDumpNamesBlockedTaskAndNonEmptyChannel(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestStalledJobLogsItsDump(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	n := NewNode(zerolog.New(&logs))
 	t.Cleanup(n.Shutdown)
 	n.stallAfter = 300 * time.Millisecond
