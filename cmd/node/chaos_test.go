@@ -12,6 +12,7 @@ import (
 // keycount runs with checkpoints, in both modes, and verifies the committed
 // output is exactly one undisturbed run's. The seed is fixed; a failure names it.
 func TestChaosExactlyOnce(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
 		t.Run(string(mode), func(t *testing.T) {
 			const seed = 42

@@ -13,6 +13,7 @@ import (
 // TestRunPrintsDumpOnSIGUSR1 sends SIGUSR1 to a real `node run` process and
 // expects the state of every task on stderr.
 func TestRunPrintsDumpOnSIGUSR1(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	cmd := exec.Command(bin, "run", "keycount", "--records", "-1", "--sleep-ms", "0.05", "--checkpoint-mode", "none")
 	cmd.Dir = t.TempDir()

@@ -97,6 +97,7 @@ func restoreAndVerify(t *testing.T, bin string, args []string, out string, n, k 
 // completes the output exactly once. Before, the stop checkpoint waited
 // behind the buffer, the run stopped without it and the restore found none.
 func TestSIGTERMStopsSlowOperatorMidBufferThenRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 20000, 10
 	dir := t.TempDir()
@@ -144,6 +145,7 @@ func TestSIGTERMStopsSlowOperatorMidBufferThenRestoreExactlyOnce(t *testing.T) {
 // signal, and --restore latest from the last completed checkpoint must give
 // the output exactly once.
 func TestSecondSIGTERMExitsAtOnceLeavingLastCheckpoint(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 20000, 10
 	dir := t.TempDir()

@@ -101,6 +101,7 @@ func killAfterJobCheckpoints(t *testing.T, bin string, args []string, stateDir, 
 // with checkpoints every 50 ms, restores it with --restore latest, and checks
 // that the committed output of both runs together is exactly one run's.
 func TestKillAndRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {

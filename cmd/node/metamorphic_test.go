@@ -105,6 +105,7 @@ const metaTestSeed = 4
 // commits the same output as its job's undisturbed run without checkpoints
 // at parallelism 1. A differing cell prints its seed and the replay command.
 func TestMetamorphicShort(t *testing.T) {
+	t.Parallel()
 	cfg := defaultMeta()
 	cfg.Seed, cfg.Records, cfg.Exe = metaTestSeed, 60000, buildNode(t)
 	cells := sampleMetaCells(cfg.Seed, metaJobs)

@@ -136,6 +136,7 @@ func verifyKeysum(n int64, k int) func(string) error {
 // rest stored as an older replay round; the test logs how many channels hold
 // several). A few cells keep the test short.
 func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 400000, 500
 	p := func(m int) []string { return []string{"--parallelism", fmt.Sprint(m)} }

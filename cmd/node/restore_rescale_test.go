@@ -23,6 +23,7 @@ import (
 // instances and replayed before new input. A subset of M per mode keeps the
 // test short; the full grid is measured by hand.
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 400000, 500
 	cells := []struct {
@@ -113,6 +114,7 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 // and restored unaligned at 3 writes every record exactly once, through all
 // three map stages.
 func TestRestoreBackpressureAtNewParallelismExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n = 400000
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 // parallelism with the first run's two splits, each read to its end, dealt
 // split s to instance s mod M (at 3, instance 2 serves none).
 func TestRestoreRescalesSourceBySplits(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 500
 	cells := []struct {
@@ -47,6 +48,7 @@ func TestRestoreRescalesSourceBySplits(t *testing.T) {
 // exactly once, and the last manifest has the one source instance serving
 // both splits of the first run.
 func TestRestoreSourceAfterRestore(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 500
 	p := func(m int) []string { return []string{"--parallelism", fmt.Sprint(m)} }
@@ -95,6 +97,7 @@ func checkSourceSplits(t *testing.T, stateDir string, m, n int) {
 // source and weigh move to 4 together (before splits the source kept 2 and
 // the forward edge refused the restore), and the output is exactly once.
 func TestRestoreSourceOverForwardEdge(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 500
 	c := restoreChain{job: "keysum", mode: "aligned", n: n, keys: k,

@@ -81,6 +81,7 @@ func runKeycountArgs(mode, out, stateDir string, n int64, k int) []string {
 // checkpoint id is reused, and --restore latest afterwards is the restored
 // run's newest checkpoint. (Checkpoints older than the restored one stay.)
 func TestRestoreOlderCheckpointExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {
@@ -132,6 +133,7 @@ func TestRestoreOlderCheckpointExactlyOnce(t *testing.T) {
 // named; --restore latest warns that it skips it, restores the previous one
 // and the output is exactly once.
 func TestRestoreCorruptNewestCheckpoint(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200000, 100
 	for _, tc := range []struct {

@@ -19,6 +19,7 @@ import (
 // checkpoint captures them), and `--restore latest` must then complete the
 // output exactly once. Before, SIGTERM drained every record in flight.
 func TestSIGTERMStopsWithoutDrainingThenRestoreContinues(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 60000, 20
 	dir := t.TempDir()
