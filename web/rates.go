@@ -5,10 +5,16 @@ import "time"
 // backpressureWindow is how many polls a task's backpressure ratio spans.
 const backpressureWindow = 10
 
-// counterSample is a counter's value at one poll.
+// minRateInterval is the shortest interval a rate is computed over: polls
+// closer together than this (the job list and a job's detail read in one
+// page refresh) get the last rate again.
+const minRateInterval = 400 * time.Millisecond
+
+// counterSample is a counter's value at one poll and the rate computed then.
 type counterSample struct {
 	value int64
 	at    time.Time
+	rate  float64
 }
 
 // Rates turns counters read at each poll into per-second rates, and
@@ -25,24 +31,28 @@ func NewRates() *Rates {
 }
 
 // Rate records counter key's value at time at and returns its rate per
-// second since the previous sample: 0 on the first sample or when no time
-// passed. A value below the previous one means the counter started again
-// (a restarted task): the rate counts from 0 over the interval.
+// second since the previous sample: 0 on the first sample. Within
+// minRateInterval of the previous sample it returns the previous rate and
+// keeps that sample. A value below the previous one means the counter
+// started again (a restarted task): the rate counts from 0 over the
+// interval.
 func (r *Rates) Rate(key string, value int64, at time.Time) float64 {
 	prev, ok := r.last[key]
-	r.last[key] = counterSample{value: value, at: at}
 	if !ok {
+		r.last[key] = counterSample{value: value, at: at}
 		return 0
 	}
-	dt := at.Sub(prev.at).Seconds()
-	if dt <= 0 {
-		return 0
+	dt := at.Sub(prev.at)
+	if dt < minRateInterval {
+		return prev.rate
 	}
 	delta := value - prev.value
 	if delta < 0 {
 		delta = value
 	}
-	return float64(delta) / dt
+	rate := float64(delta) / dt.Seconds()
+	r.last[key] = counterSample{value: value, at: at, rate: rate}
+	return rate
 }
 
 // Backpressure records whether task key was blocked on credit at this poll

@@ -16,8 +16,9 @@ func TestRateFromCounterDeltas(t *testing.T) {
 	}{
 		{"first sample has no rate", 500, 0, 0},
 		{"1000 more in 2s", 1500, 2 * time.Second, 500},
-		{"no time passed", 1700, 0, 0},
-		{"unchanged counter", 1700, time.Second, 0},
+		{"too soon: the last rate again", 1700, 100 * time.Millisecond, 500},
+		{"unchanged counter over the interval", 1500, 2 * time.Second, 0},
+		{"then it moves", 1700, time.Second, 200},
 		{"counter started again after a restart", 300, time.Second, 300},
 		{"half a second", 400, 500 * time.Millisecond, 200},
 	}
