@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +15,6 @@ import (
 
 	"github.com/weirstream/weir/internal/poll"
 )
-
-// pageURL finds the address `node run --http` announces.
-var pageURL = regexp.MustCompile(`web page: (http://\S+/)`)
 
 // browserPath is the Chromium or Chrome binary on PATH.
 func browserPath(t *testing.T) string {
