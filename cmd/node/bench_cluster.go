@@ -212,7 +212,7 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 		what := map[bool]string{false: "a worker node", true: "the coordinator's node"}[coord]
 		fmt.Fprintf(progress, "kill %d of %d: %s ...\n", i+1, cfg.Kills, what)
 		tr := &wireTrace{}
-		traces, names = append(traces, tr), append(names, fmt.Sprintf("kill %d: %s", i+1, what))
+		traces, names = append(traces, tr), append(names, fmt.Sprintf("kill %d: %s", i+1, map[bool]string{false: "worker", true: "coordinator"}[coord]))
 		d, err := killTrial(bc, cfg, coord, tr)
 		if err != nil {
 			return nil, fmt.Errorf("kill trial %d (%s): %w\n%s", i+1, what, err, bc.logTails(4000))
