@@ -51,6 +51,11 @@ function drawSummary(d) {
 
 // drawGraph lays operators out in columns by their distance from a source.
 function drawGraph(d) {
+  if (!d.operators.length) {
+    document.getElementById("graph").replaceChildren(el("p", { class: "muted", id: "graph-elsewhere" },
+      `node ${d.coordinator || "?"} coordinates this job: its page shows the graph, rates and key groups; here are its tasks' nodes and latest checkpoints.`));
+    return;
+  }
   const depth = {};
   d.operators.forEach(o => { depth[o.id] = 0; });
   for (let i = 0; i < d.operators.length; i++)
