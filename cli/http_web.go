@@ -93,7 +93,7 @@ func clusterWebSource(nc *nats.Conn, a *node.Agent) web.Source {
 		}
 		return webClusterStatus(st, a), nil
 	}
-	return web.NewClusterSource(a.ID(), status, a.CoordinatedJobs)
+	return web.NewClusterSource(a.ID(), status, a.CoordinatedJobs, a.PartDumps)
 }
 
 // webClusterStatus converts what `node status` collects for the page.

@@ -30,11 +30,13 @@ type ClusterJob struct {
 
 // ClusterSource shows a cluster: its nodes and jobs from the status, and
 // the full detail (graph, rates, key groups) of the jobs this node
-// coordinates; a job coordinated elsewhere shows what its coordinator
-// reports in the status (tasks, latest checkpoints, restarts).
+// coordinates, with the counters of their tasks on other nodes as those
+// nodes report them; a job coordinated elsewhere shows what its
+// coordinator reports in the status (tasks, latest checkpoints, restarts).
 type ClusterSource struct {
 	status func(ctx context.Context) (*ClusterStatus, error)
 	local  *LocalSource
+	parts  PartDumps
 
 	mu      sync.Mutex
 	last    *ClusterStatus
@@ -42,9 +44,10 @@ type ClusterSource struct {
 }
 
 // NewClusterSource shows the cluster whose status status fetches, with the
-// jobs coordinated returns in detail; node is this node's id.
-func NewClusterSource(node string, status func(ctx context.Context) (*ClusterStatus, error), coordinated func() []*actors.Job) *ClusterSource {
-	return &ClusterSource{status: status, local: NewLocalSource(node, coordinated)}
+// jobs coordinated returns in detail, their tasks on other nodes as parts
+// reports them; node is this node's id.
+func NewClusterSource(node string, status func(ctx context.Context) (*ClusterStatus, error), coordinated func() []*actors.Job, parts PartDumps) *ClusterSource {
+	return &ClusterSource{status: status, local: NewLocalSource(node, coordinated), parts: parts}
 }
 
 // read returns the status, fetching it when the last one is too old.
@@ -102,12 +105,23 @@ func (s *ClusterSource) Job(ctx context.Context, name string) (*JobDetail, error
 		}
 	}
 	if j := s.local.find(name); j != nil {
-		d, err := s.local.detail(ctx, j, heldBy(st.Nodes, name))
+		d, err := s.local.detail(ctx, j, heldBy(st.Nodes, name), s.parts)
 		if err != nil {
 			return nil, err
 		}
 		if rec != nil {
 			d.State, d.Coordinator, d.Error = rec.State, rec.Coordinator, rec.Error
+		}
+		// The job's rates over all nodes: its sources' and sinks' (the
+		// totals count this node's only).
+		d.InPerS, d.OutPerS = 0, 0
+		for _, o := range d.Operators {
+			switch o.Kind {
+			case "source":
+				d.InPerS += o.InPerS
+			case "sink":
+				d.OutPerS += o.OutPerS
+			}
 		}
 		return d, nil
 	}

@@ -44,13 +44,16 @@ func (s *LocalSource) Job(ctx context.Context, name string) (*JobDetail, error) 
 	if j == nil {
 		return nil, fmt.Errorf("job %q: %w", name, ErrNoJob)
 	}
-	return s.detail(ctx, j, nil)
+	return s.detail(ctx, j, nil, nil)
 }
+
+// PartDumps asks the nodes for their tasks of a job (see ClusterSource).
+type PartDumps func(ctx context.Context, job string, nodes []string) []actors.TaskDump
 
 // detail reads job j and builds its detail; held, when set, says which
 // nodes hold a key group locally (otherwise this node, once a checkpoint
-// completed).
-func (s *LocalSource) detail(ctx context.Context, j *actors.Job, held func(op string, g int) []string) (*JobDetail, error) {
+// completed); parts, when set, fills in the tasks on other nodes.
+func (s *LocalSource) detail(ctx context.Context, j *actors.Job, held func(op string, g int) []string, parts PartDumps) (*JobDetail, error) {
 	var dump *actors.JobDump
 	select {
 	case <-j.Gone():
@@ -62,8 +65,12 @@ func (s *LocalSource) detail(ctx context.Context, j *actors.Job, held func(op st
 			dump = d
 		}
 	}
+	placement := j.Placement()
+	if dump != nil && parts != nil {
+		fillRemoteTasks(ctx, dump, j.Plan.Name, placement, parts)
+	}
 	f := jobFacts{plan: j.Plan, dump: dump, checkpoints: j.Checkpoints(), supervision: j.Supervision(),
-		restores: j.Restores(), events: j.Events(), stateBytes: j.TaskStateBytes(), placement: j.Placement(),
+		restores: j.Restores(), events: j.Events(), stateBytes: j.TaskStateBytes(), placement: placement,
 		defaultNode: s.node, held: held}
 	if held == nil && len(f.checkpoints) > 0 {
 		here := []string{s.node}
@@ -127,5 +134,32 @@ func jobState(j *actors.Job) string {
 		return "finished"
 	default:
 		return "running"
+	}
+}
+
+// fillRemoteTasks replaces the dump's tasks on other nodes with what those
+// nodes report of them.
+func fillRemoteTasks(ctx context.Context, dump *actors.JobDump, job string, placement map[string]string, parts PartDumps) {
+	nodes := map[string]bool{}
+	for _, td := range dump.Tasks {
+		if td.Phase == actors.PhaseRemote && placement[td.Task] != "" {
+			nodes[placement[td.Task]] = true
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	ask := make([]string, 0, len(nodes))
+	for n := range nodes {
+		ask = append(ask, n)
+	}
+	got := map[string]actors.TaskDump{}
+	for _, td := range parts(ctx, job, ask) {
+		got[td.Task] = td
+	}
+	for i, td := range dump.Tasks {
+		if r, ok := got[td.Task]; ok && td.Phase == actors.PhaseRemote {
+			dump.Tasks[i] = r
+		}
 	}
 }

@@ -58,9 +58,18 @@ func TestWebAPIOfAThreeNodeCluster(t *testing.T) {
 		"--sleep-ms", "0.01", "--checkpoint-interval", "300ms", "--coordinator", "n1", "--detach"); code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, stderr)
 	}
-	// The coordinator's node: the graph, tasks on the three nodes, the
+	// The coordinator's node: the graph, tasks on the three nodes with
+	// their counters (those on n2 and n3 as their nodes report them), the
 	// key-group map with each group's owner and node.
 	var d web.JobDetail
+	allLive := func(d web.JobDetail) bool {
+		for _, tk := range d.Tasks {
+			if !tk.Live || tk.RecordsIn <= 0 {
+				return false
+			}
+		}
+		return len(d.Tasks) == 9
+	}
 	spread := func(d web.JobDetail) map[string]int {
 		on := map[string]int{}
 		for _, tk := range d.Tasks {
@@ -71,9 +80,24 @@ func TestWebAPIOfAThreeNodeCluster(t *testing.T) {
 	if !poll.Until(clusterDeadline, 100*time.Millisecond, func() bool {
 		d = web.JobDetail{}
 		return apiGet(urls["n1"]+"api/jobs/keycount", &d) && d.State == "running" && len(d.Checkpoints) >= 2 &&
-			len(spread(d)) == 3 && len(d.KeyGroups) == 1
+			len(spread(d)) == 3 && len(d.KeyGroups) == 1 && allLive(d)
 	}) {
-		t.Fatalf("n1's API never showed keycount running on 3 nodes with 2 checkpoints: %+v", d)
+		t.Fatalf("n1's API never showed keycount running on 3 nodes with 2 checkpoints and every task's records: %+v", d)
+	}
+	// Rates of the tasks on other nodes, from two of their reports.
+	if !poll.Until(clusterDeadline, 100*time.Millisecond, func() bool {
+		d = web.JobDetail{}
+		if !apiGet(urls["n1"]+"api/jobs/keycount", &d) || !allLive(d) {
+			return false
+		}
+		for _, tk := range d.Tasks {
+			if tk.Node != "n1" && tk.Operator == "source" && tk.InPerS > 0 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("n1's API never showed a rate of a source task on another node: %+v", d.Tasks)
 	}
 	if d.Coordinator != "n1" || len(d.Operators) != 3 || d.Operators[1].Parallelism != 3 || len(d.Tasks) != 9 {
 		t.Fatalf("job %+v: want coordinator n1, 3 operators at parallelism 3, 9 tasks", d.JobSummary)
