@@ -1,11 +1,15 @@
 # weir: the only tool needed is Go.
 GO ?= go
 
-.PHONY: run test build bench bench-backpressure bench-cluster chaos cluster cluster-stop
+.PHONY: run test test-browser build bench bench-backpressure bench-cluster chaos cluster cluster-stop
 
-# Build and run the keycount sample end to end, then show what it wrote.
+# Build and run the keycount sample with its web page (address printed as
+# "web page: http://..."): RUN_FOR of input through a slow count stage, then
+# drain and show what it wrote. RUN_HTTP=host:port picks the page's address.
+RUN_FOR ?= 60s
+RUN_HTTP ?= 127.0.0.1:8080
 run:
-	$(GO) run ./cmd/node run keycount --records 200000 --keys 100 --parallelism 2 --out weir-out.jsonl --pretty
+	$(GO) run ./cmd/node run keycount --duration $(RUN_FOR) --sleep-ms 0.2 --keys 100 --parallelism 2 --out weir-out.jsonl --pretty --http $(RUN_HTTP)
 	@echo "--- first lines of weir-out.jsonl:"
 	@head -n 5 weir-out.jsonl
 	@echo "--- lines in weir-out.jsonl:"
@@ -14,6 +18,18 @@ run:
 # Vet and run every test with the race detector.
 test:
 	$(GO) vet ./... && $(GO) test -race -count=1 -timeout 9m ./...
+
+# The web page in a real browser: installs Chromium with apt-get when no
+# chromium or chrome is on PATH, then runs the browser-tagged test (a node
+# running keycount with --http, driven by chromedp). The screenshot goes to
+# $(SCREENSHOT); the test prints its path.
+SCREENSHOT ?= $(CURDIR)/weir-web-page.png
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+test-browser:
+	@if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && \
+		! command -v google-chrome >/dev/null && ! command -v google-chrome-stable >/dev/null; then \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; fi
+	WEIR_SCREENSHOT=$(SCREENSHOT) $(GO) test -tags browser -race -count=1 -timeout 5m -v -run 'TestWebPageInBrowser' ./cmd/node
 
 # Build the node binary into bin/node.
 build:

@@ -43,6 +43,9 @@ type RunConfig struct {
 	// its run; a cluster coordinator owns the job's bucket while it holds the
 	// job's lease (fenced coordinators write nothing the nodes accept).
 	OwnsStore bool
+	// OnJob, when set, is called with the job once it is submitted (see
+	// WithJobObserver).
+	OnJob func(*actors.Job)
 }
 
 // RunOption configures Run.
@@ -161,6 +164,9 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	job, err := node.Submit(p, rt)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.OnJob != nil {
+		cfg.OnJob(job)
 	}
 	var deadline <-chan time.Time
 	if cfg.Duration > 0 {

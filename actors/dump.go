@@ -81,6 +81,10 @@ type TaskDump struct {
 	Inputs     []InputDump     `json:"inputs,omitempty"`
 	Outputs    []OutputDump    `json:"outputs,omitempty"`
 	Mailbox    mailbox.Lengths `json:"mailbox"`
+	// RecordsIn and RecordsOut count this incarnation's records taken and
+	// emitted (a restart starts them again at 0).
+	RecordsIn  int64 `json:"records_in"`
+	RecordsOut int64 `json:"records_out"`
 }
 
 // InputDump is one input of a task: the task's side and its channel actor.

@@ -144,6 +144,8 @@ func (f *fragment) Receive(ctx actor.Context) {
 	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg,
 		*sinkCommittedMsg:
 		f.toCoordinator(ctx, m)
+	case *dumpJobMsg:
+		f.dump(m)
 	case *pruneMsg:
 		f.prune(m.ids)
 	case *linkFailedMsg:

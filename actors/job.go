@@ -26,6 +26,10 @@ type Job struct {
 	restLog restoreLog
 	tasks   atomic.Int64 // task instances of the job running on this node
 
+	// what the web page shows: recent events and each task's state size
+	events    eventLog
+	taskState taskStateLog
+
 	mu        sync.Mutex
 	pid       *actor.PID
 	placement map[string]string // task name → node (cluster jobs)

@@ -101,6 +101,7 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 	}
 	a.job.log.Error().Err(err).Str("task", at.String()).Msg("task failed")
 	a.job.supLog.update(func(s *SupervisionStats) { s.Failures++ })
+	a.job.noteEvent(EventFailure, at.String(), err.Error())
 	if a.sv == nil || a.ckpt == nil {
 		a.end(ctx, err)
 		return
@@ -272,6 +273,7 @@ func (a *jobActor) regionRunning(ctx actor.Context, act supervision.RegionReady)
 		}
 	}
 	a.job.supLog.update(func(s *SupervisionStats) { s.Restarts++ })
+	a.job.noteEvent(EventRestart, "", fmt.Sprintf("region of %d tasks", len(act.Tasks)))
 	if !a.restarting() {
 		a.carryOutCheckpoint(ctx, a.ckpt.coord.Resume(a.job.now()))
 	}
@@ -333,6 +335,7 @@ func (a *jobActor) chaosKill(ctx actor.Context) {
 	how := []string{"stop", "poison", "panic"}[a.sv.rng.Intn(3)]
 	a.job.log.Warn().Str("victim", v.Id).Str("how", how).Msg("chaos: killing an actor")
 	a.job.supLog.update(func(s *SupervisionStats) { s.Kills++ })
+	a.job.noteEvent(EventKill, v.Id, how)
 	switch how {
 	case "stop":
 		ctx.Stop(v)

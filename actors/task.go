@@ -47,6 +47,8 @@ type task struct {
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
+	recordsIn    int64 // records read (source) or handed to the operator
+	recordsOut   int64 // records sealed into output buffers or written (sink)
 }
 
 func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *task {
@@ -278,6 +280,7 @@ func (t *task) readSource(ctx actor.Context) {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}
 	t.job.Metrics.RecordsIn.Add(int64(n))
+	t.recordsIn += int64(n)
 	if n > 0 {
 		t.noteResumed(ctx)
 	}

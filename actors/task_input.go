@@ -180,6 +180,7 @@ func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 
 // callOperator hands records of input edge edgeIndex to the operator.
 func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
+	t.recordsIn += int64(recs.Len())
 	switch {
 	case t.tr != nil:
 		if err := t.tr.Process(edgeIndex, recs, &t.out); err != nil {
@@ -191,6 +192,7 @@ func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
 			t.fail(fmt.Errorf("write: %w", err))
 		}
 		t.job.Metrics.RecordsOut.Add(int64(recs.Len()))
+		t.recordsOut += int64(recs.Len())
 	}
 }
 

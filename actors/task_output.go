@@ -76,6 +76,7 @@ func (o *outputs) Writers() []plan.EdgeWriter { return o.writers }
 // comes.
 func (o *outputs) seal(ch *outChannel, recs plan.Batch) {
 	ch.seq++
+	o.t.recordsOut += int64(recs.Len())
 	b := &Buffer{Seq: ch.seq, Records: recs}
 	if ch.credit > 0 && len(ch.outbox) == 0 {
 		o.send(ch, b)

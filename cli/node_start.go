@@ -37,6 +37,7 @@ type startFlags struct {
 	pretty           bool
 	logLevel         string
 	cpuProfile       string
+	http             string
 	conn             cluster.ConnOptions
 }
 
@@ -63,6 +64,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
+	fs.StringVar(&f.http, "http", "", "serve the web page and its JSON API on `HOST:PORT`")
 	cluster.RegisterConnFlags(fs, &f.conn)
 	return fs
 }
@@ -169,6 +171,15 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	slowMu.Lock()
 	slow = a.SlowConsumer
 	slowMu.Unlock()
+	if f.http != "" {
+		ws, err := startWeb(f.http, clusterWebSource(nc, a), log)
+		if err != nil {
+			a.Shutdown()
+			return usagef("start: %v", err)
+		}
+		defer ws.Close()
+		announceWeb(stderr, log, ws)
+	}
 	<-ctx.Done()
 	log.Info().Msg("stopping: moving this node's work to the other nodes")
 	a.Leave()

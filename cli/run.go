@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/web"
 )
 
 // progressInterval is how often a running job logs its progress.
@@ -57,6 +58,16 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
 		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
 	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state
+	if f.http != "" {
+		jobs := &runJobs{}
+		ws, err := startWeb(f.http, web.NewLocalSource("local", jobs.list), log)
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		defer ws.Close()
+		announceWeb(stderr, log, ws)
+		opts = append(opts, weir.WithJobObserver(jobs.add))
+	}
 	res, err := weir.Run(ctx, job.Graph, opts...)
 	if err != nil {
 		log.Error().Err(err).Msg("job failed")

@@ -115,6 +115,7 @@ func (a *Agent) subscribe() error {
 		{CmdSubject(a.cfg.ID), "", a.onNodeCmd},
 		{StatusSubject, "", a.onStatus},
 		{CancelSubject, "", a.onCancel},
+		{PartDumpSubject(a.cfg.ID), "", a.onPartDump},
 		{transport.NodeSubject("*", "leaving"), "", a.onLeaving},
 	} {
 		var ns *nats.Subscription

@@ -36,6 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "one repetition of shorter cells (about a minute in all)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
+	plotFile := fs.String("plot", "", "also draw checkpoint duration per sleep and mode as an SVG chart into `FILE`")
 	sleeps := fs.String("sleep-ms", "0,0.01,0.1", "comma-separated average sleeps per record of the sleepy map")
 	modes := fs.String("modes", "none,aligned,unaligned", "comma-separated checkpoint modes")
 	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "parallelism of every operator")
@@ -82,6 +83,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "node bench backpressure: %v\n", err)
 		return cli.ExitFailure
+	}
+	if *plotFile != "" {
+		if err := writeSVG(*plotFile, backpressurePlot(rows)); err != nil {
+			fmt.Fprintf(stderr, "node bench backpressure: %v\n", err)
+			return cli.ExitFailure
+		}
 	}
 	if *asJSON {
 		if err := json.NewEncoder(stdout).Encode(rows); err != nil {

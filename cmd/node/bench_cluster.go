@@ -36,6 +36,7 @@ type clusterBenchConfig struct {
 	Kills       int
 	Heartbeat   time.Duration
 	SleepMs     float64
+	Plot        string // SVG file of the kill trials' throughput (empty: none)
 }
 
 // clusterBenchResult is what it prints.
@@ -95,6 +96,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
 	fs.Float64Var(&cfg.SleepMs, "sleep-ms", 0, "average sleep per record in the count stage (both runs)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	fs.StringVar(&cfg.Plot, "plot", "", "also draw the data messages/s around each SIGKILL as an SVG chart into `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -203,11 +205,15 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	res.WireMsgsPerRecord = float64(after.InMsgs-before.InMsgs) / float64(cfg.Records)
 
 	// Kill trials alternate: a worker node, then the coordinator's node.
+	var traces []*wireTrace
+	var names []string
 	for i := 0; i < cfg.Kills; i++ {
 		coord := i%2 == 1
 		what := map[bool]string{false: "a worker node", true: "the coordinator's node"}[coord]
 		fmt.Fprintf(progress, "kill %d of %d: %s ...\n", i+1, cfg.Kills, what)
-		d, err := killTrial(bc, cfg, coord)
+		tr := &wireTrace{}
+		traces, names = append(traces, tr), append(names, fmt.Sprintf("kill %d: %s", i+1, map[bool]string{false: "worker", true: "coordinator"}[coord]))
+		d, err := killTrial(bc, cfg, coord, tr)
 		if err != nil {
 			return nil, fmt.Errorf("kill trial %d (%s): %w\n%s", i+1, what, err, bc.logTails(4000))
 		}
@@ -215,6 +221,11 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 			res.CoordinatorRecovery.add(d)
 		} else {
 			res.WorkerRecovery.add(d)
+		}
+	}
+	if cfg.Plot != "" && len(traces) > 0 {
+		if err := writeSVG(cfg.Plot, killPlot(traces, names)); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
@@ -294,7 +305,7 @@ func (nn *nodeNet) varz() (*server.Varz, error) {
 // measures the time from the kill until data flows again after the job is
 // running without the victim (restarted, or taken over by a new
 // coordinator). Then it cancels the job and starts the node again.
-func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool) (time.Duration, error) {
+func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool, tr *wireTrace) (time.Duration, error) {
 	coordinator := nodeID(1)
 	if coord {
 		coordinator = nodeID(2)
@@ -306,8 +317,10 @@ func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool) (time.Duration, 
 	var lastData time.Time
 	var mu sync.Mutex
 	sub, err := bc.nc.Subscribe("weir.keycount.data.>", func(*nats.Msg) {
+		now := time.Now()
+		tr.note(now)
 		mu.Lock()
-		lastData = time.Now()
+		lastData = now
 		mu.Unlock()
 	})
 	if err != nil {
@@ -373,6 +386,7 @@ func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool) (time.Duration, 
 	if !poll.Until(30*time.Second, 20*time.Millisecond, flowing) {
 		return 0, errors.New("no data within 30s of the restart")
 	}
+	tr.mark(killed, running)
 	if out, err := bc.client("cancel", "keycount"); err != nil {
 		return 0, fmt.Errorf("cancel: %w\n%s", err, out)
 	}
