@@ -35,7 +35,8 @@ type Agent struct {
 	jobs     *cluster.Jobs
 	local    *store.Local
 	started  time.Time
-	fence    *lockedFence // highest coordinator epoch seen per job
+	fence    *lockedFence        // highest coordinator epoch seen per job
+	held     []cluster.HeldState // the local copy's inventory, for heartbeats (under mu)
 
 	mu    sync.Mutex
 	core  *coord.Core
@@ -75,8 +76,17 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if a.jobs, err = cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket); err != nil {
 		return nil, fmt.Errorf("open job registry: %w", err)
 	}
+	if err := claimWorkdir(cfg.Workdir, cfg.ID); err != nil {
+		return nil, err
+	}
 	if a.local, err = store.NewLocal(StateDir(cfg.Workdir)); err != nil {
 		return nil, fmt.Errorf("node state directory: %w", err)
+	}
+	// Before any task runs here: the local copy follows the store, and its
+	// inventory goes out with the first heartbeat.
+	if err := a.reconcileLocal(ctx); err != nil {
+		a.local.Close()
+		return nil, err
 	}
 	a.node = actors.NewNode(a.log)
 	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
@@ -87,8 +97,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		return nil, err
 	}
 	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log)
-	a.wg.Add(2)
+	a.wg.Add(3)
 	go a.every(cfg.HeartbeatTimeout/6, a.tick)
+	go a.every(cfg.HeartbeatTimeout/2, func(time.Time) { a.refreshHeld(context.Background()) })
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
 	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
@@ -147,7 +158,7 @@ func StateDir(workdir string) string { return workdir + "/state" }
 func (a *Agent) heartbeat() cluster.Heartbeat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano()}
+	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano(), Held: a.held}
 	count := func(name string, j *actors.Job) {
 		if n := min(j.LocalTasks(), hb.Used); n > 0 {
 			if hb.Tasks == nil {
