@@ -30,6 +30,7 @@ type jobCluster struct {
 type nodeLostMsg struct {
 	priority
 	node string
+	back bool // the node is back already (NodeBack): it is not marked dead
 }
 
 // NodeLost tells the job that node is gone: its tasks fail and restart
@@ -165,11 +166,13 @@ func (a *jobActor) stopTask(ctx actor.Context, op, i int, pid *actor.PID) {
 
 // onNodeLost fails every task that ran on a lost node; the stand-in of one
 // already stopping for a restart stops at once (the node will not confirm).
-func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
+func (a *jobActor) onNodeLost(ctx actor.Context, node string, back bool) {
 	if a.cl == nil || a.ended {
 		return
 	}
-	a.cl.r.NodeLost(node)
+	if !back {
+		a.cl.r.NodeLost(node)
+	}
 	err := fmt.Errorf("node %s lost (no heartbeat)", node)
 	for key, n := range a.cl.placed {
 		if n != node {

@@ -57,10 +57,18 @@ const (
 	AnnounceLeaving
 	// EndParts: stop this node's parts of jobs.
 	EndParts
+	// AwaitNode: Node fell silent; the tasks it ran wait for it to return
+	// (with its working directory and their local state) for at most After
+	// before they are placed elsewhere (--local-wait).
+	AwaitNode
+	// NodeBack: Node returned (a new incarnation, or the same one after
+	// being declared dead) while its tasks were not yet placed elsewhere:
+	// they are lost, and go back to it (Reason says after how long).
+	NodeBack
 )
 
 var kindNames = [...]string{"", "node-joined", "node-lost", "scan-jobs", "acquire", "drop", "coordinate", "renew", "abandon",
-	"wait", "place", "give-up", "prepare", "deploy", "fail", "forget", "record", "hand-over", "announce-leaving", "end-parts"}
+	"wait", "place", "give-up", "prepare", "deploy", "fail", "forget", "record", "hand-over", "announce-leaving", "end-parts", "await-node", "node-back"}
 
 // String names the kind as the scripts do.
 func (k Kind) String() string {

@@ -68,7 +68,8 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	}
 	started := time.Now()
 	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
-		core:  coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout}),
+		core: coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout,
+			LocalWait: cfg.LocalWait}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
@@ -246,14 +247,25 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 		switch act.Kind {
 		case coord.NodeLost:
 			switch act.Reason {
-			case "restarted":
-				a.log.Warn().Str("peer", act.Node).Msg("node restarted: the tasks it ran are lost")
+			case "silent":
+				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
 			case "leaving":
 				a.log.Info().Str("peer", act.Node).Msg("node is leaving")
 			default:
-				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+				a.log.Warn().Str("peer", act.Node).Dur("local_wait", a.cfg.LocalWait).
+					Msgf("%s %s: placing its tasks elsewhere", act.Node, act.Reason)
 			}
 			a.nodeGone(act.Node)
+		case coord.AwaitNode:
+			a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
+				Msgf("%s silent: waiting for %s to return", act.Node, act.Node)
+		case coord.NodeBack:
+			a.log.Info().Str("peer", act.Node).Str("why", act.Reason).Msgf("%s returned: placing its tasks back", act.Node)
+			a.wg.Add(1)
+			go func(node string) {
+				defer a.wg.Done()
+				a.nodeBack(node)
+			}(act.Node)
 		case coord.NodeJoined:
 			a.remote.NodeJoined(act.Node)
 			a.log.Info().Str("peer", act.Node).Int("slots", slots).Msg("node joined")

@@ -29,12 +29,15 @@ type coordJob struct {
 	args      []string
 	job       *actors.Job
 	nodes     []string         // nodes with a part of the job
-	incarn    map[string]int64 // node → the incarnation (start time) that has the part
+	incarn    map[string]int64 // node → the incarnation (start time) that has the part (under the agent's mu)
+	epoch     uint64           // the coordinator lease's epoch
+	restored  uint64           // the checkpoint the job was restored from at set-up (0: none)
 	started   time.Time
 	lastEvent time.Time
 	cancelled atomic.Bool
 	duration  time.Duration      // --duration: end the sources after this long
 	groups    map[task.ID]string // each task's pipeline (see placement.Pipelines)
+	plan      *plan.Job
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -136,7 +139,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if m := rt.Checkpoint.Restore; m != nil {
 		restored = m.CheckpointID
 	}
-	placed, nodes, act, err := a.placeJob(name, p)
+	placed, nodes, act, err := a.placeJob(name, p, restored)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
@@ -165,8 +168,8 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.Run.Duration,
-		groups: placement.Pipelines(p)}
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, epoch: epoch, restored: restored, started: time.Now(),
+		duration: spec.Run.Duration, groups: placement.Pipelines(p), plan: p}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
@@ -196,8 +199,16 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 // placement.Restart and placement.Eligible).
 func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Operator, i int) (string, error) {
 	ref := placement.TaskID(op, i)
-	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: placement.Eligible(a.alive(), cj.incarn, a.cfg.ID),
-		Groups: cj.groups, Placed: placed}
+	alive := a.alive()
+	a.mu.Lock()
+	eligible := placement.Eligible(alive, cj.incarn, a.cfg.ID)
+	a.mu.Unlock()
+	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: eligible, Groups: cj.groups, Placed: placed}
+	if cps := cj.job.Checkpoints(); len(cps) > 0 {
+		r.Local = placement.LocalFromHeld(cj.plan, cps[len(cps)-1].ID, alive)
+	} else if cj.restored != 0 {
+		r.Local = placement.LocalFromHeld(cj.plan, cj.restored, alive)
+	}
 	node, err := r.Place(ref)
 	if err != nil {
 		a.log.Warn().Err(err).Str("task", ref.String()).Msg("no free slot: placing on the coordinator's node")
