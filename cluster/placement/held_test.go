@@ -30,7 +30,9 @@ func TestLocalFromHeld(t *testing.T) {
 			{ID: 1, Name: "count", Parallelism: p, Keyed: true, Table: table(p)},
 		}}
 	}
-	held := func(node string, hs ...cluster.HeldState) cluster.Heartbeat { return cluster.Heartbeat{Node: node, Held: hs} }
+	held := func(node string, hs ...cluster.HeldState) cluster.Heartbeat {
+		return cluster.Heartbeat{Node: node, Held: hs}
+	}
 	hs := func(op string, cp uint64, first, last int, bytes int64) cluster.HeldState {
 		return cluster.HeldState{Job: "j", Operator: op, Checkpoint: cp, KeyGroups: [][2]int{{first, last}}, KeyGroupBytes: bytes, Bytes: bytes}
 	}

@@ -47,7 +47,9 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 			c.kill("n3")
 			coordLog := c.nodes["n2"].stderr
 			if !tc.inTime {
-				ranOut := func() bool { return strings.Contains(coordLog.String(), "n3 did not return within 1s: placing its tasks elsewhere") }
+				ranOut := func() bool {
+					return strings.Contains(coordLog.String(), "n3 did not return within 1s: placing its tasks elsewhere")
+				}
 				if !poll.Until(clusterDeadline, 20*time.Millisecond, ranOut) {
 					t.Fatalf("the coordinator never gave up waiting for n3:\n%s", lastBytes(coordLog.String(), 3000))
 				}
