@@ -24,9 +24,6 @@ type jobCluster struct {
 	lostWith map[[2]int]bool
 	unsubs   []func()
 	gen      int // link incarnation of the coordinator's own messages to nodes
-	// genTo is the link incarnation to a node that came back as a new
-	// incarnation (see linkGen): its links start afresh.
-	genTo map[string]int
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -109,7 +106,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.linkGen(node), ref, &endFragmentMsg{reason: reason}, nil); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
 		}
 	}
@@ -173,9 +170,7 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string, back bool) {
 	if a.cl == nil || a.ended {
 		return
 	}
-	if back {
-		a.relink(node)
-	} else {
+	if !back {
 		a.cl.r.NodeLost(node)
 	}
 	err := fmt.Errorf("node %s lost (no heartbeat)", node)
@@ -276,7 +271,7 @@ func (a *jobActor) pruneParts(ids []uint64) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.linkGen(node), ref, &pruneMsg{ids: ids}, nil); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node to drop old checkpoints")
 		}
 	}

@@ -32,8 +32,9 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 			c := startClusterWith(t, bin, []string{"n1", "n2", "n3"}, []string{"--local-wait", tc.wait}, nil, nil)
 			out := filepath.Join(c.dir, "out.jsonl")
 			// Aligned checkpoints run the job faster: a longer run leaves
-			// time for two checkpoints before the kill.
-			n, k := int64(600000), 100
+			// time for two checkpoints before the kill (and so does a busy
+			// machine).
+			n, k := int64(1200000), 100
 			if tc.mode == "aligned" {
 				n = 1500000
 			}
@@ -54,7 +55,16 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 					t.Fatalf("the coordinator never gave up waiting for n3:\n%s", lastBytes(coordLog.String(), 3000))
 				}
 			}
+			restarted := time.Now()
 			again := c.restartNode("n3")
+			if tc.inTime {
+				// How long a restart takes to rejoin: --local-wait's default comes from it.
+				back := func() bool { return strings.Contains(coordLog.String(), "n3 returned: placing its tasks back") }
+				if !poll.Until(clusterDeadline, 5*time.Millisecond, back) {
+					t.Fatalf("n3 never returned:\n%s", lastBytes(coordLog.String(), 3000))
+				}
+				t.Logf("n3 rejoined %v after it was started again", time.Since(restarted).Round(time.Millisecond))
+			}
 			if err := waitSubmit(t, done, sout); err != nil {
 				t.Fatalf("node submit after n3 restarted: %v\n%s", err, sout.String())
 			}
