@@ -5,4 +5,3 @@ package actors
 // and restart from the latest checkpoint, where placement puts them back
 // on it. Unlike NodeLost, the node is not marked dead for the transport.
 func (j *Job) NodeBack(node string) { j.send(&nodeLostMsg{node: node, back: true}) }
-
