@@ -127,3 +127,56 @@ func tasksOn(s statusView, node string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestClusterWholeRestartRestoresLocally: all three nodes of a cluster
+// running keycount (unaligned checkpoints, n1 embedding NATS at a fixed
+// address) are SIGKILLed and started again with their ids and workdirs. The
+// job is taken over from its latest checkpoint, placed where the nodes'
+// heartbeats say its state lies: at least 95 % of the restored bytes are
+// read locally (from the restore lines of the three nodes); the output is
+// exactly once.
+func TestClusterWholeRestartRestoresLocally(t *testing.T) {
+	bin := buildNode(t)
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), nodes: map[string]*testNode{}}
+	t.Cleanup(c.stopAll)
+	embed := []string{"--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	start := func() {
+		first := c.startNode("n1", embed)
+		if !poll.Until(clusterDeadline, 20*time.Millisecond, func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }) {
+			t.Fatalf("n1 did not report its NATS URL; stderr:\n%s", first.stderr.String())
+		}
+		c.restartNode("n2")
+		c.restartNode("n3")
+		c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(3) })
+	}
+	start()
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 1200000, 100
+	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
+		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
+	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	for _, id := range []string{"n3", "n2", "n1"} {
+		c.kill(id)
+	}
+	start()
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after the whole cluster restarted: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+	var local, remote int64
+	for _, id := range []string{"n1", "n2", "n3"} {
+		for _, r := range restoreLines(t, c.nodes[id].stderr.String()) {
+			local += r.LocalBytes
+			remote += r.RemoteBytes
+		}
+	}
+	if local+remote == 0 || float64(local) < 0.95*float64(local+remote) {
+		t.Fatalf("after the whole cluster restarted: %d bytes restored locally, %d remotely: want at least 95%% local", local, remote)
+	}
+	t.Logf("after the whole cluster restarted: %d bytes restored locally, %d remotely (%.1f%% local)", local, remote,
+		100*float64(local)/float64(local+remote))
+}
