@@ -130,11 +130,12 @@ func tasksOn(s statusView, node string) []string {
 
 // TestClusterWholeRestartRestoresLocally: all three nodes of a cluster
 // running keycount (unaligned checkpoints, n1 embedding NATS at a fixed
-// address) are SIGKILLed and started again with their ids and workdirs. The
-// job is taken over from its latest checkpoint, placed where the nodes'
-// heartbeats say its state lies: at least 95 % of the restored bytes are
-// read locally (from the restore lines of the three nodes); the output is
-// exactly once.
+// address) are SIGKILLed and started again with their ids and workdirs,
+// joined by an empty node n0 (which placement without state location would
+// fill first: the smallest id). The job is taken over from its latest
+// checkpoint, placed where the nodes' heartbeats say its state lies: at
+// least 95 % of the restored bytes are read locally (from the restore lines
+// of the nodes); the output is exactly once.
 func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	bin := buildNode(t)
 	ports, err := freePorts(1)
@@ -144,16 +145,17 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), nodes: map[string]*testNode{}}
 	t.Cleanup(c.stopAll)
 	embed := []string{"--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0])}
-	start := func() {
+	start := func(others ...string) {
 		first := c.startNode("n1", embed)
 		if !poll.Until(clusterDeadline, 20*time.Millisecond, func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }) {
 			t.Fatalf("n1 did not report its NATS URL; stderr:\n%s", first.stderr.String())
 		}
-		c.restartNode("n2")
-		c.restartNode("n3")
-		c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(3) })
+		for _, id := range others {
+			c.restartNode(id)
+		}
+		c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(len(others) + 1) })
 	}
-	start()
+	start("n2", "n3")
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 1200000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
@@ -162,13 +164,13 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	for _, id := range []string{"n3", "n2", "n1"} {
 		c.kill(id)
 	}
-	start()
+	start("n2", "n3", "n0")
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after the whole cluster restarted: %v\n%s", err, sout.String())
 	}
 	verifyKeycount(t, out, n, k)
 	var local, remote int64
-	for _, id := range []string{"n1", "n2", "n3"} {
+	for _, id := range []string{"n0", "n1", "n2", "n3"} {
 		for _, r := range restoreLines(t, c.nodes[id].stderr.String()) {
 			local += r.LocalBytes
 			remote += r.RemoteBytes
