@@ -38,6 +38,10 @@ type coordJob struct {
 	duration  time.Duration      // --duration: end the sources after this long
 	groups    map[task.ID]string // each task's pipeline (see placement.Pipelines)
 	plan      *plan.Job
+	// running is job once it was submitted, for the placement of its
+	// restarted tasks (which runs on the job's actors: the first placement
+	// comes before job is set).
+	running atomic.Pointer[actors.Job]
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -185,6 +189,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		return fmt.Errorf("job %s: %w", name, err)
 	}
 	cj.job = job
+	cj.running.Store(job)
 	a.mu.Lock()
 	a.coord[name] = cj
 	a.core.Coordinating(name)
@@ -204,10 +209,14 @@ func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Oper
 	eligible := placement.Eligible(alive, cj.incarn, a.cfg.ID)
 	a.mu.Unlock()
 	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: eligible, Groups: cj.groups, Placed: placed}
-	if cps := cj.job.Checkpoints(); len(cps) > 0 {
-		r.Local = placement.LocalFromHeld(cj.plan, cps[len(cps)-1].ID, alive)
-	} else if cj.restored != 0 {
-		r.Local = placement.LocalFromHeld(cj.plan, cj.restored, alive)
+	ckpt := cj.restored
+	if j := cj.running.Load(); j != nil {
+		if cps := j.Checkpoints(); len(cps) > 0 {
+			ckpt = cps[len(cps)-1].ID
+		}
+	}
+	if ckpt != 0 {
+		r.Local = placement.LocalFromHeld(cj.plan, ckpt, alive)
 	}
 	node, err := r.Place(ref)
 	if err != nil {
