@@ -13,8 +13,9 @@ const (
 	// NodeJoined: Node is alive (new, back after being declared dead, or a
 	// new incarnation): tell the transport it may send to it again.
 	NodeJoined Kind = iota + 1
-	// NodeLost: Node's tasks are gone (Reason: silent, restarted or
-	// leaving): tell the transport and every job coordinated here.
+	// NodeLost: Node's tasks are gone and go elsewhere (Reason: silent,
+	// leaving, or did not return within the local wait): tell the
+	// transport and every job coordinated here.
 	NodeLost
 	// ScanJobs: list the job registry and hand the records to JobRecords.
 	ScanJobs

@@ -6,8 +6,10 @@
 // the actors). It has no goroutines, does no I/O and never reads the clock.
 //
 // What it decides: which nodes are alive (dead after a heartbeat timeout of
-// silence; a new incarnation of a node means its tasks are lost; a node
-// that announced leaving is gone), when a node has learned the membership
+// silence; a new incarnation of a node means its tasks are lost, and they
+// go back to it; with a local wait, a dead node's tasks wait for it to
+// return before they go elsewhere; a node that announced leaving is gone),
+// when a node has learned the membership
 // (a settle period of one heartbeat timeout after it started), which
 // orphaned jobs it tries to adopt, whether it still holds a job's
 // coordinator lease, abandoning a job whose lease was lost, waiting for a
