@@ -35,6 +35,7 @@ type Remote struct {
 	epochs  map[string]int        // local actor id → how often it was registered
 	links   map[string]recvLink   // link key → its baseline at the receiver
 	lost    map[string]bool       // nodes declared dead
+	joinGen map[string]int        // node → link generation since it last joined (see linkGen)
 	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
 	fence   Fence                 // nil: messages are not fenced
 	fenced  map[fencedKey]bool    // refusals already logged
@@ -98,7 +99,8 @@ func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zer
 	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
 		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
-		owners: map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
+		joinGen: map[string]int{},
+		owners:  map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
 }
 
 // SetFence makes the remote refuse messages of a job from a coordinator
@@ -295,11 +297,24 @@ func (r *Remote) NodeLost(node string) {
 	r.lost[node] = true
 }
 
-// NodeJoined clears a node's dead mark (it came back).
+// NodeJoined clears a node's dead mark (it came back) and starts every
+// link to it at a new generation (see linkGen): a node that joins again may
+// be a new incarnation, whose receivers expect each link to start at 1, or
+// the same one back after being cut off, which must read what is still in
+// flight of the old generation as stale.
 func (r *Remote) NodeJoined(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.lost, node)
+	r.joinGen[node] = stamp()
+}
+
+// linkGen is the generation of a link to node of a sender of generation gen:
+// the higher of gen and the node's generation since it last joined.
+func (r *Remote) linkGen(node string, gen int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(gen, r.joinGen[node])
 }
 
 // isLost reports whether node was declared dead.

@@ -32,6 +32,10 @@ type HeldState struct {
 	Operator   string   `msgpack:"op" json:"operator"`
 	Checkpoint uint64   `msgpack:"cp" json:"checkpoint"`
 	KeyGroups  [][2]int `msgpack:"kg" json:"key_groups"` // ranges [first,last], inclusive
+	// KeyGroupBytes is the size of the key-group sections in KeyGroups;
+	// Bytes adds the operator's other sections (operator and channel state).
+	KeyGroupBytes int64 `msgpack:"kgb,omitempty" json:"key_group_bytes"`
+	Bytes         int64 `msgpack:"b,omitempty" json:"bytes"`
 }
 
 // HeartbeatSubject is the subject node publishes its heartbeats on.
@@ -99,6 +103,10 @@ func (hb Heartbeat) check() error {
 		}
 	}
 	for _, h := range hb.Held {
+		if h.Bytes < 0 || h.KeyGroupBytes < 0 || h.KeyGroupBytes > h.Bytes {
+			return fmt.Errorf("node %s: job %s operator %s: bad byte counts (key groups %d, total %d)",
+				hb.Node, h.Job, h.Operator, h.KeyGroupBytes, h.Bytes)
+		}
 		for _, r := range h.KeyGroups {
 			if r[0] < 0 || r[1] < r[0] {
 				return fmt.Errorf("node %s: job %s operator %s: bad key-group range [%d,%d]",

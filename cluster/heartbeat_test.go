@@ -18,7 +18,7 @@ func sampleHeartbeat() Heartbeat {
 		Coordinates: []string{"j1"},
 		Tasks:       map[string]int{"j1": 2, "j2": 1},
 		Held: []HeldState{{Job: "j1", Operator: "count", Checkpoint: 7,
-			KeyGroups: [][2]int{{0, 31}, {64, 95}}}},
+			KeyGroups: [][2]int{{0, 31}, {64, 95}}, KeyGroupBytes: 6400, Bytes: 6500}},
 		StartedUnixNano: 100, SentUnixNano: 200,
 	}
 }
@@ -69,6 +69,8 @@ func TestDecodeHeartbeatRejects(t *testing.T) {
 		"negative slots":   bad(func(h *Heartbeat) { h.Slots = -1 }),
 		"reversed range":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{9, 3} }),
 		"negative group":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{-1, 3} }),
+		"negative bytes":   bad(func(h *Heartbeat) { h.Held[0].Bytes = -1 }),
+		"groups > total":   bad(func(h *Heartbeat) { h.Held[0].KeyGroupBytes = 7000 }),
 		"job tasks > used": bad(func(h *Heartbeat) { h.Tasks["j1"] = 4 }),
 		"negative tasks":   bad(func(h *Heartbeat) { h.Tasks["j2"] = -1 }),
 		"array not a map":  enc([]int{1, 2, 3}),

@@ -189,7 +189,7 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 	}
 	verifyKeycount(t, out, n600k, k100)
 	logs := c.nodes["n2"].stderr.String()
-	if !strings.Contains(logs, "node restarted") {
+	if !strings.Contains(logs, "n3 returned: placing its tasks back") {
 		t.Fatalf("the coordinator did not notice n3's restart:\n%s", lastBytes(logs, 3000))
 	}
 }
