@@ -22,6 +22,7 @@ import (
 //   - back after the wait ran out: n3's tasks were restored on n1 or n2
 //     when it ran out, none went back to n3; still exactly once.
 func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	for _, tc := range []struct {
 		name, wait string
@@ -137,6 +138,7 @@ func tasksOn(s statusView, node string) []string {
 // least 95 % of the restored bytes are read locally (from the restore lines
 // of the nodes); the output is exactly once.
 func TestClusterWholeRestartRestoresLocally(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	ports, err := freePorts(1)
 	if err != nil {
