@@ -62,7 +62,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.DurationVar(&f.placementTimeout, "placement-timeout", node.DefaultPlacementTimeout,
 		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
 	fs.DurationVar(&f.localWait, "local-wait", node.DefaultLocalWait,
-		"the tasks of a node that fell silent wait this long for it to return with its workdir (their state local there) before they restart elsewhere; 0: no wait")
+		"the tasks of a node declared dead wait this long for it to return with its workdir (their state local there) before they restart elsewhere; 0: no wait (a node back before it is declared dead gets its tasks back anyway)")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
