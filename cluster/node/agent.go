@@ -168,14 +168,18 @@ func (a *Agent) heartbeat() cluster.Heartbeat {
 			hb.Tasks[name] = min(hb.Tasks[name]+n, hb.Used)
 		}
 	}
+	restores := map[string][]actors.RestoreStats{}
 	for name, j := range a.parts {
 		hb.Jobs = append(hb.Jobs, name)
 		count(name, j)
+		restores[name] = append(restores[name], j.Restores())
 	}
 	for name, cj := range a.coord {
 		hb.Coordinates = append(hb.Coordinates, name)
 		count(name, cj.job)
+		restores[name] = append(restores[name], cj.job.Restores())
 	}
+	hb.Restored = restoredStates(restores)
 	sort.Strings(hb.Jobs)
 	sort.Strings(hb.Coordinates)
 	if a.core.IsLeaving() {

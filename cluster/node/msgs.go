@@ -94,6 +94,8 @@ type StatusReply struct {
 	// Held is the node's local copy of checkpoint state, as its heartbeats
 	// report it.
 	Held []cluster.HeldState `msgpack:"held,omitempty" json:"local_state,omitempty"`
+	// Restored sums, per job, the restores of its tasks on the node.
+	Restored []cluster.RestoredState `msgpack:"restored,omitempty" json:"restores,omitempty"`
 }
 
 // MemberStatus is a node as another node sees it.
