@@ -8,12 +8,12 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/weirstream/weir/internal/logbuf"
 	"github.com/weirstream/weir/internal/natstest"
 )
 
@@ -126,31 +126,13 @@ func TestDescribeMsgErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(b.buf.String(), "\n"), "\n")
-}
-
 func TestInspect(t *testing.T) {
 	s := natstest.Start(t, natstest.Options{})
 	nc := s.Connect(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out logbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- Inspect(ctx, nc, "", &out, 2) }()
 	// Publishing on the same connection after the subscription exists puts
@@ -171,7 +153,7 @@ func TestInspect(t *testing.T) {
 	if err := nc.Publish("elsewhere", []byte("not for weir.>")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "3 lines", func() bool { return len(out.lines()) >= 3 })
+	waitFor(t, "3 lines", func() bool { return len(out.Lines()) >= 3 })
 	cancel()
 	select {
 	case err := <-done:
@@ -182,7 +164,7 @@ func TestInspect(t *testing.T) {
 		t.Fatal("Inspect did not return within 5s of cancel")
 	}
 
-	lines := out.lines()
+	lines := out.Lines()
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
@@ -204,7 +186,7 @@ func TestInspectClosedConnection(t *testing.T) {
 	s := natstest.Start(t, natstest.Options{})
 	nc := s.Connect(t)
 	done := make(chan error, 1)
-	go func() { done <- Inspect(context.Background(), nc, "weir.j.>", &syncBuffer{}, 1) }()
+	go func() { done <- Inspect(context.Background(), nc, "weir.j.>", &logbuf.Buffer{}, 1) }()
 	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })
 	nc.Close()
 	select {
@@ -215,7 +197,7 @@ func TestInspectClosedConnection(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Inspect did not return within 5s of close")
 	}
-	if err := Inspect(context.Background(), nc, "", &syncBuffer{}, 1); err == nil {
+	if err := Inspect(context.Background(), nc, "", &logbuf.Buffer{}, 1); err == nil {
 		t.Fatal("Inspect on a closed connection succeeded")
 	}
 }
