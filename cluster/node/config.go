@@ -47,6 +47,9 @@ type Config struct {
 	// it to return with its workdir before they are placed elsewhere (0:
 	// they do not wait).
 	LocalWait time.Duration
+	// NoLocalRecovery makes every restore on this node read the primary
+	// store (--local-recovery=false); the local copy is still kept.
+	NoLocalRecovery bool
 	// Jobs builds a job from its name and arguments, as every node of the
 	// cluster does from what `node submit` sent.
 	Jobs JobBuilder

@@ -91,13 +91,9 @@ func sameHeld(x, y cluster.HeldState) bool {
 
 // mirror is the node's checkpoint store: the cluster's, with its local copy.
 func (a *Agent) mirror() (*store.Mirror, error) {
-	st, err := a.jobStore()
+	js, err := store.NewJetStream(a.js)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
-	m, ok := st.(*store.Mirror)
-	if !ok {
-		return nil, fmt.Errorf("checkpoint store %T has no local copy", st)
-	}
-	return m, nil
+	return &store.Mirror{Primary: js, Local: a.local, Log: a.log}, nil
 }
