@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -64,7 +65,7 @@ type recoveryBenchResult struct {
 
 // runRecoveryBench is `node bench recovery`.
 func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg := recoveryBenchConfig{Keys: 1 << 20, ValueBytes: 256, Parallelism: 3, SleepMs: 0.01, Interval: 5 * time.Second,
+	cfg := recoveryBenchConfig{Keys: 1_000_000, ValueBytes: 256, Parallelism: 3, SleepMs: 0.01, Interval: 5 * time.Second,
 		Mode: "unaligned", Heartbeat: 3 * time.Second, LocalWait: 30 * time.Second, Timeout: 10 * time.Minute}
 	fs := flag.NewFlagSet("node bench recovery", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -124,7 +125,8 @@ func writeRecoveryTable(w io.Writer, cfg recoveryBenchConfig, res *recoveryBench
 	}
 }
 
-func mb(b int64) float64 { return float64(b) / (1 << 20) }
+// mb is b in megabytes (10⁶ bytes).
+func mb(b int64) float64 { return float64(b) / 1e6 }
 
 // Kinds of restart.
 const (
@@ -373,7 +375,9 @@ func (s statusView) restored(job string, nodes []string) restoredView {
 }
 
 // dataWatch records, per node, when it first sent a data message after a
-// point in time.
+// point in time. Only messages of links started after that point count
+// (their generation, a time stamp taken when a sender's stand-in started,
+// is later): what a killed incarnation sent may still be on its way.
 type dataWatch struct {
 	mu    sync.Mutex
 	since time.Time
@@ -386,9 +390,10 @@ func newDataWatch() *dataWatch { return &dataWatch{seen: map[string]time.Time{}}
 func (w *dataWatch) observe(m *nats.Msg) {
 	now := time.Now()
 	node, _, _ := strings.Cut(m.Header.Get(transport.HeaderFrom), "/")
+	gen, err := strconv.ParseInt(m.Header.Get(transport.HeaderGen), 10, 64)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.since.IsZero() || now.Before(w.since) {
+	if w.since.IsZero() || err != nil || gen < w.since.UnixNano() {
 		return
 	}
 	if _, ok := w.seen[node]; !ok {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io/fs"
+	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -183,4 +187,80 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	}
 	t.Logf("after the whole cluster restarted: %d bytes restored locally, %d remotely (%.1f%% local)", local, remote,
 		100*float64(local)/float64(local+remote))
+}
+
+// TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing: n3 runs tasks of
+// keycount and is SIGKILLed; a node started with n3's workdir but the id n9
+// refuses to start (the workdir is n3's), so it never joins, reports or
+// restores any of n3's state, and n3's workdir is left as it was; the job
+// moves n3's tasks to n1 and n2 and its output is exactly once.
+func TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing(t *testing.T) {
+	t.Parallel()
+	bin := buildNode(t)
+	c := startClusterWith(t, bin, []string{"n1", "n2", "n3"}, nil, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	const n, k = 600000, 100
+	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
+		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
+	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	if len(tasksOn(s, "n3")) == 0 {
+		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)
+	}
+	c.kill("n3")
+	workdir := filepath.Join(c.dir, "n3")
+	before := treeOf(t, workdir)
+	if len(before) < 2 {
+		t.Fatalf("n3's workdir holds %v: want its owner record and local state", before)
+	}
+	var stderr bytes.Buffer
+	intruder := exec.Command(bin, "start", "--id", "n9", "--workdir", workdir, "--nats", c.url, "--heartbeat-timeout", "2s")
+	intruder.Stderr = &stderr
+	exited := make(chan error, 1)
+	if err := intruder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { exited <- intruder.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil || !strings.Contains(stderr.String(), `belongs to node "n3"`) {
+			t.Fatalf("n9 with n3's workdir: exit %v, stderr:\n%s\nwant a refusal naming n3", err, stderr.String())
+		}
+	case <-time.After(clusterDeadline):
+		_ = intruder.Process.Kill()
+		<-exited
+		t.Fatalf("n9 with n3's workdir still runs after %v; stderr:\n%s", clusterDeadline, stderr.String())
+	}
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after n3 was lost: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n, k)
+	for _, id := range []string{"n1", "n2"} {
+		if strings.Contains(c.nodes[id].stderr.String(), `"peer":"n9"`) {
+			t.Fatalf("%s saw n9:\n%s", id, linesWith(c.nodes[id].stderr.String(), "n9"))
+		}
+	}
+	if after := treeOf(t, workdir); !maps.Equal(before, after) {
+		t.Fatalf("n3's workdir changed under n9:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// treeOf maps every file under dir to its size and modification time.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[p] = fmt.Sprintf("%d %d", info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
