@@ -26,18 +26,19 @@ type Remote struct {
 	counters *transport.Counters
 	sys      *actor.ActorSystem
 
-	mu      sync.Mutex
-	proxies map[refKey]proxyEntry // (node, actor id) → stand-in on this node
-	targets map[string]WireRef    // stand-in actor id → the actor it stands for
-	local   map[string]WireRef    // local actor id → how other nodes address it
-	jobs    map[string]*Job       // jobs with a part on this node
-	recv    *recvLinks            // sequence checks of the links into this node
-	epochs  map[string]int        // local actor id → how often it was registered
-	lost    map[string]bool       // nodes declared dead
-	joinGen map[string]int        // node seen joining → link generation since it last joined again (see linkGen)
-	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
-	fence   Fence                 // nil: messages are not fenced
-	fenced  map[fencedKey]bool    // refusals already logged
+	mu       sync.Mutex
+	proxies  map[refKey]proxyEntry // (node, actor id) → stand-in on this node
+	targets  map[string]WireRef    // stand-in actor id → the actor it stands for
+	local    map[string]WireRef    // local actor id → how other nodes address it
+	jobs     map[string]*Job       // jobs with a part on this node
+	recv     *recvLinks            // sequence checks of the links into this node
+	epochs   map[string]int        // local actor id → how often it was registered
+	restored map[string]bool       // local actor ids registered restored from a checkpoint
+	lost     map[string]bool       // nodes declared dead
+	joinGen  map[string]int        // node seen joining → link generation since it last joined again (see linkGen)
+	owners   map[string]*actor.PID // subscribed subject → the local actor it feeds
+	fence    Fence                 // nil: messages are not fenced
+	fenced   map[fencedKey]bool    // refusals already logged
 }
 
 // Fence decides whether a message of a job stamped with a coordinator epoch
@@ -87,7 +88,7 @@ const (
 func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
 	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
-		recv: newRecvLinks(), epochs: map[string]int{}, lost: map[string]bool{},
+		recv: newRecvLinks(), epochs: map[string]int{}, restored: map[string]bool{}, lost: map[string]bool{},
 		joinGen: map[string]int{},
 		owners:  map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
 }
@@ -161,7 +162,7 @@ func (r *Remote) register(pid *actor.PID, ref WireRef) {
 
 // checkSeq classifies a received message on its link (mu held).
 func (r *Remote) checkSeq(e *transport.Envelope) transport.Verdict {
-	return r.recv.check(transport.LinkKey(e.From, e.To), r.epochs[e.To], e.Gen, e.Seq)
+	return r.recv.check(transport.LinkKey(e.From, e.To), r.epochs[e.To], r.restored[e.To], e.Gen, e.Seq)
 }
 
 // unregister forgets a local actor.

@@ -29,33 +29,41 @@ type linkStep struct {
 func TestRecvLinksScripts(t *testing.T) {
 	in, dup, gap, stale := transport.InOrder, transport.Duplicate, transport.Gap, transport.Stale
 	scripts := []struct {
-		name  string
-		steps []linkStep
+		name     string
+		restored bool // the receiver is restored from a checkpoint
+		steps    []linkStep
 	}{
-		{"one gen, first registration", []linkStep{
+		{"one gen, first registration", false, []linkStep{
 			{true, 1, 1, in}, {false, 1, 2, in}, {false, 1, 2, dup}, {false, 1, 4, gap}, {false, 1, 5, gap},
 		}},
-		{"a new job's first message lost", []linkStep{{true, 1, 2, gap}}},
+		{"a new job's first message lost", false, []linkStep{{true, 1, 2, gap}}},
+		// The CI's first restart: a node restarted, its restored channel
+		// registered for the first time there; seq 1 was sent by the old
+		// region before the channel subscribed. The first message it sees
+		// starts the link.
+		{"restored at its first registration", true, []linkStep{
+			{true, 2, 2, in}, {false, 2, 3, in}, {false, 2, 5, gap}, {false, 1, 9, stale}, {true, 2, 9, in},
+		}},
 		// The CI hang: a channel restarted with its region takes the
 		// link's next message (seq 7) as its start; then its sender
 		// moves the link to a new gen (the sender's node saw the
 		// receiver's node join), restarting at 1. That seq 1 is the
 		// link's next message, not an old one.
-		{"registered again, then the sender moves to a new gen", []linkStep{
+		{"registered again, then the sender moves to a new gen", false, []linkStep{
 			{true, 1, 1, in}, {false, 1, 2, in}, {true, 1, 7, in}, {false, 1, 8, in},
 			{false, 2, 1, in}, {false, 2, 2, in}, {false, 1, 9, stale}, {false, 2, 2, dup},
 		}},
-		{"a new gen must start at 1 after a baseline", []linkStep{
+		{"a new gen must start at 1 after a baseline", false, []linkStep{
 			{true, 1, 1, in}, {true, 1, 7, in}, {false, 2, 3, gap}, {false, 2, 4, gap},
 		}},
-		{"registered again after a gen move", []linkStep{
+		{"registered again after a gen move", false, []linkStep{
 			{true, 1, 1, in}, {false, 2, 1, in}, {false, 2, 2, in}, {true, 2, 5, in}, {false, 2, 6, in},
 			{false, 1, 3, stale}, {false, 3, 1, in},
 		}},
-		{"lower gen after a baseline is stale", []linkStep{
+		{"lower gen after a baseline is stale", false, []linkStep{
 			{true, 1, 1, in}, {true, 2, 4, in}, {false, 1, 9, stale}, {false, 2, 5, in},
 		}},
-		{"a loss before a gen move is a gap until then", []linkStep{
+		{"a loss before a gen move is a gap until then", false, []linkStep{
 			{true, 1, 1, in}, {true, 1, 3, in}, {false, 1, 5, gap}, {false, 1, 6, gap}, {false, 2, 1, in},
 		}},
 	}
@@ -67,7 +75,7 @@ func TestRecvLinksScripts(t *testing.T) {
 				if s.register {
 					epoch++
 				}
-				if got := c.check("a/x→y", epoch, s.gen, s.seq); got != s.want {
+				if got := c.check("a/x→y", epoch, sc.restored, s.gen, s.seq); got != s.want {
 					t.Fatalf("step %d (epoch %d, gen %d, seq %d): %v, want %v", i, epoch, s.gen, s.seq, got, s.want)
 				}
 			}
@@ -95,8 +103,9 @@ func recvLinksRun(seed uint64) error {
 	c := newRecvLinks()
 	var stamper transport.SeqStamper
 	gen, epoch := 1, 1
-	lost := false   // a message of the current gen was lost since the link's (re)start
-	started := true // the link has started in this epoch (the first registration starts at seq 1)
+	restored := seed%2 == 1 // the receiver is restored from a checkpoint
+	lost := false           // a message of the current gen was lost since the link's (re)start
+	started := !restored    // the link has started in this epoch (a fresh receiver's first registration starts at seq 1)
 	for i := range 2000 {
 		switch r := rng.IntN(100); {
 		case r < 3:
@@ -114,13 +123,13 @@ func recvLinksRun(seed uint64) error {
 			if lost {
 				want = transport.Gap
 			}
-			if got := c.check("link", epoch, gen, seq); got != want {
+			if got := c.check("link", epoch, restored, gen, seq); got != want {
 				return fmt.Errorf("step %d (epoch %d, gen %d, seq %d): %v, want %v", i, epoch, gen, seq, got, want)
 			}
 			started = true
 			if gen > 1 {
 				// A leftover of the previous gen, arriving late, is stale.
-				if got := c.check("link", epoch, gen-1, seq); got != transport.Stale {
+				if got := c.check("link", epoch, restored, gen-1, seq); got != transport.Stale {
 					return fmt.Errorf("step %d: a message of gen %d after gen %d: %v, want stale", i, gen-1, gen, got)
 				}
 			}
@@ -136,6 +145,37 @@ func recvLinksRun(seed uint64) error {
 // those messages are delivered, not dropped as stale (nothing would ever
 // resend them and the job would wait forever).
 func TestDispatchAcceptsANewGenAfterARestartedReceiver(t *testing.T) {
+	dispatchScript(t, func(r *Remote, pid *actor.PID, ref WireRef) {
+		r.register(pid, ref)
+		r.register(pid, ref) // the channel restarted with its region
+	}, []scriptedBuffer{{1, 7, 70}, {1, 8, 80}, {2, 1, 1}, {2, 2, 2}})
+}
+
+// TestDispatchStartsARestoredReceiverAnywhere: a channel restored from a
+// checkpoint on a node that restarted is registered there for the first
+// time; the message its sender sent before it subscribed (seq 1, of the
+// region's old incarnation) is gone, and the link's first message it sees
+// (seq 2) starts the link instead of failing it as a gap, which restarted
+// the region a second time.
+func TestDispatchStartsARestoredReceiverAnywhere(t *testing.T) {
+	dispatchScript(t, func(r *Remote, pid *actor.PID, ref WireRef) {
+		r.registerRestored(pid, ref)
+	}, []scriptedBuffer{{5, 2, 20}, {5, 3, 30}})
+}
+
+// scriptedBuffer is one data message of a dispatch script: delivered in
+// order, each one expected at the channel.
+type scriptedBuffer struct {
+	gen int
+	seq uint64
+	v   int64
+}
+
+// dispatchScript registers a channel on a node linked to a real NATS
+// server (as register does), dispatches the script's messages to it and
+// expects each delivered, with no message counted out of sequence.
+func dispatchScript(t *testing.T, register func(r *Remote, pid *actor.PID, ref WireRef), script []scriptedBuffer) {
+	t.Helper()
 	url := startNATS(t)
 	n, counters := clusterNode(t, url, "b")
 	r := n.remote
@@ -145,9 +185,7 @@ func TestDispatchAcceptsANewGenAfterARestartedReceiver(t *testing.T) {
 			got <- m.buf
 		}
 	}))
-	ref := WireRef{Node: "b", ID: pid.Id, Kind: refChannel}
-	r.register(pid, ref)
-	r.register(pid, ref) // the channel restarted with its region
+	register(r, pid, WireRef{Node: "b", ID: pid.Id, Kind: refChannel})
 	b := newPlan("regen")
 	src := b.source("source", 1, 1)
 	sink := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return identity{}, nil })
@@ -168,11 +206,7 @@ func TestDispatchAcceptsANewGenAfterARestartedReceiver(t *testing.T) {
 			To: pid.Id, Gen: gen, Seq: seq, Payload: p}
 	}
 	const subject = "weir.regen.data.0.0.0"
-	for _, s := range []struct {
-		gen int
-		seq uint64
-		v   int64
-	}{{1, 7, 70}, {1, 8, 80}, {2, 1, 1}, {2, 2, 2}} {
+	for _, s := range script {
 		r.dispatch("regen", subject, buffer(s.gen, s.seq, s.v))
 		select {
 		case buf := <-got:
