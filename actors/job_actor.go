@@ -130,7 +130,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 	case *dumpJobMsg:
 		a.dump(m)
 	case *nodeLostMsg:
-		a.onNodeLost(ctx, m.node)
+		a.onNodeLost(ctx, m.node, m.back)
 	case *linkFailedMsg:
 		a.onLinkFailed(ctx, m)
 	case *actor.Stopping:

@@ -26,6 +26,7 @@ type jobCluster struct {
 type nodeLostMsg struct {
 	priority
 	node string
+	back bool // the node is back already (NodeBack): it is not marked dead
 }
 
 // NodeLost tells the job that node is gone: its tasks fail and restart
@@ -161,12 +162,15 @@ func (a *jobActor) stopTask(ctx actor.Context, t taskid.ID, pid *actor.PID, lost
 
 // onNodeLost fails every task that ran on a lost node; the stand-in of one
 // already stopping for a restart stops at once (the node will not confirm):
-// the supervision state machine decides which.
-func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
+// the supervision state machine decides which. back: the node returned as a
+// new incarnation (it is not marked dead).
+func (a *jobActor) onNodeLost(ctx actor.Context, node string, back bool) {
 	if a.cl == nil || a.ended {
 		return
 	}
-	a.cl.r.NodeLost(node)
+	if !back {
+		a.cl.r.NodeLost(node)
+	}
 	err := fmt.Errorf("node %s lost (no heartbeat)", node)
 	for key, n := range a.cl.placed {
 		if n != node {

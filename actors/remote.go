@@ -26,18 +26,19 @@ type Remote struct {
 	counters *transport.Counters
 	sys      *actor.ActorSystem
 
-	mu      sync.Mutex
-	proxies map[refKey]proxyEntry // (node, actor id) → stand-in on this node
-	targets map[string]WireRef    // stand-in actor id → the actor it stands for
-	local   map[string]WireRef    // local actor id → how other nodes address it
-	jobs    map[string]*Job       // jobs with a part on this node
-	seqs    *transport.SeqChecker
-	epochs  map[string]int        // local actor id → how often it was registered
-	links   map[string]recvLink   // link key → its baseline at the receiver
-	lost    map[string]bool       // nodes declared dead
-	owners  map[string]*actor.PID // subscribed subject → the local actor it feeds
-	fence   Fence                 // nil: messages are not fenced
-	fenced  map[fencedKey]bool    // refusals already logged
+	mu       sync.Mutex
+	proxies  map[refKey]proxyEntry // (node, actor id) → stand-in on this node
+	targets  map[string]WireRef    // stand-in actor id → the actor it stands for
+	local    map[string]WireRef    // local actor id → how other nodes address it
+	jobs     map[string]*Job       // jobs with a part on this node
+	recv     *recvLinks            // sequence checks of the links into this node
+	epochs   map[string]int        // local actor id → how often it was registered
+	restored map[string]bool       // local actor ids registered restored from a checkpoint
+	lost     map[string]bool       // nodes declared dead
+	joinGen  map[string]int        // node seen joining → link generation since it last joined again (see linkGen)
+	owners   map[string]*actor.PID // subscribed subject → the local actor it feeds
+	fence    Fence                 // nil: messages are not fenced
+	fenced   map[fencedKey]bool    // refusals already logged
 }
 
 // Fence decides whether a message of a job stamped with a coordinator epoch
@@ -51,16 +52,6 @@ type Fence interface {
 type fencedKey struct {
 	job, from string
 	epoch     uint64
-}
-
-// recvLink is a link's baseline at the receiver. An actor registered again
-// (a restarted channel or task under the same id) takes the next message of
-// each link as the link's start: the senders' numbering goes on, and what
-// the old incarnation missed is of no concern to the new one, which is
-// restored from a checkpoint.
-type recvLink struct {
-	offset uint64
-	epoch  int
 }
 
 // refKey names an actor anywhere in the cluster.
@@ -97,8 +88,9 @@ const (
 func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
 	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
-		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
-		owners: map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
+		recv: newRecvLinks(), epochs: map[string]int{}, restored: map[string]bool{}, lost: map[string]bool{},
+		joinGen: map[string]int{},
+		owners:  map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
 }
 
 // SetFence makes the remote refuse messages of a job from a coordinator
@@ -170,20 +162,7 @@ func (r *Remote) register(pid *actor.PID, ref WireRef) {
 
 // checkSeq classifies a received message on its link (mu held).
 func (r *Remote) checkSeq(e *transport.Envelope) transport.Verdict {
-	key := transport.LinkKey(e.From, e.To)
-	ep := r.epochs[e.To]
-	l, seen := r.links[key]
-	if (seen && l.epoch != ep) || (!seen && ep > 1) {
-		r.seqs.Forget(key)
-		l = recvLink{offset: e.Seq - 1, epoch: ep}
-	} else if !seen {
-		l = recvLink{epoch: ep}
-	}
-	r.links[key] = l
-	if e.Seq <= l.offset {
-		return transport.Stale
-	}
-	return r.seqs.Check(key, e.Gen, e.Seq-l.offset)
+	return r.recv.check(transport.LinkKey(e.From, e.To), r.epochs[e.To], r.restored[e.To], e.Gen, e.Seq)
 }
 
 // unregister forgets a local actor.
@@ -295,11 +274,32 @@ func (r *Remote) NodeLost(node string) {
 	r.lost[node] = true
 }
 
-// NodeJoined clears a node's dead mark (it came back).
+// NodeJoined clears a node's dead mark (it came back). A node seen before
+// (back after being declared dead, or a new incarnation) has every link to
+// it start at a new generation (see linkGen): a new incarnation's receivers
+// expect each link to start at 1, and the same one back after being cut off
+// must read what is still in flight of the old generation as stale. A node
+// seen for the first time keeps its links as they are: this node may have
+// sent to it already (a coordinator can place tasks here before this node
+// hears the coordinator's heartbeat), and moving a live link to a new
+// generation would forgive a loss on it.
 func (r *Remote) NodeJoined(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.lost, node)
+	if _, seen := r.joinGen[node]; seen {
+		r.joinGen[node] = stamp()
+	} else {
+		r.joinGen[node] = 0
+	}
+}
+
+// linkGen is the generation of a link to node of a sender of generation gen:
+// the higher of gen and the node's generation since it last joined.
+func (r *Remote) linkGen(node string, gen int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(gen, r.joinGen[node])
 }
 
 // isLost reports whether node was declared dead.

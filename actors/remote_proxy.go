@@ -168,7 +168,7 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf
 	if s, err := transport.ParseSubject(subject); err == nil {
 		from += "#" + s.Kind
 	}
-	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: gen, Checkpoint: checkpointOf(m), Payload: payload}
+	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: r.linkGen(to.Node, gen), Checkpoint: checkpointOf(m), Payload: payload}
 	if err := r.publish(subject, e); err != nil {
 		return fmt.Errorf("publish %s: %w", body.K, err)
 	}

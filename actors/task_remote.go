@@ -16,7 +16,7 @@ func (t *task) listenChannel(pid *actor.PID, edge *plan.Edge, from int) error {
 		return nil
 	}
 	name := t.job.Plan.Name
-	r.register(pid, WireRef{Kind: refChannel, Edge: edge.ID, From: from, To: t.instance})
+	t.registerRemote(pid, WireRef{Kind: refChannel, Edge: edge.ID, From: from, To: t.instance})
 	unsub, err := r.listen(name, transport.DataSubject(name, edge.ID, from, t.instance), pid)
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func (t *task) listenCredits(ctx actor.Context) error {
 		return nil
 	}
 	name, self := t.job.Plan.Name, ctx.Self()
-	r.register(self, WireRef{Kind: refTask, Op: t.op.ID, Instance: t.instance})
+	t.registerRemote(self, WireRef{Kind: refTask, Op: t.op.ID, Instance: t.instance})
 	t.unlistens = append(t.unlistens, func() { r.unregister(self) })
 	for _, edge := range t.op.Outputs {
 		for j := 0; j < edge.To.Parallelism; j++ {
@@ -45,6 +45,17 @@ func (t *task) listenCredits(ctx actor.Context) error {
 		}
 	}
 	return nil
+}
+
+// registerRemote makes pid addressable from other nodes; a task restored
+// from a checkpoint and its channels take each link's next message as its
+// start.
+func (t *task) registerRemote(pid *actor.PID, ref WireRef) {
+	if t.restoreFrom != nil {
+		t.job.node.remote.registerRestored(pid, ref)
+		return
+	}
+	t.job.node.remote.register(pid, ref)
 }
 
 // unlisten drops the task's and its channels' subscriptions.

@@ -34,6 +34,8 @@ type startFlags struct {
 	slots            int
 	heartbeatTimeout time.Duration
 	placementTimeout time.Duration
+	localWait        time.Duration
+	localRecovery    bool
 	pretty           bool
 	logLevel         string
 	cpuProfile       string
@@ -61,6 +63,10 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
 	fs.DurationVar(&f.placementTimeout, "placement-timeout", node.DefaultPlacementTimeout,
 		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
+	fs.DurationVar(&f.localWait, "local-wait", node.DefaultLocalWait,
+		"the tasks of a node declared dead wait this long for it to return with its workdir (their state local there) before they restart elsewhere; 0: no wait (a node back before it is declared dead gets its tasks back anyway)")
+	fs.BoolVar(&f.localRecovery, "local-recovery", true,
+		"restore tasks from this node's copy of their state in --workdir when it is there and verifies; false: always read the checkpoint store (the copy is still kept)")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
@@ -80,6 +86,8 @@ func (f *startFlags) check(set map[string]bool) error {
 		return fmt.Errorf("--slots %d must be at least 1", f.slots)
 	case f.heartbeatTimeout < node.MinHeartbeatTimeout:
 		return fmt.Errorf("--heartbeat-timeout %v must be at least %v", f.heartbeatTimeout, node.MinHeartbeatTimeout)
+	case f.localWait < 0 || f.localWait > node.MaxPlacementTimeout:
+		return fmt.Errorf("--local-wait %v must be between 0 and %v", f.localWait, node.MaxPlacementTimeout)
 	case f.placementTimeout < 0 || f.placementTimeout > node.MaxPlacementTimeout:
 		return fmt.Errorf("--placement-timeout %v must be between 0 and %v", f.placementTimeout, node.MaxPlacementTimeout)
 	case f.embed != "" && set["nats"]:
@@ -164,7 +172,7 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	defer nc.Close()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout, Jobs: r.clusterJob, Log: log, Counters: counters}, nc)
+		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob, Log: log, Counters: counters}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

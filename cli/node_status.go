@@ -31,6 +31,12 @@ type nodeStatus struct {
 	BadInput *transport.CounterValues `json:"bad_input,omitempty"`
 	Parts    []string                 `json:"job_parts,omitempty"`
 	Sees     []string                 `json:"sees,omitempty"` // the live nodes this node knows of
+	// Held is the node's local copy of checkpoint state: per job, operator
+	// and checkpoint, key-group ranges and bytes.
+	Held []cluster.HeldState `json:"local_state,omitempty"`
+	// Restored sums, per job, the restores of its tasks on the node while
+	// the job runs there.
+	Restored []cluster.RestoredState `json:"restores,omitempty"`
 }
 
 // clusterJobState is one job in `node status`.
@@ -111,7 +117,7 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 			nodes[sr.Node] = n
 		}
 		bad := sr.BadInput
-		n.Slots, n.Used, n.Answered, n.BadInput, n.Parts = sr.Slots, sr.Used, true, &bad, sr.Parts
+		n.Slots, n.Used, n.Answered, n.BadInput, n.Parts, n.Held, n.Restored = sr.Slots, sr.Used, true, &bad, sr.Parts, sr.Held, sr.Restored
 		for _, m := range sr.Members {
 			n.Sees = append(n.Sees, m.Node)
 		}
@@ -175,6 +181,8 @@ func writeStatus(w io.Writer, st *clusterStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeHeld(w, st.Nodes)
+	writeRestored(w, st.Nodes)
 	for _, j := range st.Jobs {
 		if len(j.Tasks) == 0 {
 			continue
@@ -190,4 +198,42 @@ func writeStatus(w io.Writer, st *clusterStatus) error {
 		}
 	}
 	return nil
+}
+
+// writeHeld prints each node's local state: job, checkpoint, operator,
+// key-group ranges and bytes.
+func writeHeld(w io.Writer, nodes []nodeStatus) {
+	for _, n := range nodes {
+		if len(n.Held) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nlocal state of %s:\n", n.Node)
+		for _, h := range n.Held {
+			var rs []string
+			for _, r := range h.KeyGroups {
+				rs = append(rs, fmt.Sprintf("%d-%d", r[0], r[1]))
+			}
+			groups := "none"
+			if len(rs) > 0 {
+				groups = strings.Join(rs, ",")
+			}
+			fmt.Fprintf(w, "  job %s checkpoint %d operator %-12s key groups %-16s %d bytes\n", h.Job, h.Checkpoint, h.Operator, groups, h.Bytes)
+		}
+	}
+}
+
+// writeRestored prints, per node, a line per job it restored tasks of: task
+// restores, bytes and sections read locally and remotely, and their time.
+func writeRestored(w io.Writer, nodes []nodeStatus) {
+	first := true
+	for _, n := range nodes {
+		for _, r := range n.Restored {
+			if first {
+				fmt.Fprintln(w)
+				first = false
+			}
+			fmt.Fprintf(w, "restores on %s: job %s: %d task restores, %d bytes local (%d sections), %d bytes remote (%d sections), %.0f ms\n",
+				n.Node, r.Job, r.Restores, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs)
+		}
+	}
 }

@@ -14,15 +14,16 @@ const HeartbeatWildcard = "weir.node.*.hb"
 // Heartbeat is what a node announces about itself every few hundred
 // milliseconds: msgpack on the wire, JSON in status output.
 type Heartbeat struct {
-	Node            string         `msgpack:"node" json:"node"`
-	Slots           int            `msgpack:"slots" json:"slots"`
-	Used            int            `msgpack:"used" json:"used"`
-	Jobs            []string       `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
-	Tasks           map[string]int `msgpack:"tasks,omitempty" json:"tasks,omitempty"`             // job → its tasks among Used
-	Coordinates     []string       `msgpack:"coordinates,omitempty" json:"coordinates,omitempty"` // jobs this node coordinates
-	Held            []HeldState    `msgpack:"held,omitempty" json:"held,omitempty"`               // local state on the node's disk, reported for placement
-	StartedUnixNano int64          `msgpack:"started" json:"started_unix_nano"`                   // when this incarnation of the node started
-	SentUnixNano    int64          `msgpack:"sent" json:"sent_unix_nano"`
+	Node            string          `msgpack:"node" json:"node"`
+	Slots           int             `msgpack:"slots" json:"slots"`
+	Used            int             `msgpack:"used" json:"used"`
+	Jobs            []string        `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
+	Tasks           map[string]int  `msgpack:"tasks,omitempty" json:"tasks,omitempty"`             // job → its tasks among Used
+	Coordinates     []string        `msgpack:"coordinates,omitempty" json:"coordinates,omitempty"` // jobs this node coordinates
+	Held            []HeldState     `msgpack:"held,omitempty" json:"held,omitempty"`               // local state on the node's disk, reported for placement
+	Restored        []RestoredState `msgpack:"rst,omitempty" json:"restores,omitempty"`            // per job, the restores of its tasks on this node
+	StartedUnixNano int64           `msgpack:"started" json:"started_unix_nano"`                   // when this incarnation of the node started
+	SentUnixNano    int64           `msgpack:"sent" json:"sent_unix_nano"`
 }
 
 // HeldState is state of one operator of one job kept on a node's disk: which
@@ -32,6 +33,33 @@ type HeldState struct {
 	Operator   string   `msgpack:"op" json:"operator"`
 	Checkpoint uint64   `msgpack:"cp" json:"checkpoint"`
 	KeyGroups  [][2]int `msgpack:"kg" json:"key_groups"` // ranges [first,last], inclusive
+	// KeyGroupBytes is the size of the key-group sections in KeyGroups;
+	// Bytes adds the operator's other sections (operator and channel state).
+	KeyGroupBytes int64 `msgpack:"kgb,omitempty" json:"key_group_bytes"`
+	Bytes         int64 `msgpack:"b,omitempty" json:"bytes"`
+}
+
+// RestoredState sums the restores of one job's tasks on a node: how many,
+// the bytes and sections read from the node's local copy and from the
+// checkpoint store, and the time they took.
+type RestoredState struct {
+	Job            string  `msgpack:"job" json:"job"`
+	Restores       int     `msgpack:"n" json:"task_restores"`
+	LocalBytes     int64   `msgpack:"lb,omitempty" json:"local_bytes"`
+	RemoteBytes    int64   `msgpack:"rb,omitempty" json:"remote_bytes"`
+	LocalSections  int     `msgpack:"ls,omitempty" json:"local_sections"`
+	RemoteSections int     `msgpack:"rs,omitempty" json:"remote_sections"`
+	TookMs         float64 `msgpack:"ms,omitempty" json:"took_ms"`
+}
+
+// check reports why r cannot be a restore summary: negative counts or
+// time (or a time that is not a number).
+func (r RestoredState) check() error {
+	if r.Restores < 0 || r.LocalBytes < 0 || r.RemoteBytes < 0 || r.LocalSections < 0 || r.RemoteSections < 0 || !(r.TookMs >= 0) {
+		return fmt.Errorf("job %s: negative restore counts (restores %d, bytes local %d remote %d, sections local %d remote %d, took %g ms)",
+			r.Job, r.Restores, r.LocalBytes, r.RemoteBytes, r.LocalSections, r.RemoteSections, r.TookMs)
+	}
+	return nil
 }
 
 // HeartbeatSubject is the subject node publishes its heartbeats on.
@@ -99,11 +127,20 @@ func (hb Heartbeat) check() error {
 		}
 	}
 	for _, h := range hb.Held {
+		if h.Bytes < 0 || h.KeyGroupBytes < 0 || h.KeyGroupBytes > h.Bytes {
+			return fmt.Errorf("node %s: job %s operator %s: bad byte counts (key groups %d, total %d)",
+				hb.Node, h.Job, h.Operator, h.KeyGroupBytes, h.Bytes)
+		}
 		for _, r := range h.KeyGroups {
 			if r[0] < 0 || r[1] < r[0] {
 				return fmt.Errorf("node %s: job %s operator %s: bad key-group range [%d,%d]",
 					hb.Node, h.Job, h.Operator, r[0], r[1])
 			}
+		}
+	}
+	for _, r := range hb.Restored {
+		if err := r.check(); err != nil {
+			return fmt.Errorf("node %s: %w", hb.Node, err)
 		}
 	}
 	return nil

@@ -18,7 +18,9 @@ func sampleHeartbeat() Heartbeat {
 		Coordinates: []string{"j1"},
 		Tasks:       map[string]int{"j1": 2, "j2": 1},
 		Held: []HeldState{{Job: "j1", Operator: "count", Checkpoint: 7,
-			KeyGroups: [][2]int{{0, 31}, {64, 95}}}},
+			KeyGroups: [][2]int{{0, 31}, {64, 95}}, KeyGroupBytes: 6400, Bytes: 6500}},
+		Restored: []RestoredState{{Job: "j1", Restores: 2, LocalBytes: 6400, RemoteBytes: 100,
+			LocalSections: 2, RemoteSections: 1, TookMs: 3.5}},
 		StartedUnixNano: 100, SentUnixNano: 200,
 	}
 }
@@ -43,6 +45,9 @@ func TestHeartbeatCodec(t *testing.T) {
 	if !strings.Contains(string(j), `"key_groups":[[0,31],[64,95]]`) {
 		t.Fatalf("JSON %s lacks key groups", j)
 	}
+	if !strings.Contains(string(j), `"restores":[{"job":"j1","task_restores":2,"local_bytes":6400,"remote_bytes":100,"local_sections":2,"remote_sections":1,"took_ms":3.5}]`) {
+		t.Fatalf("JSON %s lacks restores", j)
+	}
 }
 
 func TestDecodeHeartbeatRejects(t *testing.T) {
@@ -59,19 +64,27 @@ func TestDecodeHeartbeatRejects(t *testing.T) {
 		return enc(&hb)
 	}
 	for name, b := range map[string][]byte{
-		"empty":            nil,
-		"garbage":          []byte("not msgpack at all \xff\xfe"),
-		"truncated":        enc(sampleHeartbeat())[:10],
-		"wrong type":       enc(map[string]any{"node": 42}),
-		"no node":          bad(func(h *Heartbeat) { h.Node = "" }),
-		"dotted node":      bad(func(h *Heartbeat) { h.Node = "a.b" }),
-		"wildcard node":    bad(func(h *Heartbeat) { h.Node = "*" }),
-		"negative slots":   bad(func(h *Heartbeat) { h.Slots = -1 }),
-		"reversed range":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{9, 3} }),
-		"negative group":   bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{-1, 3} }),
-		"job tasks > used": bad(func(h *Heartbeat) { h.Tasks["j1"] = 4 }),
-		"negative tasks":   bad(func(h *Heartbeat) { h.Tasks["j2"] = -1 }),
-		"array not a map":  enc([]int{1, 2, 3}),
+		"empty":                    nil,
+		"garbage":                  []byte("not msgpack at all \xff\xfe"),
+		"truncated":                enc(sampleHeartbeat())[:10],
+		"wrong type":               enc(map[string]any{"node": 42}),
+		"no node":                  bad(func(h *Heartbeat) { h.Node = "" }),
+		"dotted node":              bad(func(h *Heartbeat) { h.Node = "a.b" }),
+		"wildcard node":            bad(func(h *Heartbeat) { h.Node = "*" }),
+		"negative slots":           bad(func(h *Heartbeat) { h.Slots = -1 }),
+		"reversed range":           bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{9, 3} }),
+		"negative group":           bad(func(h *Heartbeat) { h.Held[0].KeyGroups[0] = [2]int{-1, 3} }),
+		"negative bytes":           bad(func(h *Heartbeat) { h.Held[0].Bytes = -1 }),
+		"groups > total":           bad(func(h *Heartbeat) { h.Held[0].KeyGroupBytes = 7000 }),
+		"negative restores":        bad(func(h *Heartbeat) { h.Restored[0].Restores = -1 }),
+		"negative local bytes":     bad(func(h *Heartbeat) { h.Restored[0].LocalBytes = -1 }),
+		"negative remote bytes":    bad(func(h *Heartbeat) { h.Restored[0].RemoteBytes = -5 }),
+		"negative local sections":  bad(func(h *Heartbeat) { h.Restored[0].LocalSections = -1 }),
+		"negative remote sections": bad(func(h *Heartbeat) { h.Restored[0].RemoteSections = -1 }),
+		"negative restore time":    bad(func(h *Heartbeat) { h.Restored[0].TookMs = -0.5 }),
+		"job tasks > used":         bad(func(h *Heartbeat) { h.Tasks["j1"] = 4 }),
+		"negative tasks":           bad(func(h *Heartbeat) { h.Tasks["j2"] = -1 }),
+		"array not a map":          enc([]int{1, 2, 3}),
 	} {
 		if _, err := DecodeHeartbeat(b); err == nil {
 			t.Errorf("%s: decoded without error", name)

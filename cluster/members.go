@@ -86,3 +86,9 @@ func (m *Members) Age(node string, now time.Time) (time.Duration, bool) {
 	}
 	return now.Sub(n.seen), true
 }
+
+// IsAlive reports whether node has heartbeated and is not reported dead.
+func (m *Members) IsAlive(node string) bool {
+	n, ok := m.nodes[node]
+	return ok && !n.dead
+}

@@ -13,8 +13,9 @@ const (
 	// NodeJoined: Node is alive (new, back after being declared dead, or a
 	// new incarnation): tell the transport it may send to it again.
 	NodeJoined Kind = iota + 1
-	// NodeLost: Node's tasks are gone (Reason: silent, restarted or
-	// leaving): tell the transport and every job coordinated here.
+	// NodeLost: Node's tasks are gone and go elsewhere (Reason: silent,
+	// leaving, or did not return within the local wait): tell the
+	// transport and every job coordinated here.
 	NodeLost
 	// ScanJobs: list the job registry and hand the records to JobRecords.
 	ScanJobs
@@ -57,10 +58,18 @@ const (
 	AnnounceLeaving
 	// EndParts: stop this node's parts of jobs.
 	EndParts
+	// AwaitNode: Node fell silent; the tasks it ran wait for it to return
+	// (with its working directory and their local state) for at most After
+	// before they are placed elsewhere (--local-wait).
+	AwaitNode
+	// NodeBack: Node returned (a new incarnation, or the same one after
+	// being declared dead) while its tasks were not yet placed elsewhere:
+	// they are lost, and go back to it (Reason says after how long).
+	NodeBack
 )
 
 var kindNames = [...]string{"", "node-joined", "node-lost", "scan-jobs", "acquire", "drop", "coordinate", "renew", "abandon",
-	"wait", "place", "give-up", "prepare", "deploy", "fail", "forget", "record", "hand-over", "announce-leaving", "end-parts"}
+	"wait", "place", "give-up", "prepare", "deploy", "fail", "forget", "record", "hand-over", "announce-leaving", "end-parts", "await-node", "node-back"}
 
 // String names the kind as the scripts do.
 func (k Kind) String() string {

@@ -6,8 +6,10 @@
 // the actors). It has no goroutines, does no I/O and never reads the clock.
 //
 // What it decides: which nodes are alive (dead after a heartbeat timeout of
-// silence; a new incarnation of a node means its tasks are lost; a node
-// that announced leaving is gone), when a node has learned the membership
+// silence; a new incarnation of a node means its tasks are lost, and they
+// go back to it; with a local wait, a dead node's tasks wait for it to
+// return before they go elsewhere; a node that announced leaving is gone),
+// when a node has learned the membership
 // (a settle period of one heartbeat timeout after it started), which
 // orphaned jobs it tries to adopt, whether it still holds a job's
 // coordinator lease, abandoning a job whose lease was lost, waiting for a
@@ -43,6 +45,9 @@ type Config struct {
 	Boot             time.Time
 	HeartbeatTimeout time.Duration
 	PlacementTimeout time.Duration
+	// LocalWait is how long the tasks of a node that fell silent wait for
+	// it to return before they are placed elsewhere (0: they do not wait).
+	LocalWait time.Duration
 }
 
 // Core is the coordination state of one node. It is not safe for
@@ -50,12 +55,13 @@ type Config struct {
 type Core struct {
 	cfg     Config
 	members *cluster.Members
-	left    map[string]bool   // nodes that announced they are leaving
-	seen    map[string]int64  // node → the incarnation last heard from
-	leases  map[string]lease  // jobs whose coordinator lease this node holds
-	claimed map[string]bool   // jobs being submitted or taken over here
-	coord   map[string]bool   // jobs coordinated here
-	setups  map[string]*setUp // jobs being placed and prepared here
+	left    map[string]bool      // nodes that announced they are leaving
+	seen    map[string]int64     // node → the incarnation last heard from
+	leases  map[string]lease     // jobs whose coordinator lease this node holds
+	claimed map[string]bool      // jobs being submitted or taken over here
+	coord   map[string]bool      // jobs coordinated here
+	setups  map[string]*setUp    // jobs being placed and prepared here
+	awaited map[string]time.Time // silent nodes whose tasks wait for them → when they were declared dead
 	leaving bool
 }
 
@@ -77,15 +83,24 @@ type setUp struct {
 // New returns the core of a node that has just started.
 func New(cfg Config) *Core {
 	return &Core{cfg: cfg, members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
-		leases: map[string]lease{}, claimed: map[string]bool{}, coord: map[string]bool{}, setups: map[string]*setUp{}}
+		leases: map[string]lease{}, claimed: map[string]bool{}, coord: map[string]bool{}, setups: map[string]*setUp{},
+		awaited: map[string]time.Time{}}
 }
 
 // Heartbeat takes a heartbeat received at now. A node that restarted (a new
-// incarnation) before it was declared dead has lost the tasks it ran: that
-// is its old incarnation's death.
+// incarnation) has lost the tasks it ran; so has a node that returns after
+// being declared dead. Either goes back to being placed on: its tasks
+// return to it (NodeBack) unless they were placed elsewhere already, when
+// it was declared dead without a local wait or the wait ran out.
 func (c *Core) Heartbeat(now time.Time, hb cluster.Heartbeat) []Action {
 	prev, known := c.seen[hb.Node]
 	restarted := known && hb.StartedUnixNano > prev
+	if known && hb.StartedUnixNano < prev {
+		return nil // a late heartbeat of an old incarnation
+	}
+	// A node that was alive (and not leaving) when it restarted still had
+	// its tasks: they are lost now.
+	hadTasks := c.members.IsAlive(hb.Node) && !c.left[hb.Node]
 	if !known || restarted {
 		c.seen[hb.Node] = hb.StartedUnixNano
 	}
@@ -94,11 +109,22 @@ func (c *Core) Heartbeat(now time.Time, hb cluster.Heartbeat) []Action {
 		delete(c.left, hb.Node)
 	}
 	var out []Action
-	if restarted && hb.Node != c.cfg.Self {
-		out = append(out, Action{Kind: NodeLost, Node: hb.Node, Reason: "restarted"})
-	}
 	if joined {
 		out = append(out, Action{Kind: NodeJoined, Node: hb.Node})
+	}
+	if hb.Node == c.cfg.Self {
+		return out
+	}
+	if lost, waiting := c.awaited[hb.Node]; waiting && (joined || restarted) {
+		delete(c.awaited, hb.Node)
+		why := fmt.Sprintf("returned after %v", now.Sub(lost).Round(time.Millisecond))
+		if restarted {
+			why += " as a new incarnation"
+		}
+		return append(out, Action{Kind: NodeBack, Node: hb.Node, Reason: why})
+	}
+	if restarted && hadTasks {
+		out = append(out, Action{Kind: NodeBack, Node: hb.Node, Reason: "restarted before it was declared dead"})
 	}
 	return out
 }
@@ -109,16 +135,35 @@ func (c *Core) Leaving(node string) []Action {
 		return nil
 	}
 	c.left[node] = true
+	delete(c.awaited, node)
 	return []Action{{Kind: NodeLost, Node: node, Reason: "leaving"}}
 }
 
 // Tick is the clock: nodes silent for longer than the heartbeat timeout are
-// declared dead, and once the node has settled (and is not leaving) the job
-// registry is scanned for orphaned jobs.
+// declared dead: their tasks are lost at once without a local wait, else
+// they wait for the node to return, and are lost once the wait ran out.
+// Once the node has settled (and is not leaving) the job registry is
+// scanned for orphaned jobs.
 func (c *Core) Tick(now time.Time) []Action {
 	var out []Action
 	for _, node := range c.members.Tick(now) {
-		out = append(out, Action{Kind: NodeLost, Node: node, Reason: "silent"})
+		if c.cfg.LocalWait <= 0 || c.left[node] || node == c.cfg.Self {
+			out = append(out, Action{Kind: NodeLost, Node: node, Reason: "silent"})
+			continue
+		}
+		c.awaited[node] = now
+		out = append(out, Action{Kind: AwaitNode, Node: node, After: c.cfg.LocalWait})
+	}
+	nodes := make([]string, 0, len(c.awaited))
+	for node := range c.awaited {
+		nodes = append(nodes, node)
+	}
+	sort.Strings(nodes)
+	for _, node := range nodes {
+		if now.Sub(c.awaited[node]) >= c.cfg.LocalWait {
+			delete(c.awaited, node)
+			out = append(out, Action{Kind: NodeLost, Node: node, Reason: fmt.Sprintf("did not return within %v", c.cfg.LocalWait)})
+		}
 	}
 	if !c.leaving && c.settled(now) {
 		out = append(out, Action{Kind: ScanJobs})
@@ -402,6 +447,16 @@ func (c *Core) IsAlive(node string) bool {
 		}
 	}
 	return false
+}
+
+// Awaited lists the silent nodes whose tasks wait for them to return, and
+// since when.
+func (c *Core) Awaited() map[string]time.Time {
+	out := make(map[string]time.Time, len(c.awaited))
+	for node, at := range c.awaited {
+		out[node] = at
+	}
+	return out
 }
 
 // Members is the membership as heard, dead nodes included (for status).

@@ -17,7 +17,7 @@ import (
 // A script in testdata/*.txt drives the cores of one or more nodes (on=ID)
 // with logical time (at=D, a duration since the script's epoch):
 //
-//	start on=a [boot=D] timeout=D [placement=D]
+//	start on=a [boot=D] timeout=D [placement=D] [wait=D]   (wait: --local-wait)
 //	hb on=a from=b boot=D at=D [slots=N]      (a heartbeat of b's incarnation boot)
 //	tick on=a at=D
 //	leaving on=a from=b
@@ -34,7 +34,7 @@ import (
 //	failed on=a job=J at=D err=WORD|stopping
 //	ended on=a job=J at=D [abandoned=true]
 //	leave on=a
-//	alive on=a | waiting on=a
+//	alive on=a | waiting on=a | awaited on=a
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
 		s := &script{cores: map[string]*Core{}}
@@ -80,7 +80,8 @@ func scriptErr(word string) error {
 func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 	on := a.String("on")
 	if a.Name == "start" {
-		s.cores[on] = New(Config{Self: on, Boot: epoch.Add(a.DurationOr("boot", 0)), HeartbeatTimeout: a.DurationOr("timeout", 0), PlacementTimeout: a.DurationOr("placement", 0)})
+		s.cores[on] = New(Config{Self: on, Boot: epoch.Add(a.DurationOr("boot", 0)), HeartbeatTimeout: a.DurationOr("timeout", 0), PlacementTimeout: a.DurationOr("placement", 0),
+			LocalWait: a.DurationOr("wait", 0)})
 		return nil
 	}
 	c := s.cores[on]
@@ -143,6 +144,13 @@ func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 		return lines(c.Ended(at(a), job, a.StringOr("abandoned", "") == "true"))
 	case "leave":
 		return lines(c.Leave()...)
+	case "awaited":
+		var out []string
+		for node, since := range c.Awaited() {
+			out = append(out, fmt.Sprintf("%s since=%v", node, since.Sub(epoch)))
+		}
+		sort.Strings(out)
+		return out
 	case "alive":
 		var out []string
 		for _, hb := range c.Alive() {

@@ -35,7 +35,8 @@ type Agent struct {
 	jobs     *cluster.Jobs
 	local    *store.Local
 	started  time.Time
-	fence    *lockedFence // highest coordinator epoch seen per job
+	fence    *lockedFence        // highest coordinator epoch seen per job
+	held     []cluster.HeldState // the local copy's inventory, for heartbeats (under mu)
 
 	mu    sync.Mutex
 	core  *coord.Core
@@ -67,7 +68,8 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	}
 	started := time.Now()
 	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
-		core:  coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout}),
+		core: coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout,
+			LocalWait: cfg.LocalWait}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
@@ -75,8 +77,17 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if a.jobs, err = cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket); err != nil {
 		return nil, fmt.Errorf("open job registry: %w", err)
 	}
+	if err := claimWorkdir(cfg.Workdir, cfg.ID); err != nil {
+		return nil, err
+	}
 	if a.local, err = store.NewLocal(StateDir(cfg.Workdir)); err != nil {
 		return nil, fmt.Errorf("node state directory: %w", err)
+	}
+	// Before any task runs here: the local copy follows the store, and its
+	// inventory goes out with the first heartbeat.
+	if err := a.reconcileLocal(ctx); err != nil {
+		a.local.Close()
+		return nil, err
 	}
 	a.node = actors.NewNode(a.log)
 	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
@@ -87,8 +98,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		return nil, err
 	}
 	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log)
-	a.wg.Add(2)
+	a.wg.Add(3)
 	go a.every(cfg.HeartbeatTimeout/6, a.tick)
+	go a.every(cfg.HeartbeatTimeout/2, func(time.Time) { a.refreshHeld(context.Background()) })
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
 	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
@@ -148,7 +160,7 @@ func StateDir(workdir string) string { return workdir + "/state" }
 func (a *Agent) heartbeat() cluster.Heartbeat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano()}
+	hb := cluster.Heartbeat{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: a.node.Tasks(), StartedUnixNano: a.started.UnixNano(), Held: a.held}
 	count := func(name string, j *actors.Job) {
 		if n := min(j.LocalTasks(), hb.Used); n > 0 {
 			if hb.Tasks == nil {
@@ -157,14 +169,18 @@ func (a *Agent) heartbeat() cluster.Heartbeat {
 			hb.Tasks[name] = min(hb.Tasks[name]+n, hb.Used)
 		}
 	}
+	restores := map[string][]actors.RestoreStats{}
 	for name, j := range a.parts {
 		hb.Jobs = append(hb.Jobs, name)
 		count(name, j)
+		restores[name] = append(restores[name], j.Restores())
 	}
 	for name, cj := range a.coord {
 		hb.Coordinates = append(hb.Coordinates, name)
 		count(name, cj.job)
+		restores[name] = append(restores[name], cj.job.Restores())
 	}
+	hb.Restored = restoredStates(restores)
 	sort.Strings(hb.Jobs)
 	sort.Strings(hb.Coordinates)
 	if a.core.IsLeaving() {
@@ -236,14 +252,25 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 		switch act.Kind {
 		case coord.NodeLost:
 			switch act.Reason {
-			case "restarted":
-				a.log.Warn().Str("peer", act.Node).Msg("node restarted: the tasks it ran are lost")
+			case "silent":
+				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
 			case "leaving":
 				a.log.Info().Str("peer", act.Node).Msg("node is leaving")
 			default:
-				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+				a.log.Warn().Str("peer", act.Node).Dur("local_wait", a.cfg.LocalWait).
+					Msgf("%s %s: placing its tasks elsewhere", act.Node, act.Reason)
 			}
 			a.nodeGone(act.Node)
+		case coord.AwaitNode:
+			a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
+				Msgf("%s silent: waiting for %s to return", act.Node, act.Node)
+		case coord.NodeBack:
+			a.log.Info().Str("peer", act.Node).Str("why", act.Reason).Msgf("%s returned: placing its tasks back", act.Node)
+			a.wg.Add(1)
+			go func(node string) {
+				defer a.wg.Done()
+				a.nodeBack(node)
+			}(act.Node)
 		case coord.NodeJoined:
 			a.remote.NodeJoined(act.Node)
 			a.log.Info().Str("peer", act.Node).Int("slots", slots).Msg("node joined")

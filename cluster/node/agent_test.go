@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
@@ -58,8 +59,9 @@ func TestTwoAgentsRunAJob(t *testing.T) {
 // TestAgentTakesOverFromAStoppedCoordinator: the coordinator's agent stops
 // abruptly (Shutdown without Leave: no heartbeats, no lease renewals) after
 // the job's first checkpoints; another agent declares it dead, wins the
-// job's lease, restores the latest checkpoint on the live nodes, and the job
-// finishes exactly once.
+// job's lease, restores the latest checkpoint on the live nodes (their
+// status shows the restores, as the job counted them), and the job finishes
+// exactly once.
 func TestAgentTakesOverFromAStoppedCoordinator(t *testing.T) {
 	s := startNATS(t)
 	const timeout = 500 * time.Millisecond
@@ -88,6 +90,31 @@ func TestAgentTakesOverFromAStoppedCoordinator(t *testing.T) {
 		t.Fatalf("no two checkpoints on coordinator a: %+v; job record %+v (%v)", agents["a"].Status(time.Now()), rec, err)
 	}
 	agents["a"].Shutdown()
+	// The restores after the takeover show in the live nodes' status (and
+	// heartbeats) while the job runs, with the bytes the job read.
+	var restored []cluster.RestoredState
+	restoresShown := func() bool {
+		restored = nil
+		for _, id := range []string{"b", "c"} {
+			if r, ok := agents[id].shownRestores("keycount"); ok {
+				restored = append(restored, r)
+			}
+		}
+		var read int64
+		for _, r := range restored {
+			read += r.LocalBytes + r.RemoteBytes
+		}
+		return read > 0
+	}
+	if !poll.Until(60*time.Second, 5*time.Millisecond, restoresShown) {
+		t.Fatal("no live node's status shows restores of the job after the takeover")
+	}
+	t.Logf("restores shown in status: %+v", restored)
+	for _, r := range restored {
+		if r.Restores <= 0 || (r.LocalBytes+r.RemoteBytes > 0) != (r.LocalSections+r.RemoteSections > 0) || r.TookMs <= 0 {
+			t.Fatalf("restore summary %+v: want task restores, with sections read for bytes read, and their time", r)
+		}
+	}
 	var rec cluster.JobRecord
 	var err error
 	ended := func() bool {
@@ -105,4 +132,48 @@ func TestAgentTakesOverFromAStoppedCoordinator(t *testing.T) {
 	if err := keycount.VerifyFile(out, records, keys); err != nil {
 		t.Fatalf("output: %v", err)
 	}
+}
+
+// shownRestores is the restore summary of job in a's status, when a's
+// heartbeat carries one and it equals the job's own restore figures on a
+// (summed over its part and coordinated job there).
+func (a *Agent) shownRestores(job string) (cluster.RestoredState, bool) {
+	find := func() (cluster.RestoredState, bool) {
+		hb := a.heartbeat()
+		st := a.Status(time.Now())
+		for i, r := range st.Restored {
+			if r.Job == job && len(hb.Restored) > i && hb.Restored[i] == r {
+				return r, true
+			}
+		}
+		return cluster.RestoredState{}, false
+	}
+	before, ok := find()
+	if !ok {
+		return before, false
+	}
+	a.mu.Lock()
+	var want cluster.RestoredState
+	var took time.Duration
+	add := func(s actors.RestoreStats) {
+		took += s.Took
+		want.Restores += s.Restores
+		want.LocalBytes += s.Read.LocalBytes
+		want.RemoteBytes += s.Read.RemoteBytes
+		want.LocalSections += s.Read.LocalSections
+		want.RemoteSections += s.Read.RemoteSections
+	}
+	if j := a.parts[job]; j != nil {
+		add(j.Restores())
+	}
+	if cj := a.coord[job]; cj != nil {
+		add(cj.job.Restores())
+	}
+	a.mu.Unlock()
+	after, ok := find()
+	if !ok || after != before {
+		return after, false // restores in between: ask again
+	}
+	want.Job, want.TookMs = job, float64(took)/float64(time.Millisecond)
+	return after, want == after
 }

@@ -16,6 +16,14 @@ import (
 // several heartbeat timeouts, short of `node submit`'s wait for an answer.
 const DefaultPlacementTimeout = 30 * time.Second
 
+// DefaultLocalWait is how long, by default, the tasks of a node declared
+// dead wait for it to return with its workdir: not at all. A node restarted
+// at once is back well within the heartbeat timeout and gets its tasks back
+// without any wait; a wait helps only slower restarts and delays recovery
+// from every node that does not return (see the README's "A restarted node
+// rejoins" for the measurements).
+const DefaultLocalWait = 0
+
 // MaxPlacementTimeout bounds Config.PlacementTimeout.
 const MaxPlacementTimeout = 24 * time.Hour
 
@@ -35,6 +43,13 @@ type Config struct {
 	HeartbeatTimeout time.Duration
 	// PlacementTimeout is how long a job that does not fit waits for slots.
 	PlacementTimeout time.Duration
+	// LocalWait is how long the tasks of a node that fell silent wait for
+	// it to return with its workdir before they are placed elsewhere (0:
+	// they do not wait).
+	LocalWait time.Duration
+	// NoLocalRecovery makes every restore on this node read the primary
+	// store (--local-recovery=false); the local copy is still kept.
+	NoLocalRecovery bool
 	// Jobs builds a job from its name and arguments, as every node of the
 	// cluster does from what `node submit` sent.
 	Jobs JobBuilder
@@ -71,6 +86,8 @@ func (c Config) check() error {
 		return fmt.Errorf("node agent: heartbeat timeout %v, want at least %v", c.HeartbeatTimeout, MinHeartbeatTimeout)
 	case c.PlacementTimeout < 0 || c.PlacementTimeout > MaxPlacementTimeout:
 		return fmt.Errorf("node agent: placement timeout %v, want between 0 and %v", c.PlacementTimeout, MaxPlacementTimeout)
+	case c.LocalWait < 0 || c.LocalWait > MaxPlacementTimeout:
+		return fmt.Errorf("node agent: local wait %v, want between 0 and %v", c.LocalWait, MaxPlacementTimeout)
 	case c.Jobs == nil:
 		return errors.New("node agent: no job builder")
 	}

@@ -29,12 +29,19 @@ type coordJob struct {
 	args      []string
 	job       *actors.Job
 	nodes     []string         // nodes with a part of the job
-	incarn    map[string]int64 // node → the incarnation (start time) that has the part
+	incarn    map[string]int64 // node → the incarnation (start time) that has the part (under the agent's mu)
+	epoch     uint64           // the coordinator lease's epoch
+	restored  uint64           // the checkpoint the job was restored from at set-up (0: none)
 	started   time.Time
 	lastEvent time.Time
 	cancelled atomic.Bool
 	duration  time.Duration      // --duration: end the sources after this long
 	groups    map[task.ID]string // each task's pipeline (see placement.Pipelines)
+	plan      *plan.Job
+	// running is job once it was submitted, for the placement of its
+	// restarted tasks (which runs on the job's actors: the first placement
+	// comes before job is set).
+	running atomic.Pointer[actors.Job]
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -136,7 +143,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if m := rt.Checkpoint.Restore; m != nil {
 		restored = m.CheckpointID
 	}
-	placed, nodes, act, err := a.placeJob(name, p)
+	placed, nodes, act, err := a.placeJob(name, p, restored)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
@@ -165,8 +172,8 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, started: time.Now(), duration: spec.Run.Duration,
-		groups: placement.Pipelines(p)}
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, epoch: epoch, restored: restored, started: time.Now(),
+		duration: spec.Run.Duration, groups: placement.Pipelines(p), plan: p}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
@@ -182,6 +189,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		return fmt.Errorf("job %s: %w", name, err)
 	}
 	cj.job = job
+	cj.running.Store(job)
 	a.mu.Lock()
 	a.coord[name] = cj
 	a.core.Coordinating(name)
@@ -196,8 +204,20 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 // placement.Restart and placement.Eligible).
 func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Operator, i int) (string, error) {
 	ref := placement.TaskID(op, i)
-	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: placement.Eligible(a.alive(), cj.incarn, a.cfg.ID),
-		Groups: cj.groups, Placed: placed}
+	alive := a.alive()
+	a.mu.Lock()
+	eligible := placement.Eligible(alive, cj.incarn, a.cfg.ID)
+	a.mu.Unlock()
+	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: eligible, Groups: cj.groups, Placed: placed}
+	ckpt := cj.restored
+	if j := cj.running.Load(); j != nil {
+		if cps := j.Checkpoints(); len(cps) > 0 {
+			ckpt = cps[len(cps)-1].ID
+		}
+	}
+	if ckpt != 0 {
+		r.Local = placement.LocalFromHeld(cj.plan, ckpt, alive)
+	}
 	node, err := r.Place(ref)
 	if err != nil {
 		a.log.Warn().Err(err).Str("task", ref.String()).Msg("no free slot: placing on the coordinator's node")

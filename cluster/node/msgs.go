@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -90,6 +91,11 @@ type StatusReply struct {
 	Jobs     []JobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
 	BadInput transport.CounterValues `msgpack:"bad_input" json:"bad_input"`
 	Parts    []string                `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
+	// Held is the node's local copy of checkpoint state, as its heartbeats
+	// report it.
+	Held []cluster.HeldState `msgpack:"held,omitempty" json:"local_state,omitempty"`
+	// Restored sums, per job, the restores of its tasks on the node.
+	Restored []cluster.RestoredState `msgpack:"restored,omitempty" json:"restores,omitempty"`
 }
 
 // MemberStatus is a node as another node sees it.

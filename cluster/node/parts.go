@@ -63,13 +63,17 @@ func (a *Agent) reply(m *nats.Msg, v any) {
 }
 
 // jobStore is the checkpoint store of a job on this node: the cluster's
-// JetStream object store, with a copy of what this node writes in its workdir.
+// JetStream object store, with a copy of what this node writes in its
+// workdir, which restores read first unless local recovery is off.
 func (a *Agent) jobStore() (store.Store, error) {
-	js, err := store.NewJetStream(a.js)
+	m, err := a.mirror()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+		return nil, err
 	}
-	return &store.Mirror{Primary: js, Local: a.local, Log: a.log}, nil
+	if a.cfg.NoLocalRecovery {
+		return remoteReads{m}, nil
+	}
+	return m, nil
 }
 
 // buildJob builds a job from its arguments and plans it, as every node of

@@ -15,9 +15,10 @@ import (
 // replaced). The core decides each step: wait until the node has learned
 // the membership, try, wait with backoff while the job does not fit, give
 // up after the placement timeout with the reason or when the lease lapsed.
-// It returns the placement, the nodes it was made over and the set-up's
-// next step (Prepare, Deploy or GiveUp).
-func (a *Agent) placeJob(name string, p *plan.Job) (map[task.ID]string, []cluster.Heartbeat, coord.Action, error) {
+// Tasks go where the nodes hold their state of checkpoint restored, the
+// one the job restores from (0: none). It returns the placement, the nodes
+// it was made over and the set-up's next step (Prepare, Deploy or GiveUp).
+func (a *Agent) placeJob(name string, p *plan.Job, restored uint64) (map[task.ID]string, []cluster.Heartbeat, coord.Action, error) {
 	for {
 		a.mu.Lock()
 		act := a.core.TryPlace(time.Now(), name)
@@ -33,7 +34,11 @@ func (a *Agent) placeJob(name string, p *plan.Job) (map[task.ID]string, []cluste
 			continue
 		}
 		nodes := a.placementNodes()
-		placed, err := placement.PlaceJob(name, p, nodes, nil)
+		var local map[task.ID][]placement.Copy
+		if restored != 0 {
+			local = placement.LocalFromHeld(p, restored, nodes)
+		}
+		placed, err := placement.PlaceJob(name, p, nodes, local)
 		used := make([]string, 0, len(nodes))
 		for _, n := range nodes {
 			used = append(used, n.Node)

@@ -21,7 +21,8 @@ func (a *Agent) onStatus(m *nats.Msg) {
 // coordinates and the bad input it has seen on the wire.
 func (a *Agent) Status(now time.Time) StatusReply {
 	hb := a.heartbeat()
-	r := StatusReply{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: hb.Used, Parts: hb.Jobs, BadInput: a.counters.Snapshot()}
+	r := StatusReply{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: hb.Used, Parts: hb.Jobs, BadInput: a.counters.Snapshot(),
+		Held: hb.Held, Restored: hb.Restored}
 	a.mu.Lock()
 	members := a.core.Members()
 	for _, m := range members.Alive() {

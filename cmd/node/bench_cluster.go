@@ -242,6 +242,8 @@ type statusView struct {
 			UnknownType uint64 `json:"unknown_type"`
 			BadSeq      uint64 `json:"bad_seq"`
 		} `json:"bad_input"`
+		Held     []heldView     `json:"local_state"`
+		Restored []restoredView `json:"restores"`
 	} `json:"nodes"`
 	Jobs []jobStatusView `json:"jobs"`
 }

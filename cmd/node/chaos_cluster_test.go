@@ -50,6 +50,7 @@ func TestPlanClusterRun(t *testing.T) {
 // TestClusterRunVictim checks whom a plan kills, given the status at the
 // time of the kill.
 func TestClusterRunVictim(t *testing.T) {
+	t.Parallel()
 	job := jobStatusView{Coordinator: "n1", Tasks: map[string]string{"source[0]": "n1", "count[0]": "n3"}}
 	cases := []struct {
 		name      string
@@ -89,6 +90,7 @@ var chaosClusterTestSeeds = []int64{1, 3, 15}
 // node processes, one SIGKILLed while keycount runs, the job's output
 // verified exactly once. A failure prints the seed and the nodes' logs.
 func TestChaosClusterShort(t *testing.T) {
+	t.Parallel()
 	cfg := defaultChaosCluster()
 	cfg.Exe = buildNode(t)
 	var coord, apart, restart, stay bool

@@ -11,6 +11,7 @@ import (
 // client without credentials can neither read (inspect, status) nor submit.
 // A detached unbounded job is then cancelled.
 func TestClusterRequiresCredentials(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	auth := []string{"--nats-user", "weir", "--nats-password", "s3cret"}
 	c := startCluster(t, bin, []string{"n1", "n2"}, []string{"--embed-user", "weir", "--embed-password", "s3cret"}, auth)

@@ -16,6 +16,7 @@ import (
 // --restore latest` finishes the job: the output is exactly one
 // uninterrupted run.
 func TestClusterCancelThenRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
 	const n, k = 1200000, 100
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")

@@ -16,6 +16,7 @@ import (
 // still exactly once (a sequence gap makes the receiver restart from the
 // latest checkpoint).
 func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")

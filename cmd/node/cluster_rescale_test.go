@@ -13,6 +13,7 @@ import (
 // nodes: every node's part must use the same rescaled plan, and the output
 // is exactly one uninterrupted run.
 func TestClusterRestoreAtNewParallelism(t *testing.T) {
+	t.Parallel()
 	const n, k = 1200000, 100
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")

@@ -36,6 +36,7 @@ func runCoordinatedBy(t *testing.T, coord string) (*testCluster, string, *locked
 // replaces them): the job finishes exactly once. Before, it took the free
 // slots from the heartbeats' used count, found 3, and failed the job.
 func TestClusterCoordinatorKilledJustEnoughSlots(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runCoordinatedBy(t, "n3")
 	c.kill("n3")
 	if err := waitSubmit(t, done, sout); err != nil {
@@ -51,6 +52,7 @@ func TestClusterCoordinatorKilledJustEnoughSlots(t *testing.T) {
 // heard of no other node, and fail the job), then the job finishes exactly
 // once.
 func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runCoordinatedBy(t, "n3")
 	c.kill("n3")
 	n3 := c.restartNode("n3")
@@ -97,6 +99,7 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 // Node z embeds NATS (it is never paused) and has one slot, so pipeline 0
 // with the sink goes to n1, the coordinator's node.
 func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
+	t.Parallel()
 	// Long enough that the new coordinator still runs the job when the old
 	// one resumes.
 	const n = 2000000
@@ -170,6 +173,7 @@ type jobWaitView struct {
 // --placement-timeout; the same job submitted again is placed as soon as a
 // node with free slots joins, and finishes exactly once.
 func TestClusterPlacementWaitsForSlots(t *testing.T) {
+	t.Parallel()
 	const timeout = 6 * time.Second
 	c := startClusterWith(t, buildNode(t), []string{"n1"}, []string{"--slots", "2", "--placement-timeout", timeout.String()}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")

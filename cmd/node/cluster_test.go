@@ -15,6 +15,7 @@ import (
 // is spread over them, its messages are readable with `node inspect`, the
 // status lists its tasks and checkpoints, and the output is exactly once.
 func TestClusterRunsAJobOverNodes(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
@@ -94,6 +95,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 // coordinator); its tasks restart on the others from the latest checkpoint
 // and the output is exactly once.
 func TestClusterSurvivesAWorkerKill(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
 	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	victim := ""
@@ -126,6 +128,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 // node takes the coordinator role from the last manifest and the job
 // finishes exactly once; the attached submit follows it to the end.
 func TestClusterCoordinatorTakeover(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
 		id, coord := jobCheckpoints(s, "keycount")
@@ -148,6 +151,7 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 // others. The nodes keep a copy of their tasks' checkpoint state in their
 // working directories.
 func TestClusterGracefulLeave(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	local, _ := filepath.Glob(filepath.Join(c.dir, "n3", "state", "keycount", "chk-*", "*"))
@@ -180,6 +184,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 // the same id and workdir before the heartbeat timeout is noticed by its new
 // incarnation: the tasks it ran restart and the output is exactly once.
 func TestClusterNodeRestartedQuickly(t *testing.T) {
+	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	c.kill("n3")
@@ -189,7 +194,7 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 	}
 	verifyKeycount(t, out, n600k, k100)
 	logs := c.nodes["n2"].stderr.String()
-	if !strings.Contains(logs, "node restarted") {
+	if !strings.Contains(logs, "n3 returned: placing its tasks back") {
 		t.Fatalf("the coordinator did not notice n3's restart:\n%s", lastBytes(logs, 3000))
 	}
 }

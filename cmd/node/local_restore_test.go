@@ -19,10 +19,12 @@ import (
 // follows). Its tasks restore every section — key groups, and with
 // unaligned checkpoints channel state — from its own disk: 0 bytes read
 // from JetStream, counted from the tasks' "restored from checkpoint" log
-// lines; the output is exactly once.
+// lines; the output is exactly once. Started again with
+// --local-recovery=false, it reads every section from JetStream instead,
+// still exactly once.
 func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 	bin := buildNode(t)
-	for _, tc := range []struct{ name, mode string }{{"unaligned", "unaligned"}, {"aligned", "aligned"}, {"damaged", "unaligned"}} {
+	for _, tc := range []struct{ name, mode string }{{"unaligned", "unaligned"}, {"aligned", "aligned"}, {"damaged", "unaligned"}, {"local recovery off", "unaligned"}} {
 		mode := tc.mode
 		t.Run(tc.name, func(t *testing.T) {
 			ports, err := freePorts(1)
@@ -46,6 +48,9 @@ func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 			damaged := 0
 			if tc.name == "damaged" {
 				damaged = damageFirstSection(t, filepath.Join(c.dir, "n1", "state", "keycount"), "count/0/state")
+			}
+			if tc.name == "local recovery off" {
+				args = append(args, "--local-recovery=false")
 			}
 			again := c.startNode("n1", args)
 			if err := waitSubmit(t, done, sout); err != nil {
@@ -80,6 +85,14 @@ func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 						damaged, remoteSections, remote, warn, linesWith(again.stderr.String(), `"level":"warn"`))
 				}
 				t.Logf("%d task restores: %d bytes local, %d bytes in 1 section remote", len(restores), local, remote)
+				return
+			}
+			if tc.name == "local recovery off" {
+				if len(restores) == 0 || local != 0 || remote == 0 {
+					t.Fatalf("restart with --local-recovery=false restored %d tasks, %d bytes locally and %d remotely: want some tasks, all remote",
+						len(restores), local, remote)
+				}
+				t.Logf("%d task restores with local recovery off: %d bytes local, %d remote", len(restores), local, remote)
 				return
 			}
 			if len(restores) == 0 || local == 0 || remote != 0 {

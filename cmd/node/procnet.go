@@ -34,6 +34,8 @@ type netOptions struct {
 	NATSApart bool
 	// Monitor serves NATS's HTTP monitoring (for /varz).
 	Monitor bool
+	// Args are more `node start` flags for every node.
+	Args []string
 }
 
 // nodeNet is a cluster of `node start` processes on this machine, as the
@@ -144,6 +146,7 @@ func (nn *nodeNet) startNode(id string) error {
 	if nn.opts.Slots > 0 {
 		args = append(args, "--slots", fmt.Sprint(nn.opts.Slots))
 	}
+	args = append(args, nn.opts.Args...)
 	if nn.embedsNATS(id) {
 		hostPort := strings.TrimPrefix(nn.url, "nats://")
 		args = append(args, "--embed-nats", hostPort)

@@ -1,0 +1,36 @@
+package node
+
+import (
+	"sort"
+	"time"
+
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
+)
+
+// restoredStates sums the restores of each job's tasks on this node, from
+// the jobs' own restore figures, sorted by job; jobs that restored nothing
+// are left out. A job may count twice (a part and the coordinated job): its
+// figures add up.
+func restoredStates(jobs map[string][]actors.RestoreStats) []cluster.RestoredState {
+	var out []cluster.RestoredState
+	for name, stats := range jobs {
+		r := cluster.RestoredState{Job: name}
+		var took time.Duration
+		for _, s := range stats {
+			r.Restores += s.Restores
+			r.LocalBytes += s.Read.LocalBytes
+			r.RemoteBytes += s.Read.RemoteBytes
+			r.LocalSections += s.Read.LocalSections
+			r.RemoteSections += s.Read.RemoteSections
+			took += s.Took
+		}
+		if r.Restores == 0 {
+			continue
+		}
+		r.TookMs = float64(took) / float64(time.Millisecond)
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
+	return out
+}

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/internal/poll"
+	"github.com/weirstream/weir/transport"
+)
+
+// recoveryBenchConfig is what `node bench recovery` measures.
+type recoveryBenchConfig struct {
+	Keys        int
+	ValueBytes  int
+	Parallelism int
+	SleepMs     float64
+	Interval    time.Duration
+	Mode        string
+	Heartbeat   time.Duration
+	LocalWait   time.Duration
+	Timeout     time.Duration
+}
+
+// recoveryCase is one restart measured: of one node or of the whole
+// cluster, with local recovery on or off.
+type recoveryCase struct {
+	Restart       string `json:"restart"` // "one node" or "whole cluster"
+	LocalRecovery bool   `json:"local_recovery"`
+	// StateBytes is the job's state at the checkpoint taken before the
+	// kill, as the nodes' local copies report it.
+	StateBytes int64  `json:"state_bytes"`
+	Checkpoint uint64 `json:"checkpoint"`
+	// ToRunningS is the time from starting the node(s) again to the first
+	// data the restarted tasks send (the region runs again only once all its
+	// tasks restored).
+	ToRunningS     float64 `json:"restart_to_running_s"`
+	TaskRestores   int     `json:"task_restores"`
+	RestoreMs      float64 `json:"restore_ms"` // the restores' time, summed over tasks
+	LocalBytes     int64   `json:"local_bytes"`
+	RemoteBytes    int64   `json:"remote_bytes"`
+	LocalSections  int     `json:"local_sections"`
+	RemoteSections int     `json:"remote_sections"`
+}
+
+// recoveryBenchResult is what it prints.
+type recoveryBenchResult struct {
+	Keys       int            `json:"keys"`
+	ValueBytes int            `json:"value_bytes"`
+	Cases      []recoveryCase `json:"cases"`
+}
+
+// runRecoveryBench is `node bench recovery`.
+func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg := recoveryBenchConfig{Keys: 1_000_000, ValueBytes: 256, Parallelism: 3, SleepMs: 0.01, Interval: 5 * time.Second,
+		Mode: "unaligned", Heartbeat: 3 * time.Second, LocalWait: 30 * time.Second, Timeout: 10 * time.Minute}
+	fs := flag.NewFlagSet("node bench recovery", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "keys of the bigstate job (its state is about keys × value-bytes)")
+	fs.IntVar(&cfg.ValueBytes, "value-bytes", cfg.ValueBytes, "bytes of state per key")
+	fs.IntVar(&cfg.Parallelism, "parallelism", cfg.Parallelism, "parallelism of the job's source and keyed stage")
+	fs.Float64Var(&cfg.SleepMs, "sleep-ms", cfg.SleepMs, "average sleep per record in the keyed stage")
+	fs.DurationVar(&cfg.Interval, "checkpoint-interval", cfg.Interval, "checkpoint interval of the job")
+	fs.StringVar(&cfg.Mode, "checkpoint-mode", cfg.Mode, "checkpoint mode of the job: aligned or unaligned")
+	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
+	fs.DurationVar(&cfg.LocalWait, "local-wait", cfg.LocalWait, "the nodes' --local-wait")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound on each wait (state filled, node back, job running)")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	if fs.NArg() > 0 || cfg.Keys < 1 || cfg.ValueBytes < 1 || cfg.Parallelism < 1 || cfg.SleepMs < 0 || cfg.Interval <= 0 ||
+		(cfg.Mode != "aligned" && cfg.Mode != "unaligned") || cfg.LocalWait < 0 || cfg.Timeout <= 0 {
+		fmt.Fprintln(stderr, "node bench recovery: needs --keys ≥ 1, --value-bytes ≥ 1, --parallelism ≥ 1, --sleep-ms ≥ 0, --checkpoint-interval > 0, --checkpoint-mode aligned or unaligned, --local-wait ≥ 0, --timeout > 0 and no arguments")
+		return cli.ExitUsage
+	}
+	res, err := benchRecovery(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "node bench recovery: %v\n", err)
+		return cli.ExitFailure
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Fprintln(stdout, string(b))
+		return cli.ExitOK
+	}
+	writeRecoveryTable(stdout, cfg, res)
+	return cli.ExitOK
+}
+
+// writeRecoveryTable prints the cases as a table.
+func writeRecoveryTable(w io.Writer, cfg recoveryBenchConfig, res *recoveryBenchResult) {
+	fmt.Fprintf(w, "bigstate, %d keys × %d B, parallelism %d, %s checkpoints every %v, 3 nodes on one machine (n1 embeds NATS)\n",
+		cfg.Keys, cfg.ValueBytes, cfg.Parallelism, cfg.Mode, cfg.Interval)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "restart\tlocal recovery\tstate MB\tcheckpoint\trestart → running s\ttask restores\trestore ms (sum)\tlocal MB\tremote MB\tlocal sections\tremote sections\t")
+	for _, c := range res.Cases {
+		on := map[bool]string{true: "on", false: "off"}[c.LocalRecovery]
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%.2f\t%d\t%.0f\t%.1f\t%.1f\t%d\t%d\t\n", c.Restart, on, mb(c.StateBytes), c.Checkpoint,
+			c.ToRunningS, c.TaskRestores, c.RestoreMs, mb(c.LocalBytes), mb(c.RemoteBytes), c.LocalSections, c.RemoteSections)
+	}
+	tw.Flush()
+	for _, restart := range []string{restartOne, restartAll} {
+		on, off := res.find(restart, true), res.find(restart, false)
+		if on != nil && off != nil && on.ToRunningS > 0 && on.RestoreMs > 0 {
+			fmt.Fprintf(w, "  %s with local recovery: restart → running %.1f× faster (%.2f s vs %.2f s), restores %.1f× faster (%.0f ms vs %.0f ms)\n",
+				restart, off.ToRunningS/on.ToRunningS, on.ToRunningS, off.ToRunningS, off.RestoreMs/on.RestoreMs, on.RestoreMs, off.RestoreMs)
+		}
+	}
+}
+
+// mb is b in megabytes (10⁶ bytes).
+func mb(b int64) float64 { return float64(b) / 1e6 }
+
+// Kinds of restart.
+const (
+	restartOne = "one node"
+	restartAll = "whole cluster"
+)
+
+// find returns the case of restart with local recovery on or off.
+func (r *recoveryBenchResult) find(restart string, local bool) *recoveryCase {
+	for i := range r.Cases {
+		if r.Cases[i].Restart == restart && r.Cases[i].LocalRecovery == local {
+			return &r.Cases[i]
+		}
+	}
+	return nil
+}
+
+// benchRecovery runs the measurements: a cluster with local recovery on,
+// then one with it off.
+func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Writer) (*recoveryBenchResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	res := &recoveryBenchResult{Keys: cfg.Keys, ValueBytes: cfg.ValueBytes}
+	for _, local := range []bool{true, false} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cases, err := recoveryRuns(exe, cfg, local, progress)
+		if err != nil {
+			return nil, fmt.Errorf("local recovery %v: %w", local, err)
+		}
+		res.Cases = append(res.Cases, cases...)
+	}
+	return res, nil
+}
+
+// recoveryRuns starts a 3-node cluster (local recovery on or off on every
+// node), fills the bigstate job's state, SIGKILLs a node that runs its
+// tasks and starts it again with its workdir, then does the same to the
+// whole cluster.
+func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.Writer) ([]recoveryCase, error) {
+	dir, err := os.MkdirTemp("", "weir-bench-recovery-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	args := []string{"--local-wait", cfg.LocalWait.String()}
+	if !local {
+		args = append(args, "--local-recovery=false")
+	}
+	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: 3, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Args: args})
+	if err != nil {
+		return nil, err
+	}
+	defer bc.stop()
+	w := newDataWatch()
+	sub, err := bc.nc.Subscribe("weir.bigstate.data.>", w.observe)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	fmt.Fprintf(progress, "local recovery %v: filling %d keys × %d B ...\n", local, cfg.Keys, cfg.ValueBytes)
+	if out, err := bc.client("submit", "bigstate", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
+		"--value-bytes", fmt.Sprint(cfg.ValueBytes), "--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", fmt.Sprint(cfg.SleepMs),
+		"--checkpoint-interval", cfg.Interval.String(), "--checkpoint-mode", cfg.Mode, "--coordinator", nodeID(2), "--detach"); err != nil {
+		return nil, fmt.Errorf("submit: %w\n%s", err, out)
+	}
+	target := int64(cfg.Keys) * int64(cfg.ValueBytes)
+	var cases []recoveryCase
+	for _, restart := range []string{restartOne, restartAll} {
+		var job jobStatusView
+		var ckpt uint64
+		var held int64
+		filled := func() bool {
+			s, j, ok := bc.runningJob("bigstate")
+			if !ok {
+				return false
+			}
+			job = j
+			ckpt, held = fullCheckpoint(s, "bigstate", target)
+			return ckpt > 0
+		}
+		if !poll.Until(cfg.Timeout, 200*time.Millisecond, filled) {
+			return nil, fmt.Errorf("%s: no checkpoint holding %d bytes of state on the nodes within %v\n%s", restart, target, cfg.Timeout, bc.logTails(3000))
+		}
+		c := recoveryCase{Restart: restart, LocalRecovery: local, StateBytes: held, Checkpoint: ckpt}
+		victims := []string{nodeID(3), nodeID(2), nodeID(1)}
+		if restart == restartOne {
+			v := killVictim(job, false)
+			if v == "" {
+				return nil, fmt.Errorf("no node to kill: job %+v", job)
+			}
+			victims = []string{v}
+		}
+		fmt.Fprintf(progress, "local recovery %v: %s: SIGKILL of %v after checkpoint %d (%.1f MB of state) ...\n",
+			local, restart, victims, ckpt, mb(held))
+		for _, v := range victims {
+			if err := bc.kill(v); err != nil {
+				return nil, err
+			}
+		}
+		started := time.Now()
+		w.reset(started)
+		if err := bc.restart(victims, cfg.Timeout); err != nil {
+			return nil, err
+		}
+		// Running: the restarted node (any node, after a whole restart)
+		// sends data again; its restores are reported once all of them ran.
+		from := ""
+		if restart == restartOne {
+			from = victims[0]
+		}
+		var sum restoredView
+		running := func() bool {
+			if _, ok := w.first(from); !ok {
+				return false
+			}
+			s, j, ok := bc.runningJob("bigstate")
+			if !ok {
+				return false
+			}
+			want := 0
+			for _, n := range j.Tasks {
+				if restart == restartAll || n == victims[0] {
+					want++
+				}
+			}
+			sum = s.restored("bigstate", victims)
+			return want > 0 && sum.Restores >= want
+		}
+		if !poll.Until(cfg.Timeout, 100*time.Millisecond, running) {
+			return nil, fmt.Errorf("%s: the job did not run again within %v\n%s", restart, cfg.Timeout, bc.logTails(3000))
+		}
+		at, _ := w.first(from)
+		c.ToRunningS = at.Sub(started).Seconds()
+		c.TaskRestores, c.RestoreMs = sum.Restores, sum.TookMs
+		c.LocalBytes, c.RemoteBytes, c.LocalSections, c.RemoteSections = sum.LocalBytes, sum.RemoteBytes, sum.LocalSections, sum.RemoteSections
+		fmt.Fprintf(progress, "local recovery %v: %s: running %.2f s after the restart; %.1f MB local, %.1f MB remote\n",
+			local, restart, c.ToRunningS, mb(c.LocalBytes), mb(c.RemoteBytes))
+		cases = append(cases, c)
+	}
+	if out, err := bc.client("cancel", "bigstate"); err != nil {
+		return nil, fmt.Errorf("cancel: %w\n%s", err, out)
+	}
+	return cases, nil
+}
+
+// runningJob reads the status and the job named name in it, if it runs.
+func (nn *nodeNet) runningJob(name string) (statusView, jobStatusView, bool) {
+	s, err := nn.status()
+	if err != nil {
+		return s, jobStatusView{}, false
+	}
+	j, err := s.jobView(name)
+	return s, j, err == nil && j.State == "running"
+}
+
+// restart starts the killed nodes again with their workdirs (n1 first when
+// it is among them: it runs the NATS server) and waits until all 3 nodes
+// see each other.
+func (nn *nodeNet) restart(ids []string, within time.Duration) error {
+	for i := len(ids) - 1; i >= 0; i-- {
+		id := ids[i]
+		if err := nn.startNode(id); err != nil {
+			return err
+		}
+		if nn.embedsNATS(id) {
+			up := func() bool {
+				nc, err := nats.Connect(nn.url)
+				if err != nil {
+					return false
+				}
+				nc.Close()
+				return true
+			}
+			if !poll.Until(within, 20*time.Millisecond, up) {
+				return fmt.Errorf("the NATS server of %s did not come back within %v", id, within)
+			}
+		}
+	}
+	return nn.waitNodes(nn.opts.Nodes, within)
+}
+
+// fullCheckpoint is the newest checkpoint of job whose state, summed over
+// the nodes' local copies, is at least target bytes, and that sum; 0 if
+// none is.
+func fullCheckpoint(s statusView, job string, target int64) (uint64, int64) {
+	sums := map[uint64]int64{}
+	for _, n := range s.Nodes {
+		for _, h := range n.Held {
+			if h.Job == job {
+				sums[h.Checkpoint] += h.Bytes
+			}
+		}
+	}
+	var best uint64
+	for id, b := range sums {
+		if b >= target && id > best {
+			best = id
+		}
+	}
+	return best, sums[best]
+}
+
+// restoredView is a node's restore counters for one job in `node status`.
+type restoredView struct {
+	Job            string  `json:"job"`
+	Restores       int     `json:"task_restores"`
+	LocalBytes     int64   `json:"local_bytes"`
+	RemoteBytes    int64   `json:"remote_bytes"`
+	LocalSections  int     `json:"local_sections"`
+	RemoteSections int     `json:"remote_sections"`
+	TookMs         float64 `json:"took_ms"`
+}
+
+// heldView is one entry of a node's local state in `node status`.
+type heldView struct {
+	Job        string `json:"job"`
+	Checkpoint uint64 `json:"checkpoint"`
+	Bytes      int64  `json:"bytes"`
+}
+
+// restored sums the restore counters of job on nodes.
+func (s statusView) restored(job string, nodes []string) restoredView {
+	sum := restoredView{Job: job}
+	for _, n := range s.Nodes {
+		if !n.Answered || !slices.Contains(nodes, n.Node) {
+			continue
+		}
+		for _, r := range n.Restored {
+			if r.Job != job {
+				continue
+			}
+			sum.Restores += r.Restores
+			sum.LocalBytes += r.LocalBytes
+			sum.RemoteBytes += r.RemoteBytes
+			sum.LocalSections += r.LocalSections
+			sum.RemoteSections += r.RemoteSections
+			sum.TookMs += r.TookMs
+		}
+	}
+	return sum
+}
+
+// dataWatch records, per node, when it first sent a data message after a
+// point in time. Only messages of links started after that point count
+// (their generation, a time stamp taken when a sender's stand-in started,
+// is later): what a killed incarnation sent may still be on its way.
+type dataWatch struct {
+	mu    sync.Mutex
+	since time.Time
+	seen  map[string]time.Time // node → its first data message after since
+}
+
+func newDataWatch() *dataWatch { return &dataWatch{seen: map[string]time.Time{}} }
+
+// observe takes one data message (a NATS handler).
+func (w *dataWatch) observe(m *nats.Msg) {
+	now := time.Now()
+	node, _, _ := strings.Cut(m.Header.Get(transport.HeaderFrom), "/")
+	gen, err := strconv.ParseInt(m.Header.Get(transport.HeaderGen), 10, 64)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.since.IsZero() || err != nil || gen < w.since.UnixNano() {
+		return
+	}
+	if _, ok := w.seen[node]; !ok {
+		w.seen[node] = now
+	}
+}
+
+// reset forgets what was seen and watches from since.
+func (w *dataWatch) reset(since time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.since, w.seen = since, map[string]time.Time{}
+}
+
+// first is when node ("": any node) first sent data since the reset.
+func (w *dataWatch) first(node string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if node != "" {
+		t, ok := w.seen[node]
+		return t, ok
+	}
+	var first time.Time
+	for _, t := range w.seen {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+	}
+	return first, !first.IsZero()
+}
