@@ -236,6 +236,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 		s.InflightBuffers += ack.buffers
 	}
 	a.job.ckptLog.add(s)
+	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
 		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).
 		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/plan"
 	taskid "github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -167,13 +168,16 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 		return
 	}
 	a.cl.r.NodeLost(node)
-	err := fmt.Errorf("node %s lost (no heartbeat)", node)
+	err := fmt.Errorf("node %s lost (%w)", node, errNoHeartbeat)
 	for key, n := range a.cl.placed {
 		if n != node {
 			continue
 		}
 		pid := a.tasks[key.OperatorID][key.Instance]
 		if a.sv != nil {
+			if r, ok := a.sv.sup.RegionOfTask(key); ok {
+				a.sv.noteCause(r, metrics.CauseNodeLost)
+			}
 			a.carryOutSupervision(ctx, a.sv.sup.OnNodeLost(key))
 			if a.sv.sup.Stopping(key) {
 				continue
@@ -197,7 +201,7 @@ func (a *jobActor) onLinkFailed(ctx actor.Context, m *linkFailedMsg) {
 	for key, n := range a.cl.placed {
 		// No sender (the coordinator's own subscription lost messages): all.
 		if pid := a.tasks[key.OperatorID][key.Instance]; (n == node || m.from == "") && pid != nil {
-			a.onFailure(ctx, pid, errors.New(m.reason))
+			a.onFailure(ctx, pid, &linkError{reason: m.reason})
 			failed = true
 		}
 	}

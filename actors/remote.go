@@ -95,7 +95,9 @@ const (
 // NewRemote links node id to the cluster over nc. counters collects bad
 // input seen on the wire (shown by `node status`).
 func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
-	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
+	pub := transport.NewPublisher(nc)
+	pub.CountLinks(&counters.Links)
+	return &Remote{node: node, nc: nc, pub: pub, log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
 		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
 		owners: map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}

@@ -44,6 +44,8 @@ type task struct {
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
+	ctr *taskCounters // figures for /metrics, shared by the task's incarnations
+
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
@@ -52,7 +54,7 @@ type task struct {
 func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *task {
 	name := taskName(op, instance)
 	return &task{job: j, op: op, instance: instance, gen: gen, name: name, restoreFrom: restore,
-		log: j.log.With().Str("task", name).Logger()}
+		log: j.log.With().Str("task", name).Logger(), ctr: j.live.task(op.Name, instance)}
 }
 
 // taskProps are the props for spawning one task: its mailbox's probe is
@@ -141,6 +143,7 @@ func (t *task) Receive(ctx actor.Context) {
 			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
 		}
 	case *actor.Stopped:
+		t.ctr.unblocked(time.Now())
 		t.job.node.tasks.Add(-1)
 		t.job.tasks.Add(-1)
 		t.stopTimers()
@@ -176,7 +179,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	for ei, edge := range t.op.Inputs {
 		for j := 0; j < edge.From.Parallelism; j++ {
 			input := len(pids)
-			name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
+			name := channelName(edge.From.Name, j, t.name)
 			props := actor.PropsFromProducer(func() actor.Actor { return newChannel(t.job, name, ctx.Self(), input) },
 				actor.WithMailbox(mailbox.New()), actor.WithDispatcher(t.job.node.dispatcher))
 			pid, err := ctx.SpawnNamed(props, fmt.Sprintf("in-%s-%d", edge.From.Name, j))
@@ -273,7 +276,10 @@ func (t *task) readSource(ctx actor.Context) {
 	want := t.parts.size(t.job.opts.BatchSize)
 	began := time.Now()
 	n, done, err := t.src.Read(want, &t.out)
-	t.parts.observe(max(n, 1), time.Since(began))
+	took := time.Since(began)
+	t.parts.observe(max(n, 1), took)
+	t.ctr.busy(took)
+	t.ctr.recordsIn.Add(int64(n))
 	if err != nil {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/node"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -37,6 +39,7 @@ type startFlags struct {
 	pretty           bool
 	logLevel         string
 	cpuProfile       string
+	http             string
 	conn             cluster.ConnOptions
 }
 
@@ -62,6 +65,7 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.http, "http", "", "serve this node's Prometheus metrics at /metrics on `HOST:PORT` (port 0: a free one, logged)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
 	cluster.RegisterConnFlags(fs, &f.conn)
 	return fs
@@ -125,6 +129,13 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return fmt.Errorf("start: workdir: %w", err)
 	}
+	var httpLn net.Listener
+	if f.http != "" {
+		if httpLn, err = listenHTTP(f.http); err != nil {
+			return usagef("start: %v", err)
+		}
+		defer httpLn.Close() // until it serves; closing it twice is harmless
+	}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -161,10 +172,15 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 		return fmt.Errorf("start: %w", err)
 	}
 	defer nc.Close()
+	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout, Jobs: r.clusterJob, Log: log, Counters: counters}, nc)
+		PlacementTimeout: f.placementTimeout, Jobs: r.clusterJob, Log: log, Counters: counters, Metrics: reg}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
+	}
+	if httpLn != nil {
+		srv := serveHTTP(httpLn, httpSource{Metrics: reg, Agent: a}, log)
+		defer srv.Close()
 	}
 	slowMu.Lock()
 	slow = a.SlowConsumer

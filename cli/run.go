@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/metrics"
 )
 
 // progressInterval is how often a running job logs its progress.
@@ -53,6 +54,16 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if len(f.operators) > 0 {
 		opts = append(opts, weir.WithOperatorParallelism(f.operators))
+	}
+	if f.http != "" {
+		ln, err := listenHTTP(f.http)
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		reg := metrics.New()
+		srv := serveHTTP(ln, httpSource{Metrics: reg, Job: entry.name}, base)
+		defer srv.Close()
+		opts = append(opts, weir.WithMetrics(reg))
 	}
 	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
 		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")

@@ -66,7 +66,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	started := time.Now()
-	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
+	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: newCountingPublisher(nc, cfg.Counters), started: started,
 		core:  coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
@@ -78,7 +78,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if a.local, err = store.NewLocal(StateDir(cfg.Workdir)); err != nil {
 		return nil, fmt.Errorf("node state directory: %w", err)
 	}
-	a.node = actors.NewNode(a.log)
+	a.node = actors.NewNodeWithMetrics(a.log, cfg.Metrics)
+	a.node.Metrics().WatchTransport(a.counters)
+	a.node.Metrics().SetSource("members", membersCollector{a})
 	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
 	a.remote.SetFence(a.fence)
 	a.node.AttachRemote(a.remote)
