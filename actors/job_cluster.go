@@ -103,7 +103,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
 		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}, nil); err != nil {
-			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
+			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node the job is over")
 		}
 	}
 	a.cl.r.unregister(ctx.Self())
@@ -184,7 +184,7 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string) {
 			}
 		}
 		if pid != nil && !a.finishedTasks[key] {
-			a.job.log.Warn().Str("node", node).Str("task", key.String()).Msg("task lost with its node")
+			a.job.log.Warn().Str("lost_node", node).Str("task", key.String()).Msg("task lost with its node")
 			a.onFailure(ctx, pid, err)
 		}
 	}
@@ -271,7 +271,7 @@ func (a *jobActor) pruneParts(ids []uint64) {
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
 		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}, nil); err != nil {
-			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node to drop old checkpoints")
+			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node to drop old checkpoints")
 		}
 	}
 }

@@ -238,7 +238,7 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 		if e, ok := r.proxies[key]; ok {
 			return e.pid
 		}
-		r.log.Error().Err(err).Str("node", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
+		r.log.Error().Err(err).Str("peer", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
 		return nil
 	}
 	r.mu.Lock()

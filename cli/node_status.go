@@ -39,6 +39,7 @@ type clusterJobState struct {
 	Tasks       map[string]string      `json:"tasks,omitempty"`
 	Checkpoints []node.CheckpointBrief `json:"checkpoints,omitempty"`
 	Restarts    int                    `json:"restarts"`
+	Causes      map[string]int         `json:"restart_causes,omitempty"`
 	Waiting     string                 `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
 }
 
@@ -136,9 +137,9 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		return nil, fmt.Errorf("job registry: %w", err)
 	}
 	for _, rec := range recs {
-		j := clusterJobState{JobRecord: rec}
+		j := clusterJobState{JobRecord: rec, Restarts: rec.Restarts, Causes: rec.RestartCauses}
 		if d, ok := jobDetail[rec.Name]; ok {
-			j.Tasks, j.Checkpoints, j.Restarts = d.Tasks, d.Checkpoints, d.Restarts
+			j.Tasks, j.Checkpoints, j.Restarts, j.Causes = d.Tasks, d.Checkpoints, d.Restarts, d.RestartCauses
 			if d.State == node.JobWaiting && rec.State == cluster.JobRunning {
 				j.State, j.Waiting = node.JobWaiting, d.Waiting
 			}

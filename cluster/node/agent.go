@@ -94,7 +94,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
 	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
-	a.log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+	a.log.Info().Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
 		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }

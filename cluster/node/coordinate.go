@@ -35,6 +35,7 @@ type coordJob struct {
 	cancelled atomic.Bool
 	duration  time.Duration      // --duration: end the sources after this long
 	groups    map[task.ID]string // each task's pipeline (see placement.Pipelines)
+	tally     restartTally       // restarts before this coordinator
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -264,6 +265,7 @@ func (a *Agent) watch(cj *coordJob) {
 		rec = cluster.JobRecord{Name: cj.name, Args: cj.args, Submitted: cj.started.UnixNano()}
 	}
 	rec.State, rec.Error, rec.Coordinator = state, ev.Error, a.cfg.ID
+	rec.Restarts, rec.RestartCauses = cj.restarts()
 	if _, err := a.jobs.Put(ctx, rec); err != nil {
 		a.log.Error().Err(err).Str("job", cj.name).Msg("record the job's end")
 	}
@@ -280,7 +282,7 @@ func (a *Agent) event(cj *coordJob, state string) JobEvent {
 	if len(cps) > 0 {
 		ev.Latest = cps[len(cps)-1].ID
 	}
-	ev.Restarts = cj.job.Supervision().Restarts
+	ev.Restarts, _ = cj.restarts()
 	return ev
 }
 
@@ -308,6 +310,7 @@ func (a *Agent) publishProgress(now time.Time) {
 	}
 	a.mu.Unlock()
 	for _, cj := range due {
+		a.persistRestarts(cj)
 		a.publishEvent(a.event(cj, cluster.JobRunning))
 	}
 }
@@ -364,7 +367,9 @@ func (a *Agent) adopt(rec cluster.JobRecord) {
 	if err := a.coordinate(rec.Name, rec.Args, restore, false, act.Epoch); err != nil {
 		a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
 		a.setUpFailed(rec, err)
+		return
 	}
+	a.tookOver(rec.Name, rec.Restarts, rec.RestartCauses)
 }
 
 // hasCheckpoint reports whether the job has a completed checkpoint.

@@ -108,7 +108,9 @@ type JobStatus struct {
 	Tasks       map[string]string `msgpack:"tasks" json:"tasks"` // task → node
 	Checkpoints []CheckpointBrief `msgpack:"checkpoints" json:"checkpoints"`
 	Restarts    int               `msgpack:"restarts" json:"restarts"`
-	Waiting     string            `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
+	// RestartCauses counts Restarts by cause (metrics.Cause*).
+	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
+	Waiting       string         `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
 }
 
 // JobWaiting is the state a coordinator reports for a job it is about to

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/logcheck"
+	"github.com/weirstream/weir/internal/poll"
+	"github.com/weirstream/weir/internal/scrape"
+)
+
+// httpAddr is the address a node's --http listener logged, or "".
+func httpAddr(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var ev struct{ Message, Addr string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Message == "serving HTTP" {
+			return ev.Addr
+		}
+	}
+	return ""
+}
+
+// scrapeNode scrapes node id's /metrics.
+func (c *testCluster) scrapeNode(id string) scrape.Families {
+	c.t.Helper()
+	n := c.nodes[id]
+	var addr string
+	if !poll.Until(clusterDeadline, 10*time.Millisecond, func() bool { addr = httpAddr(n.stderr.String()); return addr != "" }) {
+		c.t.Fatalf("node %s logged no HTTP address", id)
+	}
+	f, err := scrape.Get("http://" + addr + "/metrics")
+	if err != nil {
+		c.t.Fatalf("node %s: %v", id, err)
+	}
+	return f
+}
+
+// restartsView is a job's restarts in `node status --json`.
+type restartsView struct {
+	Jobs []struct {
+		Name     string         `json:"name"`
+		State    string         `json:"state"`
+		Restarts int            `json:"restarts"`
+		Causes   map[string]int `json:"restart_causes"`
+	} `json:"jobs"`
+}
+
+// TestClusterMetricsWhileANodeIsKilled runs keycount on three nodes started
+// with --http, scrapes every node's /metrics while the job runs, SIGKILLs
+// n3 (which runs tasks, not the coordinator) and checks on the coordinator's
+// /metrics that the restarts are counted with cause node_lost and that n3's
+// heartbeat age rises while it is marked down. After the job ends, `node
+// status` still counts the restarts (it showed 0 once the job had ended),
+// with their cause, and no node logged a line with a duplicate key or a
+// duration without its unit.
+func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
+	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, []string{"--http", "127.0.0.1:0"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	job := map[string]string{"job": "keycount"}
+	for _, id := range []string{"n1", "n2", "n3"} {
+		f := c.scrapeNode(id)
+		if v, ok := f.Sum("weir_task_records_in_total", job); !ok || v <= 0 {
+			t.Errorf("node %s: records in %v (found %v), want > 0", id, v, ok)
+		}
+		if v, _ := f.Sum("weir_nats_messages_total", map[string]string{"direction": "sent"}); v <= 0 {
+			t.Errorf("node %s: no NATS message counted as sent", id)
+		}
+		if up, ok := f.Sum("weir_node_up", map[string]string{"node": "n3"}); !ok || up != 1 {
+			t.Errorf("node %s: n3 up %v (found %v), want 1", id, up, ok)
+		}
+	}
+	if v, _ := c.scrapeNode("n2").Sum("weir_checkpoint_duration_seconds", job); v < 2 {
+		t.Errorf("coordinator n2: %v checkpoints observed, want ≥ 2", v)
+	}
+	c.kill("n3")
+	var age1 float64
+	dead := func() bool {
+		f := c.scrapeNode("n2")
+		r, _ := f.Sum("weir_restarts_total", map[string]string{"job": "keycount", "cause": "node_lost"})
+		up, _ := f.Sum("weir_node_up", map[string]string{"node": "n3"})
+		age1, _ = f.Sum("weir_node_heartbeat_age_seconds", map[string]string{"node": "n3"})
+		return r >= 1 && up == 0
+	}
+	if !poll.Until(clusterDeadline, 50*time.Millisecond, dead) {
+		t.Fatalf("coordinator n2 never counted a node_lost restart with n3 down")
+	}
+	if !poll.Until(clusterDeadline, 50*time.Millisecond, func() bool {
+		age2, _ := c.scrapeNode("n2").Sum("weir_node_heartbeat_age_seconds", map[string]string{"node": "n3"})
+		return age2 > age1
+	}) {
+		t.Errorf("n3's heartbeat age did not rise past %v s", age1)
+	}
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after killing n3: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n600k, k100)
+	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
+	var s restartsView
+	if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil {
+		t.Fatalf("node status: exit %d: %s%s", code, stdout, stderr)
+	}
+	if len(s.Jobs) != 1 || s.Jobs[0].State != "finished" || s.Jobs[0].Restarts < 1 || s.Jobs[0].Causes["node_lost"] != s.Jobs[0].Restarts {
+		t.Errorf("status after the job ended: %+v; want finished with ≥ 1 restart, all node_lost", s.Jobs)
+	}
+	t.Logf("status after the kill: %+v", s.Jobs)
+	for id, n := range c.nodes {
+		bad, err := logcheck.Problems(strings.NewReader(n.stderr.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bad {
+			t.Errorf("node %s: %s", id, b)
+		}
+	}
+}
