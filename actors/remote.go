@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/weirstream/weir/internal/ratelimit"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -24,6 +25,7 @@ type Remote struct {
 	pub      *transport.Publisher
 	log      zerolog.Logger
 	counters *transport.Counters
+	badLog   ratelimit.Log // warnings about bad input, rate-limited
 	sys      *actor.ActorSystem
 
 	mu      sync.Mutex
@@ -351,7 +353,7 @@ func (r *Remote) SlowConsumer(subject string) {
 // bad logs and counts a message that could not be decoded.
 func (r *Remote) bad(subject string, err error) {
 	r.counters.CountBad(subject, err)
-	r.log.Warn().Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
+	r.badLog.Event(r.log.Warn(), "bad message", time.Now()).Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
 }
 
 // publish sends one envelope.

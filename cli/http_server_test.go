@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/logbuf"
+	"github.com/weirstream/weir/internal/logcheck"
 	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/internal/scrape"
 	"github.com/weirstream/weir/metrics"
@@ -123,7 +124,8 @@ func addrLogged(log string) string {
 // TestRunServesMetricsWhileRunning runs `node run keycount --http
 // 127.0.0.1:0` and scrapes the logged address while the job runs: the
 // records counted move between two scrapes and a checkpoint is observed;
-// once the run ends the listener is closed.
+// once the run ends the listener is closed. No line the run logged has a
+// duplicate key or a duration without its unit.
 func TestRunServesMetricsWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -164,6 +166,16 @@ func TestRunServesMetricsWhileRunning(t *testing.T) {
 	}
 	if _, err := http.Get(url); err == nil {
 		t.Error("the listener still answers after the run")
+	}
+	bad, err := logcheck.Problems(strings.NewReader(stderr.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Errorf("log line: %s", b)
+	}
+	if len(stderr.Lines(`"message":"checkpoint completed"`)) == 0 {
+		t.Errorf("no checkpoint line logged to check:\n%s", stderr.String())
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/coord"
+	"github.com/weirstream/weir/internal/ratelimit"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -42,6 +43,7 @@ type Agent struct {
 	coord map[string]*coordJob
 	parts map[string]*actors.Job
 
+	badLog ratelimit.Log // warnings about bad input, rate-limited
 	subs   []*nats.Subscription
 	stopHB func()
 	quit   chan struct{}
@@ -133,7 +135,7 @@ func (a *Agent) subscribe() error {
 	}
 	hs, err := cluster.WatchHeartbeats(a.nc, a.onHeartbeat, func(subject string, err error) {
 		a.counters.Malformed.Add(1)
-		a.log.Warn().Str("subject", subject).Err(err).Msg("bad heartbeat: dropped")
+		a.badLog.Event(a.log.Warn(), "bad heartbeat", time.Now()).Str("subject", subject).Err(err).Msg("bad heartbeat: dropped")
 	})
 	if err != nil {
 		return fmt.Errorf("watch heartbeats: %w", err)
