@@ -27,6 +27,7 @@ type CheckpointStat struct {
 	InflightBytes   int64
 	InflightBuffers int64
 	Final           bool
+	Completed       time.Time // when the coordinator completed it
 }
 
 // checkpointLog collects a job's completed checkpoints; safe for any goroutine.
@@ -221,7 +222,7 @@ func (a *jobActor) modeName(id uint64) string {
 
 // recordCompleted logs a completed checkpoint and keeps its metrics.
 func (a *jobActor) recordCompleted(act checkpoints.Completed) {
-	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final}
+	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final, Completed: time.Now()}
 	if t, ok := a.ckpt.triggeredAt[act.ID]; ok {
 		s.Duration = time.Since(t)
 		delete(a.ckpt.triggeredAt, act.ID)

@@ -131,3 +131,25 @@ func (l *liveMetrics) snapshot() ([]*taskCounters, []*channelGauges) {
 func channelName(producer string, from int, consumer string) string {
 	return producer + "[" + strconv.Itoa(from) + "]→" + consumer
 }
+
+// TaskFigures are one task instance's counters on this node.
+type TaskFigures struct {
+	Operator                  string
+	Instance                  int
+	RecordsIn, RecordsOut     int64
+	Busy, Backpressured, Idle time.Duration
+}
+
+// TaskFigures lists the counters of the job's task instances on this node
+// at now (every instance that ran here, across its restarts), sorted by
+// operator and instance.
+func (j *Job) TaskFigures(now time.Time) []TaskFigures {
+	tasks, _ := j.live.snapshot()
+	out := make([]TaskFigures, len(tasks))
+	for i, t := range tasks {
+		busy, bp, idle := t.times(now)
+		out[i] = TaskFigures{Operator: t.operator, Instance: t.instance, RecordsIn: t.recordsIn.Load(),
+			RecordsOut: t.recordsOut.Load(), Busy: busy, Backpressured: bp, Idle: idle}
+	}
+	return out
+}

@@ -203,3 +203,24 @@ func TestHTTPFlagBadOrBusyAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusWatchFlags: --interval needs --watch, must be at least --wait
+// and at most an hour, and --watch excludes --json; each is a usage error
+// before anything connects.
+func TestStatusWatchFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--interval", "5s"}, "--interval needs --watch"},
+		{[]string{"--watch", "--interval", "100ms"}, "must be at least --wait"},
+		{[]string{"--watch", "--interval", "2h"}, "at most 1h"},
+		{[]string{"--watch", "--wait", "0s"}, "--wait 0s must be positive"},
+		{[]string{"--watch", "--json"}, "exclude each other"},
+	} {
+		r := runMain(t, append([]string{"status", "--nats", "nats://127.0.0.1:1"}, c.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("status %v: exit %d, %q; want usage error with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -44,6 +44,7 @@ type Agent struct {
 	parts map[string]*actors.Job
 
 	badLog ratelimit.Log // warnings about bad input, rate-limited
+	rates  rateBook      // samples of the local jobs' counters for status rates
 	subs   []*nats.Subscription
 	stopHB func()
 	quit   chan struct{}
@@ -230,6 +231,7 @@ func (a *Agent) tick(now time.Time) {
 	a.mu.Unlock()
 	a.carryOut(acts, 0)
 	a.publishProgress(now)
+	a.rates.tick(now, a.localJobs())
 }
 
 // carryOut does what the core asked on a heartbeat, a leaving announcement

@@ -90,6 +90,7 @@ type StatusReply struct {
 	Jobs     []JobStatus             `msgpack:"jobs,omitempty" json:"jobs,omitempty"`
 	BadInput transport.CounterValues `msgpack:"bad_input" json:"bad_input"`
 	Parts    []string                `msgpack:"parts,omitempty" json:"parts,omitempty"` // jobs with tasks here
+	Rates    []JobRates              `msgpack:"rates,omitempty" json:"rates,omitempty"` // the local jobs' rates
 }
 
 // MemberStatus is a node as another node sees it.
@@ -122,6 +123,7 @@ type CheckpointBrief struct {
 	ID         uint64  `msgpack:"id" json:"id"`
 	Mode       string  `msgpack:"mode" json:"mode"`
 	DurationMs float64 `msgpack:"duration_ms" json:"duration_ms"`
+	AgeS       float64 `msgpack:"age_s,omitempty" json:"age_s,omitempty"` // time since it completed
 }
 
 // Encode marshals a cluster message.

@@ -21,7 +21,8 @@ func (a *Agent) onStatus(m *nats.Msg) {
 // coordinates and the bad input it has seen on the wire.
 func (a *Agent) Status(now time.Time) StatusReply {
 	hb := a.heartbeat()
-	r := StatusReply{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: hb.Used, Parts: hb.Jobs, BadInput: a.counters.Snapshot()}
+	r := StatusReply{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: hb.Used, Parts: hb.Jobs, BadInput: a.counters.Snapshot(),
+		Rates: a.rates.rates(now, a.localJobs())}
 	a.mu.Lock()
 	members := a.core.Members()
 	for _, m := range members.Alive() {
@@ -34,7 +35,8 @@ func (a *Agent) Status(now time.Time) StatusReply {
 		js.Restarts, js.RestartCauses = cj.restarts()
 		cps := cj.job.Checkpoints()
 		for _, c := range cps[max(0, len(cps)-statusCheckpoints):] {
-			js.Checkpoints = append(js.Checkpoints, CheckpointBrief{ID: c.ID, Mode: c.Mode, DurationMs: float64(c.Duration) / float64(time.Millisecond)})
+			js.Checkpoints = append(js.Checkpoints, CheckpointBrief{ID: c.ID, Mode: c.Mode, DurationMs: float64(c.Duration) / float64(time.Millisecond),
+				AgeS: now.Sub(c.Completed).Seconds()})
 		}
 		r.Jobs = append(r.Jobs, js)
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,7 +61,15 @@ type restartsView struct {
 func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, []string{"--http", "127.0.0.1:0"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	// A slower stage than keycountArgs' (0.04 ms per record): the job runs
+	// for some seconds, through the scrapes, the status checks and the kill.
+	args := keycountArgs(out, n600k, k100)
+	for i := range args {
+		if args[i] == "--sleep-ms" {
+			args[i+1] = "0.04"
+		}
+	}
+	_, sout, done := c.submitAttached(append(args, "--coordinator", "n2")...)
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	job := map[string]string{"job": "keycount"}
 	for _, id := range []string{"n1", "n2", "n3"} {
@@ -77,6 +87,16 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 	if v, _ := c.scrapeNode("n2").Sum("weir_checkpoint_duration_seconds", job); v < 2 {
 		t.Errorf("coordinator n2: %v checkpoints observed, want ≥ 2", v)
 	}
+	// The text status shows the running job's rates and backpressure;
+	// --watch refreshes it until interrupted.
+	if !poll.Until(clusterDeadline, 100*time.Millisecond, func() bool {
+		_, text, _ := c.client("status", "--wait", "300ms")
+		return ratesShown(text)
+	}) {
+		_, text, _ := c.client("status", "--wait", "300ms")
+		t.Errorf("status shows no rates for keycount:\n%s", text)
+	}
+	c.watchStatus()
 	c.kill("n3")
 	var age1 float64
 	dead := func() bool {
@@ -108,6 +128,9 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 		t.Errorf("status after the job ended: %+v; want finished with ≥ 1 restart, all node_lost", s.Jobs)
 	}
 	t.Logf("status after the kill: %+v", s.Jobs)
+	if _, text, _ := c.client("status", "--wait", "300ms"); !strings.Contains(text, "(node_lost ") {
+		t.Errorf("text status names no restart cause:\n%s", text)
+	}
 	for id, n := range c.nodes {
 		bad, err := logcheck.Problems(strings.NewReader(n.stderr.String()))
 		if err != nil {
@@ -116,5 +139,55 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 		for _, b := range bad {
 			t.Errorf("node %s: %s", id, b)
 		}
+	}
+}
+
+// ratesShown reports whether a text status shows keycount's records per
+// second (non-zero) and a backpressure share for its source.
+func ratesShown(text string) bool {
+	_, rates, ok := strings.Cut(text, "RECORDS/S IN")
+	if !ok {
+		return false
+	}
+	for _, line := range strings.Split(rates, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "keycount" && f[1] != "0" && strings.Contains(line, "source ") && strings.Contains(line, "%") {
+			return true
+		}
+	}
+	return false
+}
+
+// watchStatus runs `node status --watch --interval 1s --wait 300ms`, waits
+// for two refreshes and ends it with SIGINT, as a person would.
+func (c *testCluster) watchStatus() {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, "status", "--watch", "--interval", "1s", "--wait", "300ms", "--nats", c.url)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if !poll.Until(clusterDeadline, 20*time.Millisecond, func() bool { return strings.Count(out.String(), "status at ") >= 2 }) {
+		_ = cmd.Process.Kill()
+		<-done
+		c.t.Fatalf("status --watch did not refresh twice:\n%s", out.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		c.t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			c.t.Errorf("status --watch after SIGINT: %v\n%s", err, out.String())
+		}
+	case <-time.After(clusterDeadline):
+		_ = cmd.Process.Kill()
+		c.t.Fatal("status --watch did not end on SIGINT")
+	}
+	if !strings.Contains(out.String(), "RECORDS/S IN") {
+		c.t.Errorf("status --watch shows no rates:\n%s", out.String())
 	}
 }
