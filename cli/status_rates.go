@@ -111,4 +111,3 @@ func writeRates(w io.Writer, st *clusterStatus) error {
 	}
 	return tw.Flush()
 }
-
