@@ -18,8 +18,8 @@ import (
 
 // registerBench adds `node bench backpressure`.
 func registerBench() {
-	cli.RegisterCommand("bench", "backpressure|cluster [flags]",
-		"run a benchmark: backpressure (the FLIP-76 experiment) or cluster (3 node processes vs one; wire bytes; SIGKILL recovery)", runBench)
+	cli.RegisterCommand("bench", "backpressure|cluster|metrics [flags]",
+		"run a benchmark: backpressure (the FLIP-76 experiment), cluster (3 node processes vs one; wire bytes; SIGKILL recovery) or metrics (keycount with /metrics served and scraped vs not)", runBench)
 }
 
 // runBench parses the bench flags, runs the experiment and prints the table.
@@ -27,8 +27,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(args) > 0 && args[0] == "cluster" {
 		return runClusterBench(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "metrics" {
+		return runMetricsBench(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "backpressure" {
-		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure or cluster (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure, cluster or metrics (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	cfg := backpressure.DefaultBenchConfig()
