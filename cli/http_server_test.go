@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -110,17 +109,6 @@ func TestMetricsOfAFinishedRun(t *testing.T) {
 	}
 }
 
-// addrLogged is the address the node's HTTP listener logged, or "".
-func addrLogged(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		var ev struct{ Message, Addr string }
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Message == "serving HTTP" {
-			return ev.Addr
-		}
-	}
-	return ""
-}
-
 // TestRunServesMetricsWhileRunning runs `node run keycount --http
 // 127.0.0.1:0` and scrapes the logged address while the job runs: the
 // records counted move between two scrapes and a checkpoint is observed;
@@ -136,7 +124,7 @@ func TestRunServesMetricsWhileRunning(t *testing.T) {
 			"--keys", "100", "--sleep-ms", "0.001", "--checkpoint-interval", "20ms", "--state-dir", t.TempDir()}, &stdout, &stderr)
 	}()
 	var addr string
-	if !poll.Until(metricsDeadline, 5*time.Millisecond, func() bool { addr = addrLogged(stderr.String()); return addr != "" }) {
+	if !poll.Until(metricsDeadline, 5*time.Millisecond, func() bool { addr = scrape.LoggedAddr(stderr.String()); return addr != "" }) {
 		cancel()
 		<-done
 		t.Fatalf("no HTTP address logged:\n%s", stderr.String())

@@ -14,23 +14,12 @@ import (
 	"github.com/weirstream/weir/internal/scrape"
 )
 
-// httpAddr is the address a node's --http listener logged, or "".
-func httpAddr(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		var ev struct{ Message, Addr string }
-		if json.Unmarshal([]byte(line), &ev) == nil && ev.Message == "serving HTTP" {
-			return ev.Addr
-		}
-	}
-	return ""
-}
-
 // scrapeNode scrapes node id's /metrics.
 func (c *testCluster) scrapeNode(id string) scrape.Families {
 	c.t.Helper()
 	n := c.nodes[id]
 	var addr string
-	if !poll.Until(clusterDeadline, 10*time.Millisecond, func() bool { addr = httpAddr(n.stderr.String()); return addr != "" }) {
+	if !poll.Until(clusterDeadline, 10*time.Millisecond, func() bool { addr = scrape.LoggedAddr(n.stderr.String()); return addr != "" }) {
 		c.t.Fatalf("node %s logged no HTTP address", id)
 	}
 	f, err := scrape.Get("http://" + addr + "/metrics")

@@ -3,8 +3,10 @@
 package scrape
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -104,4 +106,16 @@ func (f Families) Type(name string) string {
 		return ""
 	}
 	return fam.GetType().String()
+}
+
+// LoggedAddr finds the address a node's --http listener logged (its
+// "serving HTTP" line) in JSON log lines, or "".
+func LoggedAddr(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var ev struct{ Message, Addr string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Message == "serving HTTP" {
+			return ev.Addr
+		}
+	}
+	return ""
 }
