@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,33 @@ func TestStatusWatchFlags(t *testing.T) {
 		r := runMain(t, append([]string{"status", "--nats", "nats://127.0.0.1:1"}, c.args...)...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("status %v: exit %d, %q; want usage error with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// BenchmarkScrapeAfterKeycount measures one scrape of /metrics (gather and
+// encode, as the handler serves it) holding a keycount run's metrics at
+// parallelism 4: the cost a Prometheus server adds per scrape interval.
+func BenchmarkScrapeAfterKeycount(b *testing.B) {
+	reg := metrics.New()
+	g, err := keycount.Build(keycount.Config{Records: 200_000, Keys: 100, Parallelism: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cp := weir.DefaultCheckpointConfig()
+	cp.Interval, cp.StateDir = 10*time.Millisecond, b.TempDir()
+	if _, err := weir.Run(context.Background(), g, weir.WithMetrics(reg), weir.WithCheckpoints(cp)); err != nil {
+		b.Fatal(err)
+	}
+	h := reg.Handler()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
 		}
 	}
 }
