@@ -24,6 +24,18 @@ type taskCounters struct {
 	// 0 when not blocked).
 	backpressuredNs atomic.Int64
 	blockedSince    atomic.Int64
+	// stoppedAt is when the latest incarnation stopped (unix ns; 0 while
+	// one runs): a stopped task's time stands still.
+	stoppedAt atomic.Int64
+}
+
+// started notes that an incarnation of the task runs.
+func (c *taskCounters) started() { c.stoppedAt.Store(0) }
+
+// stopped notes that the task's incarnation stopped at now.
+func (c *taskCounters) stopped(now time.Time) {
+	c.unblocked(now)
+	c.stoppedAt.Store(now.UnixNano())
 }
 
 // busy adds d to the task's busy time.
@@ -39,9 +51,12 @@ func (c *taskCounters) unblocked(now time.Time) {
 	}
 }
 
-// times are the task's busy, backpressured and idle time up to now; idle is
-// the rest of its life.
+// times are the task's busy, backpressured and idle time up to now (or up
+// to when it stopped); idle is the rest of its life.
 func (c *taskCounters) times(now time.Time) (busy, backpressured, idle time.Duration) {
+	if s := c.stoppedAt.Load(); s != 0 {
+		now = time.Unix(0, s)
+	}
 	busy = time.Duration(c.busyNs.Load())
 	backpressured = time.Duration(c.backpressuredNs.Load())
 	if s := c.blockedSince.Load(); s != 0 {

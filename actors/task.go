@@ -74,6 +74,7 @@ func taskProps(j *Job, op *plan.Operator, instance, gen int, restore *store.Mani
 func (t *task) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		t.ctr.started()
 		t.job.node.tasks.Add(1)
 		t.job.tasks.Add(1)
 		t.onStarted(ctx)
@@ -143,7 +144,7 @@ func (t *task) Receive(ctx actor.Context) {
 			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
 		}
 	case *actor.Stopped:
-		t.ctr.unblocked(time.Now())
+		t.ctr.stopped(time.Now())
 		t.job.node.tasks.Add(-1)
 		t.job.tasks.Add(-1)
 		t.stopTimers()

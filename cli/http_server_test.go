@@ -102,6 +102,22 @@ func TestMetricsOfAFinishedRun(t *testing.T) {
 	if c := sum(t, f, "weir_checkpoints_completed_total", job); int(c) != len(res.Checkpoints) {
 		t.Errorf("checkpoints completed %v, want %d", c, len(res.Checkpoints))
 	}
+	// A finished task's time stands still: busy + backpressured + idle is
+	// at most the run's duration (plus its actors' start), never growing.
+	for _, op := range []string{"source", "count", "sink"} {
+		l := map[string]string{"job": "keycount", "operator": op}
+		life := sum(t, f, "weir_task_busy_seconds_total", l) + sum(t, f, "weir_task_backpressured_seconds_total", l) +
+			sum(t, f, "weir_task_idle_seconds_total", l)
+		again, err := scrape.Get("http://" + ln.Addr().String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := sum(t, again, "weir_task_busy_seconds_total", l) + sum(t, again, "weir_task_backpressured_seconds_total", l) +
+			sum(t, again, "weir_task_idle_seconds_total", l)
+		if later != life || life <= 0 {
+			t.Errorf("%s: task time %v s, then %v s after the run; want the same, > 0", op, life, later)
+		}
+	}
 	if tasks := sum(t, f, "weir_node_tasks", nil); tasks != 0 {
 		t.Errorf("%v tasks still counted after the run", tasks)
 	}
