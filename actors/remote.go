@@ -97,9 +97,7 @@ const (
 // NewRemote links node id to the cluster over nc. counters collects bad
 // input seen on the wire (shown by `node status`).
 func NewRemote(node string, nc *nats.Conn, counters *transport.Counters, log zerolog.Logger) *Remote {
-	pub := transport.NewPublisher(nc)
-	pub.CountLinks(&counters.Links)
-	return &Remote{node: node, nc: nc, pub: pub, log: log, counters: counters,
+	return &Remote{node: node, nc: nc, pub: transport.NewPublisher(nc), log: log, counters: counters,
 		proxies: map[refKey]proxyEntry{}, targets: map[string]WireRef{}, local: map[string]WireRef{}, jobs: map[string]*Job{},
 		seqs: transport.NewSeqChecker(), epochs: map[string]int{}, links: map[string]recvLink{}, lost: map[string]bool{},
 		owners: map[string]*actor.PID{}, fenced: map[fencedKey]bool{}}
@@ -356,9 +354,13 @@ func (r *Remote) bad(subject string, err error) {
 	r.badLog.Event(r.log.Warn(), "bad message", time.Now()).Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
 }
 
-// publish sends one envelope.
-func (r *Remote) publish(subject string, e *transport.Envelope) error {
-	return r.pub.Publish(subject, e)
+// publish sends one envelope to node toNode, counting it on that link.
+func (r *Remote) publish(subject, toNode string, e *transport.Envelope) error {
+	if err := r.pub.Publish(subject, e); err != nil {
+		return err
+	}
+	r.counters.Links.Add(transport.Sent, r.node, toNode, len(e.Payload))
+	return nil
 }
 
 // stamp makes incarnation numbers for stand-ins and spawn requests: unique

@@ -14,7 +14,7 @@ import (
 // and never a crash; a lost message (a gap in the link's sequence) fails the receiving
 // actor, which makes its region restart from the latest checkpoint.
 func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
-	r.counters.Links.CountReceived(e)
+	r.counters.Links.Add(transport.Received, transport.EndpointNode(e.From), r.node, len(e.Payload))
 	j, ok := r.job(job)
 	if !ok || e.Job != job {
 		r.counters.Malformed.Add(1)

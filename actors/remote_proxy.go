@@ -169,7 +169,7 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf
 		from += "#" + s.Kind
 	}
 	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: gen, Checkpoint: checkpointOf(m), Payload: payload}
-	if err := r.publish(subject, e); err != nil {
+	if err := r.publish(subject, to.Node, e); err != nil {
 		return fmt.Errorf("publish %s: %w", body.K, err)
 	}
 	return nil

@@ -21,15 +21,10 @@ const (
 // Publisher publishes envelopes on a connection and numbers them per link.
 // Safe for concurrent use.
 type Publisher struct {
-	nc    *nats.Conn
-	mu    sync.Mutex // held across stamp and publish: wire order = seq order
-	seqs  SeqStamper
-	links *LinkCounters // nil: not counted
+	nc   *nats.Conn
+	mu   sync.Mutex // held across stamp and publish: wire order = seq order
+	seqs SeqStamper
 }
-
-// CountLinks makes p count what it publishes in links (call it before
-// publishing).
-func (p *Publisher) CountLinks(links *LinkCounters) { p.links = links }
 
 // NewPublisher returns a Publisher on nc.
 func NewPublisher(nc *nats.Conn) *Publisher {
@@ -61,7 +56,6 @@ func (p *Publisher) Publish(subject string, e *Envelope) error {
 	if err := p.nc.PublishMsg(e.Msg(subject)); err != nil {
 		return fmt.Errorf("publish %s seq %d on %q: %w", e.Type, e.Seq, subject, err)
 	}
-	p.links.add(Sent, e.From, e.To, len(e.Payload))
 	return nil
 }
 

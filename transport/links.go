@@ -13,9 +13,8 @@ const (
 )
 
 // LinkCounters count the weir messages and payload bytes that went over
-// NATS per link between two nodes (the node of the sending endpoint and
-// that of the receiving one), in each direction as this process saw them.
-// Safe for concurrent use; the zero value is ready.
+// NATS per link between two nodes, in each direction as this process saw
+// them. Safe for concurrent use; the zero value is ready.
 type LinkCounters struct {
 	mu    sync.Mutex
 	links map[linkKey]*linkCount
@@ -29,23 +28,27 @@ type linkCount struct{ msgs, bytes uint64 }
 type LinkValue struct {
 	Direction string `json:"direction"`
 	From      string `json:"from_node"`
-	To        string `json:"to_node"` // empty for messages to no endpoint (control, heartbeats)
+	To        string `json:"to_node"`
 	Messages  uint64 `json:"messages"`
 	Bytes     uint64 `json:"payload_bytes"`
 }
 
-// endpointNode is the node of an endpoint ("n1/node/job-x/task" → "n1").
-func endpointNode(endpoint string) string {
-	n, _, _ := strings.Cut(endpoint, "/")
-	return n
+// EndpointNode is the node of a sending endpoint ("n1/node/job-x/task" and
+// "n1#events" → "n1").
+func EndpointNode(endpoint string) string {
+	if i := strings.IndexAny(endpoint, "/#"); i >= 0 {
+		return endpoint[:i]
+	}
+	return endpoint
 }
 
-// add counts one message of payload bytes from endpoint from to endpoint to.
-func (l *LinkCounters) add(dir, from, to string, bytes int) {
+// Add counts one message of payload bytes in direction dir (Sent or
+// Received) from node from to node to.
+func (l *LinkCounters) Add(dir, from, to string, bytes int) {
 	if l == nil {
 		return
 	}
-	k := linkKey{dir, endpointNode(from), endpointNode(to)}
+	k := linkKey{dir, from, to}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.links[k]
@@ -59,9 +62,6 @@ func (l *LinkCounters) add(dir, from, to string, bytes int) {
 	c.msgs++
 	c.bytes += uint64(bytes)
 }
-
-// CountReceived counts a received envelope.
-func (l *LinkCounters) CountReceived(e *Envelope) { l.add(Received, e.From, e.To, len(e.Payload)) }
 
 // Snapshot lists every link's counts, sorted by direction, from and to.
 func (l *LinkCounters) Snapshot() []LinkValue {

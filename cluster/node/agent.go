@@ -69,7 +69,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	started := time.Now()
-	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: newCountingPublisher(nc, cfg.Counters), started: started,
+	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
 		core:  coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {

@@ -3,10 +3,7 @@ package node
 import (
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/weirstream/weir/transport"
 )
 
 var (
@@ -36,11 +33,4 @@ func (c membersCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descHeartbeatAge, prometheus.GaugeValue, m.Age.Seconds(), m.Node)
 		ch <- prometheus.MustNewConstMetric(descNodeUp, prometheus.GaugeValue, up, m.Node)
 	}
-}
-
-// newCountingPublisher is a publisher that counts its messages per link.
-func newCountingPublisher(nc *nats.Conn, c *transport.Counters) *transport.Publisher {
-	p := transport.NewPublisher(nc)
-	p.CountLinks(&c.Links)
-	return p
 }

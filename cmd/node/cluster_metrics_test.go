@@ -66,8 +66,20 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 		if v, ok := f.Sum("weir_task_records_in_total", job); !ok || v <= 0 {
 			t.Errorf("node %s: records in %v (found %v), want > 0", id, v, ok)
 		}
-		if v, _ := f.Sum("weir_nats_messages_total", map[string]string{"direction": "sent"}); v <= 0 {
-			t.Errorf("node %s: no NATS message counted as sent", id)
+		// Messages per link between nodes: this node sent to another
+		// node, and received from one.
+		sent, received := 0.0, 0.0
+		for _, other := range []string{"n1", "n2", "n3"} {
+			if other == id {
+				continue
+			}
+			v, _ := f.Sum("weir_nats_messages_total", map[string]string{"direction": "sent", "from_node": id, "to_node": other})
+			sent += v
+			v, _ = f.Sum("weir_nats_messages_total", map[string]string{"direction": "received", "from_node": other, "to_node": id})
+			received += v
+		}
+		if sent <= 0 || received <= 0 {
+			t.Errorf("node %s: %v messages sent to and %v received from the other nodes", id, sent, received)
 		}
 		if up, ok := f.Sum("weir_node_up", map[string]string{"node": "n3"}); !ok || up != 1 {
 			t.Errorf("node %s: n3 up %v (found %v), want 1", id, up, ok)
