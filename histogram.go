@@ -11,7 +11,11 @@ import (
 const histSub = 8
 
 // Histogram records durations in logarithmic buckets (about 9 % resolution); it is
-// safe for concurrent use and cheap enough to call per record.
+// safe for concurrent use and cheap enough to call per record. It stays
+// hand-written rather than a Prometheus histogram: it is observed per record
+// on the hot path (two atomic adds, no bucket search) and answers the
+// run summary's quantiles (p50, p99) over 1 µs … 1 h at that resolution,
+// which fixed Prometheus buckets do not.
 type Histogram struct {
 	counts [64 * histSub]atomic.Int64
 	total  atomic.Int64

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/metrics"
 )
 
 // RuntimeOptions tune batching and flow control; zero fields take defaults.
@@ -46,6 +47,9 @@ type RunConfig struct {
 	// OnJob, when set, is called with the job once it is submitted (see
 	// WithJobObserver).
 	OnJob func(*actors.Job)
+	// Metrics receives the job's metrics (nil: a registry of the run's own,
+	// not served).
+	Metrics *metrics.Registry
 }
 
 // RunOption configures Run.
@@ -72,6 +76,9 @@ func WithCheckpoints(c CheckpointConfig) RunOption { return func(r *RunConfig) {
 
 // WithRestore resumes the job from checkpoint "latest" or an id.
 func WithRestore(id string) RunOption { return func(r *RunConfig) { r.Restore = id } }
+
+// WithMetrics reports the job's metrics into reg, e.g. one served at /metrics.
+func WithMetrics(reg *metrics.Registry) RunOption { return func(r *RunConfig) { r.Metrics = reg } }
 
 // WithSupervision sets restart intensity and chaos.
 func WithSupervision(s SupervisionConfig) RunOption { return func(r *RunConfig) { r.Supervision = &s } }
@@ -151,7 +158,7 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	if co.Restore != nil {
 		cfg.Logger.Info().Str("job", p.Name).Uint64("checkpoint", co.Restore.CheckpointID).Msg("restoring from checkpoint")
 	}
-	node := actors.NewNode(cfg.Logger)
+	node := actors.NewNodeWithMetrics(cfg.Logger, cfg.Metrics)
 	slowStop := false // a stopped job's actors did not all stop in time
 	defer func() {
 		if !slowStop {

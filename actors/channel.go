@@ -36,10 +36,13 @@ type channel struct {
 	blocked    bool          // an aligned barrier was delivered; wait for unblock
 	switchedTo uint64        // barriers up to this id go overtaking
 	owed       int           // credit to return once the producer is known
+	gauges     *channelGauges
 }
 
 func newChannel(job *Job, name string, consumer *actor.PID, input int) *channel {
-	return &channel{job: job, name: name, consumer: consumer, input: input}
+	g := job.live.channel(name)
+	g.hasQueued.Store(true)
+	return &channel{job: job, name: name, consumer: consumer, input: input, gauges: g}
 }
 
 // Receive handles the channel's messages.
@@ -94,6 +97,7 @@ func (c *channel) onData(b *Buffer) {
 	c.lastReceived = b.Seq
 	c.queue = append(c.queue, b)
 	occ := c.occupancy()
+	c.gauges.queued.Store(int64(occ))
 	if occ > c.job.opts.ChannelCapacity {
 		panic(fmt.Errorf("channel %s: %d buffers exceed capacity %d: producer sent without credit", c.name, occ, c.job.opts.ChannelCapacity))
 	}
@@ -107,6 +111,7 @@ func (c *channel) onAck(ctx actor.Context, seq uint64) {
 		c.unacked = c.unacked[1:]
 		n++
 	}
+	c.gauges.queued.Store(int64(c.occupancy()))
 	switch {
 	case n > 0 && c.producer != nil:
 		ctx.Send(c.producer, &creditMsg{n: n, output: c.output, channel: c.outCh})

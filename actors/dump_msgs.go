@@ -91,7 +91,7 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 
 // dump answers a dumpTaskMsg.
 func (t *task) dump(m *dumpTaskMsg) {
-	d := TaskDump{Task: t.name, Gen: t.gen, Mailbox: m.lanes, RecordsIn: t.recordsIn, RecordsOut: t.recordsOut}
+	d := TaskDump{Task: t.name, Gen: t.gen, Mailbox: m.lanes, RecordsIn: t.ctr.recordsIn.Load(), RecordsOut: t.ctr.recordsOut.Load()}
 	replaying := false
 	for i, c := range t.in.chans {
 		in := InputDump{Input: i, Pending: len(c.pending), Replay: len(c.replay), Ended: c.eos}

@@ -97,7 +97,7 @@ func (f *fragment) Receive(ctx actor.Context) {
 			root, self := ctx.ActorSystem().Root, ctx.Self()
 			f.flush = startTicker(f.job.node.quit, d, func() { root.Send(self, flushTick) })
 		}
-		f.job.log.Info().Str("node", f.r.node).Msg("job part ready on this node")
+		f.job.log.Info().Msg("job part ready on this node")
 	case *flushTickMsg:
 		for _, t := range f.tasks {
 			ctx.Send(t.pid, m)

@@ -25,6 +25,7 @@ type Job struct {
 	supLog  supervisionLog
 	restLog restoreLog
 	tasks   atomic.Int64 // task instances of the job running on this node
+	live    liveMetrics  // per-task and per-channel figures for /metrics
 
 	// what the web page shows: recent events and each task's state size
 	events    eventLog

@@ -27,6 +27,7 @@ type CheckpointStat struct {
 	InflightBytes   int64
 	InflightBuffers int64
 	Final           bool
+	Completed       time.Time // when the coordinator completed it
 }
 
 // checkpointLog collects a job's completed checkpoints; safe for any goroutine.
@@ -221,7 +222,7 @@ func (a *jobActor) modeName(id uint64) string {
 
 // recordCompleted logs a completed checkpoint and keeps its metrics.
 func (a *jobActor) recordCompleted(act checkpoints.Completed) {
-	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final}
+	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final, Completed: time.Now()}
 	if t, ok := a.ckpt.triggeredAt[act.ID]; ok {
 		s.Duration = time.Since(t)
 		delete(a.ckpt.triggeredAt, act.ID)
@@ -237,6 +238,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 	}
 	a.job.ckptLog.add(s)
 	a.job.taskState.record(act.ID, a.ckpt.acks, func(op, i int) string { return taskName(a.job.Plan.Operators[op], i) })
+	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
 		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).
 		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/plan"
 	taskid "github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -103,7 +104,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
 		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}, nil); err != nil {
-			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node the job is over")
+			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node the job is over")
 		}
 	}
 	a.cl.r.unregister(ctx.Self())
@@ -171,20 +172,23 @@ func (a *jobActor) onNodeLost(ctx actor.Context, node string, back bool) {
 	if !back {
 		a.cl.r.NodeLost(node)
 	}
-	err := fmt.Errorf("node %s lost (no heartbeat)", node)
+	err := fmt.Errorf("node %s lost (%w)", node, errNoHeartbeat)
 	for key, n := range a.cl.placed {
 		if n != node {
 			continue
 		}
 		pid := a.tasks[key.OperatorID][key.Instance]
 		if a.sv != nil {
+			if r, ok := a.sv.sup.RegionOfTask(key); ok {
+				a.sv.noteCause(r, metrics.CauseNodeLost)
+			}
 			a.carryOutSupervision(ctx, a.sv.sup.OnNodeLost(key))
 			if a.sv.sup.Stopping(key) {
 				continue
 			}
 		}
 		if pid != nil && !a.finishedTasks[key] {
-			a.job.log.Warn().Str("node", node).Str("task", key.String()).Msg("task lost with its node")
+			a.job.log.Warn().Str("lost_node", node).Str("task", key.String()).Msg("task lost with its node")
 			a.onFailure(ctx, pid, err)
 		}
 	}
@@ -201,7 +205,7 @@ func (a *jobActor) onLinkFailed(ctx actor.Context, m *linkFailedMsg) {
 	for key, n := range a.cl.placed {
 		// No sender (the coordinator's own subscription lost messages): all.
 		if pid := a.tasks[key.OperatorID][key.Instance]; (n == node || m.from == "") && pid != nil {
-			a.onFailure(ctx, pid, errors.New(m.reason))
+			a.onFailure(ctx, pid, &linkError{reason: m.reason})
 			failed = true
 		}
 	}
@@ -271,7 +275,7 @@ func (a *jobActor) pruneParts(ids []uint64) {
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
 		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}, nil); err != nil {
-			a.job.log.Warn().Err(err).Str("node", node).Msg("tell node to drop old checkpoints")
+			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node to drop old checkpoints")
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/metrics"
 )
 
 // Node is one weir process's actor system with the node actor at the top of the
@@ -30,6 +31,8 @@ type Node struct {
 	stallAfter time.Duration
 	quit       chan struct{} // closed by Shutdown: stall watchers end
 	quitOnce   sync.Once
+	metrics    *metrics.Registry
+	seen       jobsSeen // the jobs the metrics collector reports
 }
 
 // Tasks is the number of task instances running on this node (its used slots).
@@ -45,17 +48,28 @@ func (n *Node) AttachRemote(r *Remote) {
 
 // newJob makes the Job record of plan p with options o on this node.
 func (n *Node) newJob(p *plan.Job, o Options) *Job {
-	return &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), gone: make(chan struct{}), started: time.Now(),
+	j := &Job{Plan: p, Metrics: &Metrics{}, opts: o, node: n, done: make(chan struct{}), gone: make(chan struct{}), started: time.Now(),
 		log: n.log.With().Str("job", p.Name).Logger()}
+	n.seen.add(j)
+	return j
 }
 
-// NewNode starts an actor system whose own logging goes through log.
-func NewNode(log zerolog.Logger) *Node {
+// NewNode starts an actor system whose own logging goes through log, with
+// a metrics registry of its own.
+func NewNode(log zerolog.Logger) *Node { return NewNodeWithMetrics(log, nil) }
+
+// NewNodeWithMetrics is NewNode reporting into reg (a new registry when
+// nil): the node's jobs' counters are read from it at scrape time.
+func NewNodeWithMetrics(log zerolog.Logger, reg *metrics.Registry) *Node {
+	if reg == nil {
+		reg = metrics.New()
+	}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		return slog.New(zerolog.NewSlogHandler(log.With().Str("component", "protoactor").Logger().Level(zerolog.WarnLevel)))
 	}))
 	n := &Node{system: sys, log: log, dispatcher: newWorkerDispatcher(8 * runtime.GOMAXPROCS(0)), stallAfter: StallDumpAfter,
-		quit: make(chan struct{})}
+		quit: make(chan struct{}), metrics: reg}
+	reg.SetSource("actors", nodeCollector{n})
 	na := &nodeActor{log: log, jobs: map[string]*Job{}}
 	props := actor.PropsFromProducer(func() actor.Actor { return na },
 		actor.WithMailbox(mailbox.New()),

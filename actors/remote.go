@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
+	"github.com/weirstream/weir/internal/ratelimit"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -24,6 +25,7 @@ type Remote struct {
 	pub      *transport.Publisher
 	log      zerolog.Logger
 	counters *transport.Counters
+	badLog   ratelimit.Log // warnings about bad input, rate-limited
 	sys      *actor.ActorSystem
 
 	mu       sync.Mutex
@@ -215,7 +217,7 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 		if e, ok := r.proxies[key]; ok {
 			return e.pid
 		}
-		r.log.Error().Err(err).Str("node", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
+		r.log.Error().Err(err).Str("peer", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
 		return nil
 	}
 	r.mu.Lock()
@@ -349,12 +351,16 @@ func (r *Remote) SlowConsumer(subject string) {
 // bad logs and counts a message that could not be decoded.
 func (r *Remote) bad(subject string, err error) {
 	r.counters.CountBad(subject, err)
-	r.log.Warn().Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
+	r.badLog.Event(r.log.Warn(), "bad message", time.Now()).Str("subject", subject).Err(err).Msg("bad message on the wire: dropped")
 }
 
-// publish sends one envelope.
-func (r *Remote) publish(subject string, e *transport.Envelope) error {
-	return r.pub.Publish(subject, e)
+// publish sends one envelope to node toNode, counting it on that link.
+func (r *Remote) publish(subject, toNode string, e *transport.Envelope) error {
+	if err := r.pub.Publish(subject, e); err != nil {
+		return err
+	}
+	r.counters.Links.Add(transport.Sent, r.node, toNode, len(e.Payload))
+	return nil
 }
 
 // stamp makes incarnation numbers for stand-ins and spawn requests: unique

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -13,10 +14,12 @@ import (
 // and never a crash; a lost message (a gap in the link's sequence) fails the receiving
 // actor, which makes its region restart from the latest checkpoint.
 func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
+	r.counters.Links.Add(transport.Received, transport.EndpointNode(e.From), r.node, len(e.Payload))
 	j, ok := r.job(job)
 	if !ok || e.Job != job {
 		r.counters.Malformed.Add(1)
-		r.log.Warn().Str("subject", subject).Str("job", e.Job).Msg("message for a job without a part on this node: dropped")
+		r.badLog.Event(r.log.Warn(), "no part", time.Now()).Str("subject", subject).Str("job", e.Job).
+			Msg("message for a job without a part on this node: dropped")
 		return
 	}
 	// Decode before the sequence check: a message whose body does not
@@ -51,8 +54,8 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 	switch verdict {
 	case transport.Duplicate, transport.Stale:
 		r.counters.BadSeq.Add(1)
-		r.log.Warn().Str("subject", subject).Str("from", e.From).Uint64("seq", e.Seq).Str("verdict", verdict.String()).
-			Msg("duplicate or stale message: dropped")
+		r.badLog.Event(r.log.Warn(), "duplicate", time.Now()).Str("subject", subject).Str("from", e.From).Uint64("seq", e.Seq).
+			Str("verdict", verdict.String()).Msg("duplicate or stale message: dropped")
 		return
 	case transport.Gap:
 		r.counters.BadSeq.Add(1)

@@ -91,14 +91,14 @@ func (p *proxy) Receive(ctx actor.Context) {
 			ctx.Stop(ctx.Self())
 			return
 		}
-		p.r.log.Debug().Str("job", p.job).Str("node", p.target.Node).Str("task", p.target.ID).Msg("asking the task's node to stop it")
+		p.r.log.Debug().Str("job", p.job).Str("peer", p.target.Node).Str("task", p.target.ID).Msg("asking the task's node to stop it")
 		p.send(p.fragment(), &stopTaskMsg{op: p.spawn.op, instance: p.spawn.instance, token: p.spawn.token})
 		if p.stopWait == nil {
 			root, self := ctx.ActorSystem().Root, ctx.Self()
 			p.stopWait = time.AfterFunc(remoteStopWait, func() { root.Send(self, &stopWaitMsg{}) })
 		}
 	case *stopWaitMsg:
-		p.r.log.Warn().Str("job", p.job).Str("node", p.target.Node).Str("task", p.target.ID).
+		p.r.log.Warn().Str("job", p.job).Str("peer", p.target.Node).Str("task", p.target.ID).
 			Dur("waited", remoteStopWait).Msg("the task's node did not confirm its stop: restarting without the confirmation")
 		ctx.Stop(ctx.Self())
 	case *quietStopMsg:
@@ -169,7 +169,7 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf
 		from += "#" + s.Kind
 	}
 	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: r.linkGen(to.Node, gen), Checkpoint: checkpointOf(m), Payload: payload}
-	if err := r.publish(subject, e); err != nil {
+	if err := r.publish(subject, to.Node, e); err != nil {
 		return fmt.Errorf("publish %s: %w", body.K, err)
 	}
 	return nil

@@ -130,6 +130,7 @@ func (t *task) restore() error {
 	took := time.Since(start)
 	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
 	t.job.noteEvent(EventRestore, t.name, restoreDetail(m.CheckpointID, read))
+	t.job.node.metrics.ObserveRestore(t.job.Plan.Name, took)
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
 		Int("channels", len(ownChannels)+redistributed).Int64("offset", offset).
 		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).

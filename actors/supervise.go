@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"sync"
@@ -22,6 +23,8 @@ type SupervisionStats struct {
 	Kills    int
 	Failures int
 	Restarts int
+	// Causes counts the restarts by cause (metrics.Cause*).
+	Causes map[string]int
 	// Recovery holds, per restart, the time from detecting the failure to the
 	// first record processed after the restore.
 	Recovery []time.Duration
@@ -45,6 +48,7 @@ func (j *Job) Supervision() SupervisionStats {
 	defer j.supLog.mu.Unlock()
 	s := j.supLog.s
 	s.Recovery = append([]time.Duration(nil), s.Recovery...)
+	s.Causes = maps.Clone(s.Causes)
 	return s
 }
 
@@ -58,6 +62,9 @@ type jobSupervision struct {
 	// actor; the next kill waits for a later checkpoint to complete.
 	killedAt uint64
 	killed   bool
+	// chaosPending says a chaos kill has not been seen failing yet.
+	chaosPending bool
+	causes       map[int]string // region → why it is restarting
 }
 
 // startSupervision builds the regions and the restart state machine, and
@@ -116,6 +123,8 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		return
 	}
 	r, _ := a.sv.sup.RegionOfTask(at)
+	a.sv.noteCause(r, restartCause(err, a.sv.chaosPending))
+	a.sv.chaosPending = false
 	if st, _ := a.sv.sup.State(r); st == supervision.Restoring {
 		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(r, err.Error(), a.job.now()))
 		return
@@ -139,6 +148,7 @@ func (a *jobActor) carryOutSupervision(ctx actor.Context, acts []supervision.Act
 			a.regionRunning(ctx, act)
 		case supervision.RecordRecovery:
 			a.job.supLog.update(func(s *SupervisionStats) { s.Recovery = append(s.Recovery, act.Took) })
+			a.job.node.metrics.ObserveRecovery(a.job.Plan.Name, act.Took)
 			a.job.log.Info().Dur("recovery", act.Took).Str("task", act.Task.String()).Int("region", act.Region).Msg("region recovered")
 		case supervision.FailJob:
 			a.end(ctx, fmt.Errorf("job %q failed after too many restarts (keeping its last checkpoint for --restore): task %v: %s",
@@ -272,8 +282,16 @@ func (a *jobActor) regionRunning(ctx actor.Context, act supervision.RegionReady)
 			}
 		}
 	}
-	a.job.supLog.update(func(s *SupervisionStats) { s.Restarts++ })
-	a.job.noteEvent(EventRestart, "", fmt.Sprintf("region of %d tasks", len(act.Tasks)))
+	cause := a.sv.takeCause(act.Region)
+	a.job.supLog.update(func(s *SupervisionStats) {
+		s.Restarts++
+		if s.Causes == nil {
+			s.Causes = map[string]int{}
+		}
+		s.Causes[cause]++
+	})
+	a.job.node.metrics.CountRestart(a.job.Plan.Name, cause)
+	a.job.noteEvent(EventRestart, "", fmt.Sprintf("region of %d tasks (%s)", len(act.Tasks), cause))
 	if !a.restarting() {
 		a.carryOutCheckpoint(ctx, a.ckpt.coord.Resume(a.job.now()))
 	}
@@ -336,6 +354,7 @@ func (a *jobActor) chaosKill(ctx actor.Context) {
 	a.job.log.Warn().Str("victim", v.Id).Str("how", how).Msg("chaos: killing an actor")
 	a.job.supLog.update(func(s *SupervisionStats) { s.Kills++ })
 	a.job.noteEvent(EventKill, v.Id, how)
+	a.sv.chaosPending = true
 	switch how {
 	case "stop":
 		ctx.Stop(v)

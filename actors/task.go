@@ -44,17 +44,17 @@ type task struct {
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
+	ctr *taskCounters // figures for /metrics, shared by the task's incarnations
+
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
-	recordsIn    int64 // records read (source) or handed to the operator
-	recordsOut   int64 // records sealed into output buffers or written (sink)
 }
 
 func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *task {
 	name := taskName(op, instance)
 	return &task{job: j, op: op, instance: instance, gen: gen, name: name, restoreFrom: restore,
-		log: j.log.With().Str("task", name).Logger()}
+		log: j.log.With().Str("task", name).Logger(), ctr: j.live.task(op.Name, instance)}
 }
 
 // taskProps are the props for spawning one task: its mailbox's probe is
@@ -74,6 +74,7 @@ func taskProps(j *Job, op *plan.Operator, instance, gen int, restore *store.Mani
 func (t *task) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
+		t.ctr.started()
 		t.job.node.tasks.Add(1)
 		t.job.tasks.Add(1)
 		t.onStarted(ctx)
@@ -143,6 +144,7 @@ func (t *task) Receive(ctx actor.Context) {
 			t.fail(fmt.Errorf("input channel %s stopped", m.Who.Id))
 		}
 	case *actor.Stopped:
+		t.ctr.stopped(time.Now())
 		t.job.node.tasks.Add(-1)
 		t.job.tasks.Add(-1)
 		t.stopTimers()
@@ -178,7 +180,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	for ei, edge := range t.op.Inputs {
 		for j := 0; j < edge.From.Parallelism; j++ {
 			input := len(pids)
-			name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
+			name := channelName(edge.From.Name, j, t.name)
 			props := actor.PropsFromProducer(func() actor.Actor { return newChannel(t.job, name, ctx.Self(), input) },
 				actor.WithMailbox(mailbox.New()), actor.WithDispatcher(t.job.node.dispatcher))
 			pid, err := ctx.SpawnNamed(props, fmt.Sprintf("in-%s-%d", edge.From.Name, j))
@@ -275,12 +277,14 @@ func (t *task) readSource(ctx actor.Context) {
 	want := t.parts.size(t.job.opts.BatchSize)
 	began := time.Now()
 	n, done, err := t.src.Read(want, &t.out)
-	t.parts.observe(max(n, 1), time.Since(began))
+	took := time.Since(began)
+	t.parts.observe(max(n, 1), took)
+	t.ctr.busy(took)
+	t.ctr.recordsIn.Add(int64(n))
 	if err != nil {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}
 	t.job.Metrics.RecordsIn.Add(int64(n))
-	t.recordsIn += int64(n)
 	if n > 0 {
 		t.noteResumed(ctx)
 	}

@@ -161,8 +161,11 @@ func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 			recs = recs.Slice(c.curDone, c.curDone+take)
 		}
 		began := time.Now()
+		t.ctr.recordsIn.Add(int64(take))
 		t.callOperator(c.edgeIndex, recs)
-		t.parts.observe(take, time.Since(began))
+		took := time.Since(began)
+		t.parts.observe(take, took)
+		t.ctr.busy(took)
 		c.curDone += take
 		if c.curDone < n && t.probe.Waiting() {
 			return false
@@ -180,7 +183,6 @@ func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 
 // callOperator hands records of input edge edgeIndex to the operator.
 func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
-	t.recordsIn += int64(recs.Len())
 	switch {
 	case t.tr != nil:
 		if err := t.tr.Process(edgeIndex, recs, &t.out); err != nil {
@@ -192,7 +194,7 @@ func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
 			t.fail(fmt.Errorf("write: %w", err))
 		}
 		t.job.Metrics.RecordsOut.Add(int64(recs.Len()))
-		t.recordsOut += int64(recs.Len())
+		t.ctr.recordsOut.Add(int64(recs.Len()))
 	}
 }
 

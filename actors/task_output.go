@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -14,7 +15,8 @@ type outChannel struct {
 	credit  int
 	seq     uint64
 	outbox  []*Buffer // sealed buffers waiting for credit
-	eos     bool      // end of stream requested
+	gauges  *channelGauges
+	eos     bool // end of stream requested
 	eosSent bool
 }
 
@@ -53,8 +55,11 @@ func (o *outputs) wire(t *task, pids [][]*actor.PID) error {
 	for e, row := range pids {
 		edge := t.op.Outputs[e]
 		oe := &outEdge{edge: edge}
-		for _, pid := range row {
-			oe.channels = append(oe.channels, &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity})
+		for c, pid := range row {
+			g := t.job.live.channel(channelName(t.op.Name, t.instance, taskName(edge.To, c)))
+			g.credits.Store(int64(t.job.opts.ChannelCapacity))
+			g.hasCredits.Store(true)
+			oe.channels = append(oe.channels, &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, gauges: g})
 		}
 		w, err := edge.NewWriter(plan.WriterConfig{Edge: edge, Instance: t.instance, Channels: len(row),
 			MaxParallelism: t.job.Plan.MaxParallelism, BatchSize: t.job.opts.BatchSize,
@@ -76,14 +81,17 @@ func (o *outputs) Writers() []plan.EdgeWriter { return o.writers }
 // comes.
 func (o *outputs) seal(ch *outChannel, recs plan.Batch) {
 	ch.seq++
-	o.t.recordsOut += int64(recs.Len())
 	b := &Buffer{Seq: ch.seq, Records: recs}
+	o.t.ctr.recordsOut.Add(int64(recs.Len()))
 	if ch.credit > 0 && len(ch.outbox) == 0 {
 		o.send(ch, b)
 		return
 	}
 	if len(ch.outbox) == 0 {
 		o.blocked++
+		if o.blocked == 1 {
+			o.t.ctr.blocked(time.Now())
+		}
 	}
 	ch.outbox = append(ch.outbox, b)
 	raise(&o.t.job.Metrics.MaxOutbox, int64(len(ch.outbox)))
@@ -100,6 +108,7 @@ func (o *outputs) flushEdge(oe *outEdge) {
 
 func (o *outputs) send(ch *outChannel, b *Buffer) {
 	ch.credit--
+	ch.gauges.credits.Store(int64(ch.credit))
 	o.ctx.Send(ch.pid, &dataMsg{buf: b})
 	o.t.job.Metrics.BuffersSent.Add(1)
 }
@@ -117,8 +126,12 @@ func (o *outputs) credit(ctx actor.Context, edge, channel, n int) {
 		}
 		if len(ch.outbox) == 0 {
 			o.blocked--
+			if o.blocked == 0 {
+				o.t.ctr.unblocked(time.Now())
+			}
 		}
 	}
+	ch.gauges.credits.Store(int64(ch.credit))
 	o.sendEOS(ch)
 }
 

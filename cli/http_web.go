@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
@@ -22,44 +19,11 @@ import (
 // answers.
 const webStatusWait = 300 * time.Millisecond
 
-// webServer serves the web page and its API on --http.
-type webServer struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan struct{}
-}
-
-// startWeb listens on addr and serves src's page until Close.
-func startWeb(addr string, src web.Source, log zerolog.Logger) (*webServer, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--http %s: %w", addr, err)
-	}
-	s := &webServer{srv: &http.Server{Handler: web.Handler(src), ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error().Err(err).Str("addr", ln.Addr().String()).Msg("web page server stopped")
-		}
-	}()
-	return s, nil
-}
-
 // URL is the page's address.
-func (s *webServer) URL() string { return "http://" + s.ln.Addr().String() + "/" }
-
-// Close stops the server and waits for it.
-func (s *webServer) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		_ = s.srv.Close()
-	}
-	<-s.done
-}
+func (s *httpServer) URL() string { return "http://" + s.ln.Addr().String() + "/" }
 
 // announceWeb tells where the page is, on stderr and in the log.
-func announceWeb(stderr io.Writer, log zerolog.Logger, s *webServer) {
+func announceWeb(stderr io.Writer, log zerolog.Logger, s *httpServer) {
 	fmt.Fprintf(stderr, "web page: %s\n", s.URL())
 	log.Info().Str("url", s.URL()).Msg("web page and JSON API listening")
 }

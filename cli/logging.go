@@ -7,11 +7,17 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// init sets the node's log formats once, before any logger runs:
+// millisecond timestamps (checkpoints and recoveries take milliseconds) and
+// durations as Go duration strings ("159.89ms"), which carry their unit.
+func init() {
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
+	zerolog.DurationFieldFormat = zerolog.DurationFormatString
+}
+
 // newLogger makes the run's logger on w: zerolog JSON lines, or a console
 // writer for people with pretty (coloured only on a terminal).
 func newLogger(w io.Writer, level zerolog.Level, pretty bool) zerolog.Logger {
-	// Millisecond timestamps: checkpoints and recoveries take milliseconds.
-	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	if pretty {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05", NoColor: !isTerminal(w)}
 	}

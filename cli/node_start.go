@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/node"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -69,8 +71,8 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 		"restore tasks from this node's copy of their state in --workdir when it is there and verifies; false: always read the checkpoint store (the copy is still kept)")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.http, "http", "", "serve this node's web page at /, its JSON API at /api/ and Prometheus metrics at /metrics on `HOST:PORT` (port 0: a free one, logged)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this node to `FILE` until it stops (read it with go tool pprof)")
-	fs.StringVar(&f.http, "http", "", "serve the web page and its JSON API on `HOST:PORT`")
 	cluster.RegisterConnFlags(fs, &f.conn)
 	return fs
 }
@@ -135,6 +137,13 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	if err := os.MkdirAll(workdir, 0o755); err != nil {
 		return fmt.Errorf("start: workdir: %w", err)
 	}
+	var httpLn net.Listener
+	if f.http != "" {
+		if httpLn, err = listenHTTP(f.http); err != nil {
+			return usagef("start: %v", err)
+		}
+		defer httpLn.Close() // until it serves; closing it twice is harmless
+	}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
@@ -171,23 +180,21 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 		return fmt.Errorf("start: %w", err)
 	}
 	defer nc.Close()
+	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob, Log: log, Counters: counters}, nc)
+		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
+		Log: log, Counters: counters, Metrics: reg}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
+	}
+	if httpLn != nil {
+		srv := serveHTTP(httpLn, httpSource{Metrics: reg, Agent: a, Web: clusterWebSource(nc, a)}, log)
+		defer srv.Close()
+		announceWeb(stderr, log, srv)
 	}
 	slowMu.Lock()
 	slow = a.SlowConsumer
 	slowMu.Unlock()
-	if f.http != "" {
-		ws, err := startWeb(f.http, clusterWebSource(nc, a), log)
-		if err != nil {
-			a.Shutdown()
-			return usagef("start: %v", err)
-		}
-		defer ws.Close()
-		announceWeb(stderr, log, ws)
-	}
 	<-ctx.Done()
 	log.Info().Msg("stopping: moving this node's work to the other nodes")
 	a.Leave()

@@ -22,6 +22,7 @@ import (
 type clusterStatus struct {
 	Nodes []nodeStatus      `json:"nodes"`
 	Jobs  []clusterJobState `json:"jobs"`
+	Rates []jobRates        `json:"rates,omitempty"` // running jobs' rates (status_rates.go)
 }
 
 // nodeStatus is one node in `node status`.
@@ -45,18 +46,26 @@ type clusterJobState struct {
 	Tasks       map[string]string      `json:"tasks,omitempty"`
 	Checkpoints []node.CheckpointBrief `json:"checkpoints,omitempty"`
 	Restarts    int                    `json:"restarts"`
+	Causes      map[string]int         `json:"restart_causes,omitempty"`
 	Waiting     string                 `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
 }
 
 // status is `node status [--json]`.
 func (r *registry) status(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newClientCommand(nil, "status", "node status [--json]",
-		"Lists the cluster's nodes (slots, heartbeat age, bad input seen), its jobs,\nwhere their tasks run and their latest checkpoints.")
+	cf := newClientCommand(nil, "status", "node status [--json] [--watch [--interval D]]",
+		"Lists the cluster's nodes (slots, heartbeat age, bad input seen), its jobs,\nwhere their tasks run, their restarts with causes, their latest checkpoints,\nrecords per second and backpressure per operator.")
 	asJSON := cf.fs.Bool("json", false, "print the status as one JSON object")
 	wait := cf.fs.Duration("wait", time.Second, "how long to collect the nodes' answers")
+	watch := addWatchFlags(cf.fs)
 	pos, help, err := cf.parse(args, stdout)
 	if help || err != nil {
 		return err
+	}
+	if err := watch.check(cf.fs, *wait); err != nil {
+		return usagef("status: %v", err)
+	}
+	if watch.on && *asJSON {
+		return usagef("status: --watch and --json exclude each other (poll --json for scripts)")
 	}
 	if len(pos) > 0 {
 		return usagef("status: unexpected argument %q", pos[0])
@@ -66,6 +75,9 @@ func (r *registry) status(ctx context.Context, args []string, stdout, stderr io.
 		return fmt.Errorf("status: %w", err)
 	}
 	defer nc.Close()
+	if watch.on {
+		return watchStatus(ctx, stdout, watch.interval, func(ctx context.Context) (*clusterStatus, error) { return collectStatus(ctx, nc, *wait) })
+	}
 	st, err := collectStatus(ctx, nc, *wait)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -100,7 +112,7 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 			replies = append(replies, sr)
 		}
 	}
-	st := &clusterStatus{}
+	st := &clusterStatus{Rates: mergeRates(replies)}
 	nodes := map[string]*nodeStatus{}
 	for _, sr := range replies {
 		for _, m := range sr.Members {
@@ -142,9 +154,9 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 		return nil, fmt.Errorf("job registry: %w", err)
 	}
 	for _, rec := range recs {
-		j := clusterJobState{JobRecord: rec}
+		j := clusterJobState{JobRecord: rec, Restarts: rec.Restarts, Causes: rec.RestartCauses}
 		if d, ok := jobDetail[rec.Name]; ok {
-			j.Tasks, j.Checkpoints, j.Restarts = d.Tasks, d.Checkpoints, d.Restarts
+			j.Tasks, j.Checkpoints, j.Restarts, j.Causes = d.Tasks, d.Checkpoints, d.Restarts, d.RestartCauses
 			if d.State == node.JobWaiting && rec.State == cluster.JobRunning {
 				j.State, j.Waiting = node.JobWaiting, d.Waiting
 			}
@@ -176,9 +188,12 @@ func writeStatus(w io.Writer, st *clusterStatus) error {
 		if j.Waiting != "" {
 			reason = j.Waiting
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", j.Name, j.State, j.Coordinator, j.Restarts, strings.Join(cps, " "), reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", j.Name, j.State, j.Coordinator, restartsText(j.Restarts, j.Causes), strings.Join(cps, " "), reason)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeRates(w, st); err != nil {
 		return err
 	}
 	writeHeld(w, st.Nodes)

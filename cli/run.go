@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/web"
 )
 
@@ -55,19 +56,21 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if len(f.operators) > 0 {
 		opts = append(opts, weir.WithOperatorParallelism(f.operators))
 	}
-	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
-		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
-	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state
 	if f.http != "" {
-		jobs := &runJobs{}
-		ws, err := startWeb(f.http, web.NewLocalSource("local", jobs.list), log)
+		ln, err := listenHTTP(f.http)
 		if err != nil {
 			return usagef("run: %v", err)
 		}
-		defer ws.Close()
-		announceWeb(stderr, log, ws)
-		opts = append(opts, weir.WithJobObserver(jobs.add))
+		reg := metrics.New()
+		jobs := &runJobs{}
+		srv := serveHTTP(ln, httpSource{Metrics: reg, Job: entry.name, Web: web.NewLocalSource("local", jobs.list)}, base)
+		defer srv.Close()
+		announceWeb(stderr, base, srv)
+		opts = append(opts, weir.WithMetrics(reg), weir.WithJobObserver(jobs.add))
 	}
+	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
+		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
+	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state
 	res, err := weir.Run(ctx, job.Graph, opts...)
 	if err != nil {
 		log.Error().Err(err).Msg("job failed")

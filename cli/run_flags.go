@@ -38,7 +38,7 @@ type runFlags struct {
 	chaosSeed          int64
 	stateDir           string
 	restore            string
-	http               string // --http: serve the web page here
+	http               string // --http: serve the web page, JSON API and metrics here
 
 	// set records which flags the command line gave explicitly.
 	set map[string]bool
@@ -74,7 +74,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.BoolVar(&f.json, "json", false, "print the final summary as one JSON object on stdout")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.http, "http", "", "serve the web page and its JSON API on `HOST:PORT` while the job runs")
+	fs.StringVar(&f.http, "http", "", "serve the web page at /, its JSON API at /api/ and Prometheus metrics at /metrics on `HOST:PORT` while the job runs (port 0: a free one, logged)")
 
 	fs.IntVar(&f.batchSize, "batch-size", 0, "most records in one buffer")
 	fs.IntVar(&f.channelCapacity, "channel-capacity", 0, "most buffers a channel holds")

@@ -40,6 +40,11 @@ type JobRecord struct {
 	State       string   `msgpack:"state" json:"state"` // JobRunning, JobFinished, JobFailed, JobCancelled
 	Error       string   `msgpack:"error,omitempty" json:"error,omitempty"`
 	Coordinator string   `msgpack:"coord,omitempty" json:"coordinator,omitempty"`
+	// Restarts counts the job's restarts over all its coordinators (region
+	// restarts and takeovers), by cause in RestartCauses; its coordinator
+	// updates them while it runs and when it ends.
+	Restarts      int            `msgpack:"restarts,omitempty" json:"restarts,omitempty"`
+	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
 }
 
 // check validates a record before it is written or after it is read.

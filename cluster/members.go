@@ -92,3 +92,21 @@ func (m *Members) IsAlive(node string) bool {
 	n, ok := m.nodes[node]
 	return ok && !n.dead
 }
+
+// MemberAge is a known node's heartbeat age and whether it was reported dead.
+type MemberAge struct {
+	Node string
+	Age  time.Duration
+	Dead bool
+}
+
+// Ages lists every node that ever heartbeated, alive or dead, with the time
+// since its last heartbeat at now, sorted by node id.
+func (m *Members) Ages(now time.Time) []MemberAge {
+	out := make([]MemberAge, 0, len(m.nodes))
+	for id, n := range m.nodes {
+		out = append(out, MemberAge{Node: id, Age: now.Sub(n.seen), Dead: n.dead})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}

@@ -14,6 +14,9 @@ type Counters struct {
 	UnknownType  atomic.Uint64 // messages with an unknown Weir-Type
 	BadSeq       atomic.Uint64 // messages SeqChecker did not find InOrder (the runtime counts them)
 	SlowConsumer atomic.Uint64 // slow-consumer events (messages dropped by the client)
+	// Links counts messages and bytes per link between nodes (not in
+	// Snapshot: see LinkCounters.Snapshot).
+	Links LinkCounters
 }
 
 // CounterValues is a snapshot of Counters.

@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/coord"
+	"github.com/weirstream/weir/internal/ratelimit"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -43,6 +44,8 @@ type Agent struct {
 	coord map[string]*coordJob
 	parts map[string]*actors.Job
 
+	badLog ratelimit.Log // warnings about bad input, rate-limited
+	rates  rateBook      // samples of the local jobs' counters for status rates
 	subs   []*nats.Subscription
 	stopHB func()
 	quit   chan struct{}
@@ -89,7 +92,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		a.local.Close()
 		return nil, err
 	}
-	a.node = actors.NewNode(a.log)
+	a.node = actors.NewNodeWithMetrics(a.log, cfg.Metrics)
+	a.node.Metrics().WatchTransport(a.counters)
+	a.node.Metrics().SetSource("members", membersCollector{a})
 	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
 	a.remote.SetFence(a.fence)
 	a.node.AttachRemote(a.remote)
@@ -104,7 +109,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
 	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
-	a.log.Info().Str("node", cfg.ID).Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+	a.log.Info().Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
 		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }
@@ -144,7 +149,7 @@ func (a *Agent) subscribe() error {
 	}
 	hs, err := cluster.WatchHeartbeats(a.nc, a.onHeartbeat, func(subject string, err error) {
 		a.counters.Malformed.Add(1)
-		a.log.Warn().Str("subject", subject).Err(err).Msg("bad heartbeat: dropped")
+		a.badLog.Event(a.log.Warn(), "bad heartbeat", time.Now()).Str("subject", subject).Err(err).Msg("bad heartbeat: dropped")
 	})
 	if err != nil {
 		return fmt.Errorf("watch heartbeats: %w", err)
@@ -243,6 +248,7 @@ func (a *Agent) tick(now time.Time) {
 	a.mu.Unlock()
 	a.carryOut(acts, 0)
 	a.publishProgress(now)
+	a.rates.tick(now, a.localJobs())
 }
 
 // carryOut does what the core asked on a heartbeat, a leaving announcement

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -57,6 +58,8 @@ type Config struct {
 	Log zerolog.Logger
 	// Counters counts bad input seen on the wire (nil: the agent's own).
 	Counters *transport.Counters
+	// Metrics is the registry /metrics serves (nil: the node's own, unserved).
+	Metrics *metrics.Registry
 }
 
 // JobBuilder builds the job named name from its arguments. An unknown job

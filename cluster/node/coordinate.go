@@ -42,6 +42,7 @@ type coordJob struct {
 	// restarted tasks (which runs on the job's actors: the first placement
 	// comes before job is set).
 	running atomic.Pointer[actors.Job]
+	tally     restartTally       // restarts before this coordinator
 }
 
 // onSubmit takes a job submission from `node submit`.
@@ -284,6 +285,7 @@ func (a *Agent) watch(cj *coordJob) {
 		rec = cluster.JobRecord{Name: cj.name, Args: cj.args, Submitted: cj.started.UnixNano()}
 	}
 	rec.State, rec.Error, rec.Coordinator = state, ev.Error, a.cfg.ID
+	rec.Restarts, rec.RestartCauses = cj.restarts()
 	if _, err := a.jobs.Put(ctx, rec); err != nil {
 		a.log.Error().Err(err).Str("job", cj.name).Msg("record the job's end")
 	}
@@ -300,7 +302,7 @@ func (a *Agent) event(cj *coordJob, state string) JobEvent {
 	if len(cps) > 0 {
 		ev.Latest = cps[len(cps)-1].ID
 	}
-	ev.Restarts = cj.job.Supervision().Restarts
+	ev.Restarts, _ = cj.restarts()
 	return ev
 }
 
@@ -328,6 +330,7 @@ func (a *Agent) publishProgress(now time.Time) {
 	}
 	a.mu.Unlock()
 	for _, cj := range due {
+		a.persistRestarts(cj)
 		a.publishEvent(a.event(cj, cluster.JobRunning))
 	}
 }
@@ -384,7 +387,9 @@ func (a *Agent) adopt(rec cluster.JobRecord) {
 	if err := a.coordinate(rec.Name, rec.Args, restore, false, act.Epoch); err != nil {
 		a.log.Error().Err(err).Str("job", rec.Name).Str("old_coordinator", old).Msg("take over job")
 		a.setUpFailed(rec, err)
+		return
 	}
+	a.tookOver(rec.Name, rec.Restarts, rec.RestartCauses)
 }
 
 // hasCheckpoint reports whether the job has a completed checkpoint.

@@ -96,6 +96,7 @@ type StatusReply struct {
 	Held []cluster.HeldState `msgpack:"held,omitempty" json:"local_state,omitempty"`
 	// Restored sums, per job, the restores of its tasks on the node.
 	Restored []cluster.RestoredState `msgpack:"restored,omitempty" json:"restores,omitempty"`
+	Rates    []JobRates              `msgpack:"rates,omitempty" json:"rates,omitempty"` // the local jobs' rates
 }
 
 // MemberStatus is a node as another node sees it.
@@ -114,7 +115,9 @@ type JobStatus struct {
 	Tasks       map[string]string `msgpack:"tasks" json:"tasks"` // task → node
 	Checkpoints []CheckpointBrief `msgpack:"checkpoints" json:"checkpoints"`
 	Restarts    int               `msgpack:"restarts" json:"restarts"`
-	Waiting     string            `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
+	// RestartCauses counts Restarts by cause (metrics.Cause*).
+	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
+	Waiting       string         `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
 }
 
 // JobWaiting is the state a coordinator reports for a job it is about to
@@ -126,6 +129,7 @@ type CheckpointBrief struct {
 	ID         uint64  `msgpack:"id" json:"id"`
 	Mode       string  `msgpack:"mode" json:"mode"`
 	DurationMs float64 `msgpack:"duration_ms" json:"duration_ms"`
+	AgeS       float64 `msgpack:"age_s,omitempty" json:"age_s,omitempty"` // time since it completed
 }
 
 // Encode marshals a cluster message.

@@ -22,7 +22,8 @@ func (a *Agent) onStatus(m *nats.Msg) {
 func (a *Agent) Status(now time.Time) StatusReply {
 	hb := a.heartbeat()
 	r := StatusReply{Node: a.cfg.ID, Slots: a.cfg.Slots, Used: hb.Used, Parts: hb.Jobs, BadInput: a.counters.Snapshot(),
-		Held: hb.Held, Restored: hb.Restored}
+		Held: hb.Held, Restored: hb.Restored,
+		Rates: a.rates.rates(now, a.localJobs())}
 	a.mu.Lock()
 	members := a.core.Members()
 	for _, m := range members.Alive() {
@@ -31,11 +32,12 @@ func (a *Agent) Status(now time.Time) StatusReply {
 	}
 	a.mu.Unlock()
 	for _, cj := range a.coordJobs() {
-		js := JobStatus{Name: cj.name, State: cluster.JobRunning, Coordinator: a.cfg.ID, Tasks: cj.job.Placement(),
-			Restarts: cj.job.Supervision().Restarts}
+		js := JobStatus{Name: cj.name, State: cluster.JobRunning, Coordinator: a.cfg.ID, Tasks: cj.job.Placement()}
+		js.Restarts, js.RestartCauses = cj.restarts()
 		cps := cj.job.Checkpoints()
 		for _, c := range cps[max(0, len(cps)-statusCheckpoints):] {
-			js.Checkpoints = append(js.Checkpoints, CheckpointBrief{ID: c.ID, Mode: c.Mode, DurationMs: float64(c.Duration) / float64(time.Millisecond)})
+			js.Checkpoints = append(js.Checkpoints, CheckpointBrief{ID: c.ID, Mode: c.Mode, DurationMs: float64(c.Duration) / float64(time.Millisecond),
+				AgeS: now.Sub(c.Completed).Seconds()})
 		}
 		r.Jobs = append(r.Jobs, js)
 	}
