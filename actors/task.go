@@ -273,7 +273,9 @@ func (t *task) readSource(ctx actor.Context) {
 	want := t.parts.size(t.job.opts.BatchSize)
 	began := time.Now()
 	n, done, err := t.src.Read(want, &t.out)
-	t.parts.observe(max(n, 1), time.Since(began))
+	if n > 0 { // a call that read nothing (an idle source waiting) tells no cost per record
+		t.parts.observe(n, time.Since(began))
+	}
 	if err != nil {
 		t.fail(fmt.Errorf("read source at offset %d: %w", t.src.Offset(), err))
 	}

@@ -1,0 +1,78 @@
+package jetstream_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/natstest"
+)
+
+// TestRoundTripExactlyOnceUnderKills reads a stream by four subject splits,
+// counts per key and writes the counts to another stream while actors are
+// killed (one about every 250 ms, after a checkpoint completed since the
+// last kill): each regional restore rewinds the source to
+// its checkpoint's sequences and the sink re-publishes only what the stream
+// lacks, so the output holds every count exactly once.
+func TestRoundTripExactlyOnceUnderKills(t *testing.T) {
+	const n, keys = 10000, 20
+	srv := natstest.Start(t, natstest.Options{JetStream: true})
+	js := srv.JetStream(t)
+	makeStreams(t, js)
+	fill(t, js, 0, n, keys)
+	nc := srv.Connect(t)
+
+	sup := weir.DefaultSupervision()
+	sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
+	sup.ChaosKillEvery, sup.ChaosSeed = 250*time.Millisecond, 7
+	t.Logf("chaos seed %d", sup.ChaosSeed)
+	res, err := weir.Run(context.Background(), countGraph(nc, 2, 2, 2, true),
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond,
+			StateDir: filepath.Join(t.TempDir(), "state")}),
+		weir.WithRuntime(weir.RuntimeOptions{BatchSize: 64}),
+		weir.WithSupervision(sup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kills %d, restarts %d, checkpoints %d", res.Kills, res.Restarts, len(res.Checkpoints))
+	if res.Restarts == 0 {
+		t.Fatal("no restart happened: the test proved nothing")
+	}
+	checkCounts(t, js, n, keys)
+}
+
+// TestRestoreAtAnotherParallelism runs the count over a first part of the
+// stream at parallelism 2, appends more messages and restores the job from
+// its last checkpoint with source and count at 3: the source resumes each
+// subject split after the checkpoint's sequence, the counts continue, and the
+// output holds every count exactly once.
+func TestRestoreAtAnotherParallelism(t *testing.T) {
+	const first, n, keys = 6000, 10000, 10
+	srv := natstest.Start(t, natstest.Options{JetStream: true})
+	js := srv.JetStream(t)
+	makeStreams(t, js)
+	fill(t, js, 0, first, keys)
+	nc := srv.Connect(t)
+	cc := weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 20 * time.Millisecond,
+		StateDir: filepath.Join(t.TempDir(), "state")})
+	if _, err := weir.Run(context.Background(), countGraph(nc, 2, 2, 2, true), cc); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, js, first, keys)
+	fill(t, js, first, n, keys)
+	g := countGraph(nc, 3, 3, 2, true)
+	res, err := weir.Run(context.Background(), g, cc, weir.WithRestore("latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Parallelisms()["source"]; got != 3 {
+		t.Fatalf("source parallelism %d, want 3", got)
+	}
+	t.Logf("restored run: %d records in", res.RecordsIn)
+	if res.RecordsIn < n-first {
+		t.Fatalf("restored run read %d records, want at least the %d new ones", res.RecordsIn, n-first)
+	}
+	checkCounts(t, js, n, keys)
+}
