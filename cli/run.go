@@ -17,7 +17,7 @@ const progressInterval = 2 * time.Second
 
 // run is `node run JOB [flags]`.
 func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	spec, err := r.parseJob("run", args)
+	spec, err := r.parseJob("run", args, true)
 	if errors.Is(err, flag.ErrHelp) {
 		r.writeRunUsage(stdout)
 		return nil
