@@ -16,17 +16,21 @@ type FlagsJob func(fs *flag.FlagSet) JobBuilder
 // RegisterWithFlags adds a job that declares its own flags (panics on
 // duplicates: programming error).
 func RegisterWithFlags(name, description string, declare FlagsJob) {
+	defaultRegistry.addFlagsJob(name, description, declare)
+}
+
+func (r *registry) addFlagsJob(name, description string, declare FlagsJob) {
 	if declare == nil {
 		panic(fmt.Sprintf("cli: job %q has no flag declaration", name))
 	}
-	defaultRegistry.addJob(name, description, func(JobParams) (*Job, error) {
+	r.addJob(name, description, func(JobParams) (*Job, error) {
 		return nil, fmt.Errorf("job %q reads its own flags: build it through the command line", name)
 	})
-	defaultRegistry.mu.Lock()
-	e := defaultRegistry.jobs[name]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.jobs[name]
 	e.declare = declare
-	defaultRegistry.jobs[name] = e
-	defaultRegistry.mu.Unlock()
+	r.jobs[name] = e
 }
 
 // EnvPrefix starts the environment variable of every flag of `node run`,
