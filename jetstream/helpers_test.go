@@ -79,12 +79,20 @@ func waitAcks(t *testing.T, futures []jetstream.PubAckFuture) {
 
 // countGraph is IN → keyed running count → OUT.
 func countGraph(nc *nats.Conn, srcP, countP, sinkP int, bounded bool) *weir.Graph {
+	return slowCountGraph(nc, srcP, countP, sinkP, bounded, 0)
+}
+
+// slowCountGraph is countGraph with the count sleeping about perRecord on
+// each record, so a run takes several checkpoints.
+func slowCountGraph(nc *nats.Conn, srcP, countP, sinkP int, bounded bool, perRecord time.Duration) *weir.Graph {
+	sleepers := weir.NewSleepers(perRecord)
 	g := weir.NewGraph("jscount")
 	events := wjs.FromStream(g, "source", wjs.SourceConfig[event]{Conn: wjs.Conn{NC: nc}, Stream: "IN", Subjects: subjects, Bounded: bounded},
 		weir.Parallelism(srcP))
 	n := weir.NewValueState[int64]("n")
 	counts := weir.Process(weir.KeyBy(events, func(e event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e event, out *weir.Emitter[count]) error {
+			sleepers[ctx.Instance()].Tick()
 			c := n.Get(ctx) + 1
 			n.Set(ctx, c)
 			out.Emit(count{Key: e.Key, Count: c})
@@ -156,5 +164,28 @@ func checkCounts(t *testing.T, js jetstream.JetStream, total int64, keys int) {
 	}
 	if int64(len(msgs)) != total {
 		t.Errorf("OUT holds %d messages, want %d (one per input)", len(msgs), total)
+	}
+}
+
+// publishedAfter reads OUT and returns how many of its messages belong to
+// batches of checkpoints after a given one.
+func publishedAfter(t *testing.T, js jetstream.JetStream) func(id uint64) int {
+	t.Helper()
+	var ckpts []uint64
+	for _, m := range readAll(t, js, "OUT") {
+		var c uint64
+		if _, err := fmt.Sscanf(m.Headers().Get(wjs.HeaderBatch), "%d-", &c); err != nil {
+			t.Fatalf("message without a batch header: %v", m.Headers())
+		}
+		ckpts = append(ckpts, c)
+	}
+	return func(id uint64) int {
+		n := 0
+		for _, c := range ckpts {
+			if c > id {
+				n++
+			}
+		}
+		return n
 	}
 }

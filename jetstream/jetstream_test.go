@@ -2,12 +2,14 @@ package jetstream_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/natstest"
+	"github.com/weirstream/weir/store"
 )
 
 // TestRoundTripExactlyOnceUnderKills reads a stream by four subject splits,
@@ -73,6 +75,55 @@ func TestRestoreAtAnotherParallelism(t *testing.T) {
 	t.Logf("restored run: %d records in", res.RecordsIn)
 	if res.RecordsIn < n-first {
 		t.Fatalf("restored run read %d records, want at least the %d new ones", res.RecordsIn, n-first)
+	}
+	checkCounts(t, js, n, keys)
+}
+
+// TestRestoreOlderCheckpointRetractsNewerOutput runs the count to its end,
+// keeping every checkpoint, then restores it from a checkpoint in the middle
+// of the run that later checkpoints published output after: the sink deletes
+// that output and the replay publishes it again, so the output holds every
+// count exactly once (the replay's message ids differ from the deleted
+// ones, so JetStream's de-duplication plays no part).
+func TestRestoreOlderCheckpointRetractsNewerOutput(t *testing.T) {
+	const n, keys = 4000, 10
+	srv := natstest.Start(t, natstest.Options{JetStream: true})
+	js := srv.JetStream(t)
+	makeStreams(t, js)
+	fill(t, js, 0, n, keys)
+	nc := srv.Connect(t)
+	stateDir := filepath.Join(t.TempDir(), "state")
+	cc := weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 10 * time.Millisecond,
+		Retain: 1000, StateDir: stateDir})
+	// Small buffers keep the source close to the slow count, so the
+	// checkpoints cut the input along the way.
+	rt := weir.WithRuntime(weir.RuntimeOptions{BatchSize: 16, ChannelCapacity: 2})
+	if _, err := weir.Run(context.Background(), slowCountGraph(nc, 2, 2, 2, true, 500*time.Microsecond), cc, rt); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, js, n, keys)
+	st, err := store.NewLocal(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := st.List(context.Background(), "jscount")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := publishedAfter(t, js)
+	restore := uint64(0)
+	for _, id := range ids[:len(ids)-1] {
+		if later(id) > 0 && (restore == 0 || id <= ids[len(ids)/2]) {
+			restore = id
+		}
+	}
+	if restore == 0 {
+		t.Fatalf("checkpoints %v: no checkpoint with output published after it", ids)
+	}
+	t.Logf("checkpoints %v: restoring %d, after which %d messages were published", ids, restore, later(restore))
+	if _, err := weir.Run(context.Background(), countGraph(nc, 2, 2, 2, true), cc, rt, weir.WithRestore(fmt.Sprint(restore))); err != nil {
+		t.Fatal(err)
 	}
 	checkCounts(t, js, n, keys)
 }
