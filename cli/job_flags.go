@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -112,6 +113,18 @@ func (jf *jobFlags) syncShared(fs *flag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// writeJobFlags lists a job's own flags (nothing for a job without).
+func writeJobFlags(w io.Writer, job jobEntry) {
+	if job.declare == nil {
+		return
+	}
+	own := flag.NewFlagSet(job.name, flag.ContinueOnError)
+	job.declare(own)
+	fmt.Fprintf(w, "\nFlags of job %s:\n", job.name)
+	own.SetOutput(w)
+	own.PrintDefaults()
 }
 
 // findJob is the registered job named among args (the first argument that

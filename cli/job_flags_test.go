@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"strings"
@@ -95,5 +96,19 @@ func TestJobFlagClashIsAnError(t *testing.T) {
 	_, err := r.parseJob("run", []string{"clash"}, true)
 	if err == nil || !strings.Contains(err.Error(), "--records is already a flag of node") {
 		t.Fatalf("error %v, want the clash named", err)
+	}
+}
+
+// TestRunHelpListsJobFlags: `node run JOB --help` lists the job's own flags
+// after node run's.
+func TestRunHelpListsJobFlags(t *testing.T) {
+	var seen struct{ greeting, nats string }
+	r := flagsJobRegistry(nil, &seen)
+	var out, errOut strings.Builder
+	if err := r.run(context.Background(), []string{"greet", "--help"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Flags of job greet:") || !strings.Contains(out.String(), "-greeting") {
+		t.Fatalf("help does not list the job's flags:\n%s", out.String())
 	}
 }

@@ -20,6 +20,9 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	spec, err := r.parseJob("run", args, true)
 	if errors.Is(err, flag.ErrHelp) {
 		r.writeRunUsage(stdout)
+		if named, ok := r.findJob(args); ok {
+			writeJobFlags(stdout, named)
+		}
 		return nil
 	}
 	if err != nil {
