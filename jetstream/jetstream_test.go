@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/natstest"
+	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/store"
 )
 
@@ -126,4 +127,51 @@ func TestRestoreOlderCheckpointRetractsNewerOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCounts(t, js, n, keys)
+}
+
+// TestUnboundedFollowsNewMessages: an unbounded source keeps reading what is
+// published while the job runs; the job, stopped through its context, has
+// committed every count exactly once.
+func TestUnboundedFollowsNewMessages(t *testing.T) {
+	const half, keys = 1000, 10
+	srv := natstest.Start(t, natstest.Options{JetStream: true})
+	js := srv.JetStream(t)
+	makeStreams(t, js)
+	fill(t, js, 0, half, keys)
+	nc := srv.Connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := weir.Run(ctx, countGraph(nc, 2, 2, 2, false), weir.WithCheckpoints(weir.CheckpointConfig{
+			Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(t.TempDir(), "state")}))
+		done <- err
+	}()
+	outHolds := func(n uint64) func() bool {
+		return func() bool {
+			s, err := js.Stream(apiCtx(t), "OUT")
+			if err != nil {
+				return false
+			}
+			info, err := s.Info(apiCtx(t))
+			return err == nil && info.State.Msgs >= n
+		}
+	}
+	if !poll.Until(time.Minute, 10*time.Millisecond, outHolds(half)) {
+		t.Fatal("the first half was not committed within a minute")
+	}
+	fill(t, js, half, 2*half, keys)
+	if !poll.Until(time.Minute, 10*time.Millisecond, outHolds(2*half)) {
+		t.Fatal("messages published while the job ran were not committed within a minute")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("stopped run: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the stopped run did not end within a minute")
+	}
+	checkCounts(t, js, 2*half, keys)
 }
