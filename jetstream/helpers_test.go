@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/natstest"
 	wjs "github.com/weirstream/weir/jetstream"
 )
 
@@ -32,6 +33,17 @@ func apiCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// startFilled starts an embedded server with the streams IN and OUT, fills
+// IN with events 0 … n-1 and returns a JetStream context and a connection.
+func startFilled(t *testing.T, n int64, keys int) (jetstream.JetStream, *nats.Conn) {
+	t.Helper()
+	srv := natstest.Start(t, natstest.Options{JetStream: true})
+	js := srv.JetStream(t)
+	makeStreams(t, js)
+	fill(t, js, 0, n, keys)
+	return js, srv.Connect(t)
 }
 
 // makeStreams creates the IN (in.>) and OUT (out.>) streams.

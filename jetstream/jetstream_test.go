@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/store"
 )
@@ -21,11 +20,7 @@ import (
 // lacks, so the output holds every count exactly once.
 func TestRoundTripExactlyOnceUnderKills(t *testing.T) {
 	const n, keys = 10000, 20
-	srv := natstest.Start(t, natstest.Options{JetStream: true})
-	js := srv.JetStream(t)
-	makeStreams(t, js)
-	fill(t, js, 0, n, keys)
-	nc := srv.Connect(t)
+	js, nc := startFilled(t, n, keys)
 
 	sup := weir.DefaultSupervision()
 	sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
@@ -53,11 +48,7 @@ func TestRoundTripExactlyOnceUnderKills(t *testing.T) {
 // output holds every count exactly once.
 func TestRestoreAtAnotherParallelism(t *testing.T) {
 	const first, n, keys = 6000, 10000, 10
-	srv := natstest.Start(t, natstest.Options{JetStream: true})
-	js := srv.JetStream(t)
-	makeStreams(t, js)
-	fill(t, js, 0, first, keys)
-	nc := srv.Connect(t)
+	js, nc := startFilled(t, first, keys)
 	cc := weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 20 * time.Millisecond,
 		StateDir: filepath.Join(t.TempDir(), "state")})
 	if _, err := weir.Run(context.Background(), countGraph(nc, 2, 2, 2, true), cc); err != nil {
@@ -88,11 +79,7 @@ func TestRestoreAtAnotherParallelism(t *testing.T) {
 // ones, so JetStream's de-duplication plays no part).
 func TestRestoreOlderCheckpointRetractsNewerOutput(t *testing.T) {
 	const n, keys = 4000, 10
-	srv := natstest.Start(t, natstest.Options{JetStream: true})
-	js := srv.JetStream(t)
-	makeStreams(t, js)
-	fill(t, js, 0, n, keys)
-	nc := srv.Connect(t)
+	js, nc := startFilled(t, n, keys)
 	stateDir := filepath.Join(t.TempDir(), "state")
 	cc := weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 10 * time.Millisecond,
 		Retain: 1000, StateDir: stateDir})
@@ -134,11 +121,7 @@ func TestRestoreOlderCheckpointRetractsNewerOutput(t *testing.T) {
 // committed every count exactly once.
 func TestUnboundedFollowsNewMessages(t *testing.T) {
 	const half, keys = 1000, 10
-	srv := natstest.Start(t, natstest.Options{JetStream: true})
-	js := srv.JetStream(t)
-	makeStreams(t, js)
-	fill(t, js, 0, half, keys)
-	nc := srv.Connect(t)
+	js, nc := startFilled(t, half, keys)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
