@@ -15,6 +15,8 @@ type Graph struct {
 	name string
 	job  *plan.Job
 	errs []error
+	// parallelism is every operator's unless it sets its own (default 1).
+	parallelism int
 	// Latency is the job's end-to-end latency histogram; any operator may record
 	// into it and the run's result reports its quantiles.
 	Latency *Histogram
@@ -29,9 +31,15 @@ func WithMaxParallelism(n int) GraphOption {
 	return func(g *Graph) { g.job.MaxParallelism = n }
 }
 
+// WithParallelism sets how many instances every operator of the graph runs
+// unless its own Parallelism option says otherwise (default 1).
+func WithParallelism(p int) GraphOption {
+	return func(g *Graph) { g.parallelism = p }
+}
+
 // NewGraph starts an empty graph for the job name.
 func NewGraph(name string, opts ...GraphOption) *Graph {
-	g := &Graph{name: name, job: &plan.Job{Name: name, MaxParallelism: DefaultMaxParallelism}, Latency: NewHistogram()}
+	g := &Graph{name: name, job: &plan.Job{Name: name, MaxParallelism: DefaultMaxParallelism}, Latency: NewHistogram(), parallelism: 1}
 	for _, o := range opts {
 		o(g)
 	}
@@ -70,7 +78,8 @@ type opConfig struct {
 // OpOption configures one operator.
 type OpOption func(*opConfig)
 
-// Parallelism sets how many instances of the operator run (default 1).
+// Parallelism sets how many instances of the operator run (default: the
+// graph's, see WithParallelism).
 func Parallelism(p int) OpOption { return func(c *opConfig) { c.parallelism = p } }
 
 // WithState declares the keyed state a keyed process function uses.
@@ -80,7 +89,7 @@ func WithState(states ...stateDescriptor) OpOption {
 
 // addOperator appends an operator fed by the given upstream streams.
 func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs ...upstream) (*plan.Operator, *opConfig) {
-	cfg := &opConfig{parallelism: 1}
+	cfg := &opConfig{parallelism: g.parallelism}
 	for _, o := range opts {
 		o(cfg)
 	}

@@ -26,6 +26,7 @@ type keyScope interface{ scope() *keyedCore }
 
 // keyedCore is the current key and the task's state tables.
 type keyedCore struct {
+	op     string // the operator, which declared the states in tables
 	tables []state.Table
 	key    string // canonical key bytes
 	group  int
@@ -118,6 +119,7 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	}
 	t.owners = info.Table.Owners
 	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
+	t.ctx.core.op = t.name
 	for i := 0; i < t.backend.NumTables(); i++ {
 		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))
 	}

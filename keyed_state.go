@@ -33,7 +33,33 @@ func (b *stateBinding) bind(op string, index int) error {
 
 // table finds this state's table in the current task.
 func (b *stateBinding) table(ks keyScope) state.Table {
-	return ks.scope().tables[b.index]
+	c := ks.scope()
+	return c.tables[b.at(c)]
+}
+
+// at is the index of this state's table in c's task. A state the task's
+// operator did not declare with WithState panics with a
+// *StateNotDeclaredError, which the operator's call returns as its error.
+func (b *stateBinding) at(c *keyedCore) int {
+	if b.op != c.op {
+		panic(&StateNotDeclaredError{State: b.name, Operator: c.op, DeclaredBy: b.op})
+	}
+	return b.index
+}
+
+// StateNotDeclaredError is a keyed state used by an operator that did not
+// declare it with WithState; the run fails with it.
+type StateNotDeclaredError struct {
+	State, Operator string
+	// DeclaredBy is the operator that declared it ("" when none did).
+	DeclaredBy string
+}
+
+func (e *StateNotDeclaredError) Error() string {
+	if e.DeclaredBy != "" {
+		return fmt.Sprintf("operator %q uses state %q, which operator %q declares: declare one state per operator with weir.WithState", e.Operator, e.State, e.DeclaredBy)
+	}
+	return fmt.Sprintf("operator %q uses state %q without declaring it: pass it to the operator with weir.WithState", e.Operator, e.State)
 }
 
 // ValueState holds one value of type T per key.
@@ -55,19 +81,19 @@ func (s *ValueState[T]) Get(ctx keyScope) T {
 // Value returns the current key's value and whether it exists.
 func (s *ValueState[T]) Value(ctx keyScope) (T, bool) {
 	c := ctx.scope()
-	return c.tables[s.index].(*state.ValueTable[T]).Get(c.group, c.key)
+	return c.tables[s.at(c)].(*state.ValueTable[T]).Get(c.group, c.key)
 }
 
 // Set stores the current key's value.
 func (s *ValueState[T]) Set(ctx keyScope, v T) {
 	c := ctx.scope()
-	c.tables[s.index].(*state.ValueTable[T]).Put(c.group, c.key, v)
+	c.tables[s.at(c)].(*state.ValueTable[T]).Put(c.group, c.key, v)
 }
 
 // Clear removes the current key's value.
 func (s *ValueState[T]) Clear(ctx keyScope) {
 	c := ctx.scope()
-	c.tables[s.index].(*state.ValueTable[T]).Delete(c.group, c.key)
+	c.tables[s.at(c)].(*state.ValueTable[T]).Delete(c.group, c.key)
 }
 
 // MapState holds a map from UK to UV per key.
@@ -84,7 +110,7 @@ func (s *MapState[UK, UV]) newTable(max int) state.Table {
 
 func (s *MapState[UK, UV]) t(ctx keyScope) (*state.MapTable[UK, UV], *keyedCore) {
 	c := ctx.scope()
-	return c.tables[s.index].(*state.MapTable[UK, UV]), c
+	return c.tables[s.at(c)].(*state.MapTable[UK, UV]), c
 }
 
 // Get returns the entry uk of the current key's map.
@@ -128,17 +154,17 @@ func (s *ListState[T]) newTable(max int) state.Table { return state.NewListTable
 // Get returns the current key's list (do not modify it).
 func (s *ListState[T]) Get(ctx keyScope) []T {
 	c := ctx.scope()
-	return c.tables[s.index].(*state.ListTable[T]).Get(c.group, c.key)
+	return c.tables[s.at(c)].(*state.ListTable[T]).Get(c.group, c.key)
 }
 
 // Add appends v to the current key's list.
 func (s *ListState[T]) Add(ctx keyScope, v T) {
 	c := ctx.scope()
-	c.tables[s.index].(*state.ListTable[T]).Add(c.group, c.key, v)
+	c.tables[s.at(c)].(*state.ListTable[T]).Add(c.group, c.key, v)
 }
 
 // Clear empties the current key's list.
 func (s *ListState[T]) Clear(ctx keyScope) {
 	c := ctx.scope()
-	c.tables[s.index].(*state.ListTable[T]).Clear(c.group, c.key)
+	c.tables[s.at(c)].(*state.ListTable[T]).Clear(c.group, c.key)
 }

@@ -45,6 +45,10 @@ func showRecord(rec any) (s string) {
 func guard(op string, recs plan.Batch, cur *int, body func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if sd, ok := r.(*StateNotDeclaredError); ok {
+				err = sd // a mistake in the graph, not in the record
+				return
+			}
 			var rec any
 			if *cur >= 0 && *cur < recs.Len() {
 				rec = recs.At(*cur)

@@ -164,9 +164,14 @@ func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf
 		return err
 	}
 	// One link per subject: NATS keeps order per subject, and each
-	// subscription is delivered on its own goroutine.
+	// subscription is delivered on its own goroutine. A stand-in sends
+	// credit for several channels (consumers of one producer placed on one
+	// node), each on its own subject, so the link names the channel too.
 	if s, err := transport.ParseSubject(subject); err == nil {
 		from += "#" + s.Kind
+		if s.Kind == transport.KindCredit {
+			from += fmt.Sprintf(".%d.%d.%d", s.Edge, s.From, s.To)
+		}
 	}
 	e := &transport.Envelope{Type: typ, Job: job, From: from, To: to.ID, Gen: r.linkGen(to.Node, gen), Checkpoint: checkpointOf(m), Payload: payload}
 	if err := r.publish(subject, to.Node, e); err != nil {

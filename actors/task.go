@@ -278,7 +278,9 @@ func (t *task) readSource(ctx actor.Context) {
 	began := time.Now()
 	n, done, err := t.src.Read(want, &t.out)
 	took := time.Since(began)
-	t.parts.observe(max(n, 1), took)
+	if n > 0 { // a call that read nothing (an idle source waiting) tells no cost per record
+		t.parts.observe(n, took)
+	}
 	t.ctr.busy(took)
 	t.ctr.recordsIn.Add(int64(n))
 	if err != nil {

@@ -20,11 +20,25 @@ type jobSpec struct {
 
 // parseJob parses `JOB [flags]` (flags may come before and after the job)
 // and builds the job's graph. cmd names the command in errors. A request for
-// help returns flag.ErrHelp.
-func (r *registry) parseJob(cmd string, args []string) (*jobSpec, error) {
+// help returns flag.ErrHelp. A job's own flags are parsed with the others;
+// with env, flags the command line does not give are read from the
+// environment (see EnvName).
+func (r *registry) parseJob(cmd string, args []string, env bool) (*jobSpec, error) {
 	spec := &jobSpec{}
 	f := &spec.flags
 	fs := newRunFlagSet(f)
+	var jf *jobFlags
+	if named, ok := r.findJob(args); ok {
+		var err error
+		if jf, err = declareJobFlags(fs, named); err != nil {
+			return nil, err
+		}
+	}
+	if env {
+		if err := applyEnv(fs, r.getenv); err != nil {
+			return nil, usagef("%s: %v", cmd, err)
+		}
+	}
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
@@ -48,7 +62,14 @@ func (r *registry) parseJob(cmd string, args []string) (*jobSpec, error) {
 	if err := f.finish(); err != nil {
 		return nil, usagef("%s %s: %v", cmd, entry.name, err)
 	}
-	job, err := entry.build(f.params)
+	build := entry.build
+	if jf != nil {
+		if err := jf.syncShared(fs); err != nil {
+			return nil, usagef("%s %s: %v", cmd, entry.name, err)
+		}
+		build = jf.build
+	}
+	job, err := build(f.params)
 	if err != nil {
 		return nil, usagef("%s %s: %v", cmd, entry.name, err)
 	}
@@ -74,7 +95,7 @@ func (f *runFlags) runConfig() weir.RunConfig {
 // clusterJob builds a job a cluster node runs from the arguments `node
 // submit` sent, as `node run` would parse them (a node.JobBuilder).
 func (r *registry) clusterJob(name string, args []string) (*node.JobSpec, error) {
-	spec, err := r.parseJob("submit", append([]string{name}, args...))
+	spec, err := r.parseJob("submit", append([]string{name}, args...), false)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,16 @@ func (r *registry) submit(ctx context.Context, args []string, stdout, stderr io.
 		"Submits a registered job to the cluster and, unless --detach, follows it: progress\non stderr, exit 0 when it finishes, 1 with the reason when it fails or is\ncancelled. Job flags are those of `node run`; checkpoints go to the cluster's\nJetStream store (--state-dir is not used).")
 	detach := fs.Bool("detach", false, "return once the job is accepted instead of following it to its end")
 	coordinator := fs.String("coordinator", "", "run the job's coordinator on this node `ID` (default: any node)")
+	var jf *jobFlags
+	if named, ok := r.findJob(args); ok {
+		var err error
+		if jf, err = declareJobFlags(fs, named); err != nil {
+			return err
+		}
+	}
+	if err := applyEnv(fs, r.getenv); err != nil {
+		return usagef("submit: %v", err)
+	}
 	pos, help, err := cf.parse(args, stdout)
 	if help || err != nil {
 		return err
@@ -41,11 +51,11 @@ func (r *registry) submit(ctx context.Context, args []string, stdout, stderr io.
 	newRunFlagSet(&runFlags{}).VisitAll(func(fl *flag.Flag) { runNames[fl.Name] = true })
 	var jobArgs []string
 	fs.Visit(func(fl *flag.Flag) {
-		if runNames[fl.Name] {
+		if runNames[fl.Name] || (jf != nil && jf.names[fl.Name]) {
 			jobArgs = append(jobArgs, "--"+fl.Name+"="+fl.Value.String())
 		}
 	})
-	if _, err := r.parseJob("submit", append([]string{pos[0]}, jobArgs...)); err != nil {
+	if _, err := r.parseJob("submit", append([]string{pos[0]}, jobArgs...), false); err != nil {
 		return err
 	}
 	job := pos[0]

@@ -45,6 +45,9 @@ type CommandFunc func(ctx context.Context, args []string, stdout, stderr io.Writ
 type jobEntry struct {
 	name, description string
 	build             JobBuilder
+	// declare declares the job's own flags and gives its builder (jobs
+	// registered with RegisterWithFlags).
+	declare FlagsJob
 }
 
 // commandEntry is one registered extra subcommand.
@@ -58,6 +61,8 @@ type registry struct {
 	mu       sync.Mutex
 	jobs     map[string]jobEntry
 	commands map[string]commandEntry
+	// env replaces the process environment (tests); nil: os.Getenv.
+	env func(string) string
 }
 
 func newRegistry() *registry {

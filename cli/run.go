@@ -19,9 +19,12 @@ const progressInterval = 2 * time.Second
 
 // run is `node run JOB [flags]`.
 func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	spec, err := r.parseJob("run", args)
+	spec, err := r.parseJob("run", args, true)
 	if errors.Is(err, flag.ErrHelp) {
 		r.writeRunUsage(stdout)
+		if named, ok := r.findJob(args); ok {
+			writeJobFlags(stdout, named)
+		}
 		return nil
 	}
 	if err != nil {

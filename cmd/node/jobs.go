@@ -34,6 +34,7 @@ func registerSamples() {
 	cli.Register("backpressure",
 		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency; --out writes the records as JSON lines",
 		buildBackpressure)
+	registerJetStream()
 }
 
 func buildKeycount(p cli.JobParams) (*weir.Graph, error) {

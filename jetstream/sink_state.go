@@ -1,0 +1,50 @@
+package jetstream
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// staged is one message a sink holds until its checkpoint commits.
+type staged struct {
+	Subject string `msgpack:"s"`
+	Data    []byte `msgpack:"d"`
+}
+
+// batch is the output a sink instance wrote between two checkpoints, sealed
+// for Checkpoint. Nonce tells this sealing apart from any other of the same
+// checkpoint id (a run restored from an older checkpoint reuses ids).
+type batch struct {
+	Checkpoint uint64   `msgpack:"c"`
+	Nonce      string   `msgpack:"n"`
+	Msgs       []staged `msgpack:"m"`
+}
+
+// id is the batch's Weir-Batch header value.
+func (b *batch) id() string { return fmt.Sprintf("%d-%s", b.Checkpoint, b.Nonce) }
+
+// sinkState is what a sink instance stores in a checkpoint: its sealed,
+// uncommitted batches, and the stream's last sequence when they were sealed
+// (every message the instance published for a batch not in Batches has a
+// sequence up to ScanFrom).
+type sinkState struct {
+	ScanFrom uint64  `msgpack:"f"`
+	Batches  []batch `msgpack:"b"`
+}
+
+func encodeSinkState(st sinkState) ([]byte, error) {
+	b, err := msgpack.Marshal(&st)
+	if err != nil {
+		return nil, fmt.Errorf("encode sink state: %w", err)
+	}
+	return b, nil
+}
+
+func decodeSinkState(b []byte) (sinkState, error) {
+	var st sinkState
+	if err := msgpack.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("decode sink state (%d bytes): %w", len(b), err)
+	}
+	return st, nil
+}
