@@ -38,6 +38,7 @@ type KeyedContext[K keygroups.Key] struct {
 	info     plan.TaskInfo
 	backend  *state.Backend
 	instance int
+	et       *eventScope // event time and timers (operators with timers only)
 }
 
 func (c *KeyedContext[K]) scope() *keyedCore { return &c.core }
