@@ -3,6 +3,7 @@ package weir_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,16 +37,25 @@ func TestSessionWindowsExactlyOnceUnderActorKills(t *testing.T) {
 		sup := weir.DefaultSupervision()
 		sup.MaxRestarts = 1000 // every kill restarts; the test is about what comes out
 		sup.ChaosKillEvery, sup.ChaosSeed = 100*time.Millisecond, int64(seed)
-		res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(weir.CheckpointConfig{
-			Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state")}),
-			weir.WithSupervision(sup))
+		cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state")}
+		res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cc), weir.WithSupervision(sup))
+		if err != nil && strings.Contains(err.Error(), "after the final checkpoint") {
+			// A kill between the final checkpoint and its commit fails the
+			// run by design, keeping the checkpoint: a restore finishes it.
+			t.Logf("killed while ending (%v): restoring", err)
+			g2, _ := sessionsJob(t, dir, n, 3, 0)
+			restoreLatest(t, g2, weir.WithCheckpoints(cc))
+			err = nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Kills == 0 {
-			t.Fatal("no actor was killed")
+		if res != nil {
+			if res.Kills == 0 {
+				t.Fatal("no actor was killed")
+			}
+			t.Logf("%d kills, %d restarts, %d checkpoints", res.Kills, res.Restarts, len(res.Checkpoints))
 		}
-		t.Logf("%d kills, %d restarts, %d checkpoints", res.Kills, res.Restarts, len(res.Checkpoints))
 		if err := sessions.VerifyFiles(cfg.Out, cfg.LateOut, cfg.Seed, n, cfg.Users); err != nil {
 			t.Fatal(err)
 		}
