@@ -54,6 +54,9 @@ func (t *task) onTrigger(ctx actor.Context, id uint64, final, stop bool) {
 	if stop {
 		t.move(evIdle)
 	}
+	if final {
+		t.endOfInputWatermark(ctx) // the input has ended: every event-time timer fires before this checkpoint
+	}
 	t.takeSnapshot(id)
 	t.out.barrier(ctx, id, unaligned, final)
 	t.completeCheckpoint(ctx, id, 0, unaligned)
