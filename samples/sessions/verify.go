@@ -77,18 +77,28 @@ func VerifyFiles(out, lateOut string, seed, n int64, users int) error {
 	if err != nil {
 		return err
 	}
+	missing, extra, earliest := 0, 0, int64(0)
 	for k, c := range want {
 		g, ok := got[k]
 		if !ok {
-			return fmt.Errorf("session %s [%s, %s) with %d clicks missing (%d sessions, want %d)", k.User,
-				time.UnixMilli(k.Start).UTC().Format(time.StampMilli), time.UnixMilli(k.End).UTC().Format(time.StampMilli), c, len(got), len(want))
+			if missing == 0 || k.Start < earliest {
+				earliest = k.Start
+			}
+			missing++
+			continue
 		}
 		if g != c {
 			return fmt.Errorf("session %+v has %d clicks, want %d", k, g, c)
 		}
 	}
-	if len(got) != len(want) {
-		return fmt.Errorf("%d sessions, want %d", len(got), len(want))
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			extra++
+		}
+	}
+	if missing > 0 || extra > 0 {
+		return fmt.Errorf("%d sessions, want %d: %d missing (the earliest starting at %s), %d not expected", len(got), len(want),
+			missing, time.UnixMilli(earliest).UTC().Format(time.StampMilli), extra)
 	}
 	seen := map[int64]bool{}
 	err = readLines(lateOut, func(line []byte) error {
