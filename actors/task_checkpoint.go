@@ -98,6 +98,11 @@ func (t *task) onFinalBarrier(ctx actor.Context, input int, id, lastSeq uint64) 
 		t.fail(fmt.Errorf("final barrier %d on input %d: %w", id, input, err))
 	}
 	t.declineSuperseded(ctx, acts, id)
+	for _, a := range acts {
+		if _, aligned := a.(barriers.Snapshot); aligned {
+			t.endOfInputAtFinalBarrier(ctx)
+		}
+	}
 	t.carryOut(ctx, acts, nil)
 }
 

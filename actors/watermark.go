@@ -165,3 +165,22 @@ func (t *task) onWatermarkTick(ctx actor.Context) {
 		t.publishGenerated(ctx, w, time.Now())
 	}
 }
+
+// endOfInputAtFinalBarrier takes the end watermark on every input once the
+// final checkpoint's barriers have all arrived (nothing but the end of
+// stream follows them): every event-time timer fires, and the end
+// watermark goes downstream, before the final snapshot and barrier, even if
+// an end watermark was lost on the way (a mark inside restored channel
+// state is not kept).
+func (t *task) endOfInputAtFinalBarrier(ctx actor.Context) {
+	if len(t.op.Outputs) == 0 {
+		return
+	}
+	w := t.watermarks()
+	if w.tracker.Combined() == plan.MaxWatermark {
+		return
+	}
+	for i := range t.in.chans {
+		t.onInputMark(ctx, w, i, Mark{Kind: WatermarkMark, At: plan.MaxWatermark})
+	}
+}
