@@ -12,7 +12,11 @@ type Emitter[T any] struct {
 func (e *Emitter[T]) bind(out plan.Output) {
 	e.ws = e.ws[:0]
 	for _, w := range out.Writers() {
-		e.ws = append(e.ws, w.(*plan.Writer[T]))
+		// Writers of another type belong to another output of the operator
+		// (a window's late records).
+		if tw, ok := w.(*plan.Writer[T]); ok {
+			e.ws = append(e.ws, tw)
+		}
 	}
 }
 

@@ -99,20 +99,25 @@ func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs
 	}
 	g.job.Operators = append(g.job.Operators, op)
 	for _, in := range inputs {
-		if in.from == nil {
-			g.errs = append(g.errs, fmt.Errorf("operator %q: input stream is empty (not made by this graph)", name))
-			continue
-		}
-		part := in.partitioner
-		if !in.explicit {
-			part = plan.ImplicitPartitioner(in.from.Parallelism, op.Parallelism)
-		}
-		e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, Implicit: !in.explicit, NewWriter: in.newWriter, Groups: in.groups, Recycle: in.recycle, Codec: in.codec}
-		g.job.Edges = append(g.job.Edges, e)
-		in.from.Outputs = append(in.from.Outputs, e)
-		op.Inputs = append(op.Inputs, e)
+		g.addInput(op, in)
 	}
 	return op, cfg
+}
+
+// addInput adds the edge that feeds op from in.
+func (g *Graph) addInput(op *plan.Operator, in upstream) {
+	if in.from == nil {
+		g.errs = append(g.errs, fmt.Errorf("operator %q: input stream is empty (not made by this graph)", op.Name))
+		return
+	}
+	part := in.partitioner
+	if !in.explicit {
+		part = plan.ImplicitPartitioner(in.from.Parallelism, op.Parallelism)
+	}
+	e := &plan.Edge{ID: len(g.job.Edges), From: in.from, To: op, Partitioner: part, Implicit: !in.explicit, NewWriter: in.newWriter, Groups: in.groups, Recycle: in.recycle, Codec: in.codec}
+	g.job.Edges = append(g.job.Edges, e)
+	in.from.Outputs = append(in.from.Outputs, e)
+	op.Inputs = append(op.Inputs, e)
 }
 
 // upstream is how a stream feeds the next operator.

@@ -21,6 +21,21 @@ func KeyBy[T any, K keygroups.Key](s Stream[T], keyFn func(T) K) KeyedStream[T, 
 	return KeyedStream[T, K]{s: s, keyFn: keyFn}
 }
 
+// upstream feeds a keyed operator: records go to the instance that owns
+// their key's key group.
+func (ks KeyedStream[T, K]) upstream() upstream {
+	up, pool, keyFn := ks.s.up, ks.s.pool, ks.keyFn
+	up.partitioner, up.explicit = plan.KeyGroupHash, true
+	hash := func(rec T) uint32 { return keygroups.HashKey(keyFn(rec)) }
+	up.newWriter = func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
+		return plan.NewWriter(cfg, hash, pool)
+	}
+	up.groups = func(maxParallelism int) (plan.RecordGroups, error) {
+		return inflight.RecordsOf(hash, maxParallelism)
+	}
+	return up
+}
+
 // keyScope is what keyed state accessors need: the current key of a keyed task.
 type keyScope interface{ scope() *keyedCore }
 
@@ -39,6 +54,7 @@ type KeyedContext[K keygroups.Key] struct {
 	info     plan.TaskInfo
 	backend  *state.Backend
 	instance int
+	et       *eventScope // event time and timers (operators with timers only)
 }
 
 func (c *KeyedContext[K]) scope() *keyedCore { return &c.core }
@@ -60,17 +76,7 @@ type ProcessFunc[T any, K keygroups.Key, Out any] func(ctx *KeyedContext[K], rec
 // key in scope. Declare its state with WithState.
 func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string, fn ProcessFunc[T, K, Out], opts ...OpOption) Stream[Out] {
 	s, keyFn := ks.s, ks.keyFn
-	up := s.up
-	up.partitioner, up.explicit = plan.KeyGroupHash, true
-	pool := s.pool
-	hash := func(rec T) uint32 { return keygroups.HashKey(keyFn(rec)) }
-	up.newWriter = func(cfg plan.WriterConfig) (plan.EdgeWriter, error) {
-		return plan.NewWriter(cfg, hash, pool)
-	}
-	up.groups = func(maxParallelism int) (plan.RecordGroups, error) {
-		return inflight.RecordsOf(hash, maxParallelism)
-	}
-	op, cfg := s.g.addOperator(name, plan.KindTransform, opts, up)
+	op, cfg := s.g.addOperator(name, plan.KindTransform, opts, ks.upstream())
 	op.Keyed = true
 	seen := map[string]bool{}
 	for i, d := range cfg.states {

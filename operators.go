@@ -33,12 +33,14 @@ func FlatMap[In, Out any](s Stream[In], name string, fn func(In, *Emitter[Out]) 
 
 // Filter keeps the records for which keep returns true.
 func Filter[T any](s Stream[T], name string, keep func(T) bool, opts ...OpOption) Stream[T] {
-	return transform[T, T](s, name, opts, func(in T, out *Emitter[T]) error {
+	out := transform[T, T](s, name, opts, func(in T, out *Emitter[T]) error {
 		if keep(in) {
 			out.Emit(in)
 		}
 		return nil
 	})
+	out.eventTime = s.eventTime // records keep their event time
+	return out
 }
 
 // transform adds a stateless record-at-a-time operator.

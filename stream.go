@@ -7,6 +7,9 @@ type Stream[T any] struct {
 	g    *Graph
 	up   upstream
 	pool *plan.Pool[T] // batches of this stream, recycled by its consumers
+	// eventTime reads a record's event time (Unix nanoseconds); nil when the
+	// stream has none (see WithTimestamps).
+	eventTime func(T) int64
 }
 
 func newStream[T any](g *Graph, op *plan.Operator) Stream[T] {

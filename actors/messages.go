@@ -18,6 +18,9 @@ type Buffer struct {
 	// round is the replay round of restored channel state (the checkpoint
 	// whose channel state it first became); 0 for new input.
 	round uint64
+	// Mark is the watermark that follows the buffer's records (none, a
+	// watermark, or idle); it is not kept in captured channel state.
+	Mark Mark
 }
 
 // priority marks control messages that overtake queued data in the weir mailbox.

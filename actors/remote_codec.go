@@ -33,6 +33,8 @@ type wireBody struct {
 	Reason    string              `msgpack:"reason,omitempty"`
 	Refs      [][]WireRef         `msgpack:"refs,omitempty"`
 	Ref       *WireRef            `msgpack:"ref,omitempty"`
+	MarkKind  uint8               `msgpack:"mark,omitempty"`    // the watermark after the records (MarkKind)
+	MarkAt    int64               `msgpack:"mark_at,omitempty"` // its time, Unix nanoseconds
 	Records   msgpack.RawMessage  `msgpack:"records,omitempty"`
 	Pending   []wireBuffer        `msgpack:"pending,omitempty"`
 	Snap      *store.TaskSnapshot `msgpack:"snap,omitempty"`
@@ -47,8 +49,10 @@ type wireBody struct {
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).
 type wireBuffer struct {
-	Seq     uint64             `msgpack:"seq"`
-	Records msgpack.RawMessage `msgpack:"records"`
+	Seq      uint64             `msgpack:"seq"`
+	MarkKind uint8              `msgpack:"mark,omitempty"`
+	MarkAt   int64              `msgpack:"mark_at,omitempty"`
+	Records  msgpack.RawMessage `msgpack:"records"`
 }
 
 // Message kinds (wireBody.K).
@@ -163,7 +167,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 				recycle(m.buf.Records)
 			}
 		}
-		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, Records: recs}, nil
+		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, MarkKind: uint8(m.buf.Mark.Kind), MarkAt: m.buf.Mark.At, Records: recs}, nil
 	case *eosMsg:
 		return transport.TypeEOS, &wireBody{K: kEOS, LastSeq: m.lastSeq}, nil
 	case *barrierMsg:
@@ -173,7 +177,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 			if err != nil {
 				return "", nil, err
 			}
-			b.Pending = append(b.Pending, wireBuffer{Seq: p.Seq, Records: recs})
+			b.Pending = append(b.Pending, wireBuffer{Seq: p.Seq, MarkKind: uint8(p.Mark.Kind), MarkAt: p.Mark.At, Records: recs})
 		}
 		return transport.TypeBarrier, b, nil
 	case *creditMsg:
@@ -261,7 +265,11 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &dataMsg{buf: &Buffer{Seq: b.Seq, Records: recs}}, nil
+		mark, err := wireMark(b.MarkKind, b.MarkAt)
+		if err != nil {
+			return nil, err
+		}
+		return &dataMsg{buf: &Buffer{Seq: b.Seq, Records: recs, Mark: mark}}, nil
 	case kEOS:
 		return &eosMsg{lastSeq: b.LastSeq}, nil
 	case kBarrier:
@@ -271,7 +279,11 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.pending = append(m.pending, &Buffer{Seq: p.Seq, Records: recs})
+			mark, err := wireMark(p.MarkKind, p.MarkAt)
+			if err != nil {
+				return nil, err
+			}
+			m.pending = append(m.pending, &Buffer{Seq: p.Seq, Records: recs, Mark: mark})
 		}
 		return m, nil
 	case kCredit:

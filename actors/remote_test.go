@@ -147,6 +147,8 @@ func TestWireRoundTrip(t *testing.T) {
 		KeyGroups: map[int]store.BlobRef{7: {Name: "mid/1/state", Size: 10, CRC32C: 3}}}
 	msgs := []any{
 		&dataMsg{buf: &Buffer{Seq: 3, Records: plan.Records[int64]{1, 2}}},
+		&dataMsg{buf: &Buffer{Seq: 4, Records: (&plan.Writer[int64]{}).EmptyBatch(), Mark: Mark{Kind: WatermarkMark, At: plan.MaxWatermark}}},
+		&barrierMsg{id: 8, lastSeq: 4, unaligned: true, pending: []*Buffer{{Seq: 4, Records: plan.Records[int64]{7}, Mark: Mark{Kind: IdleMark}}}},
 		&eosMsg{lastSeq: 9},
 		&barrierMsg{id: 4, lastSeq: 3, unaligned: true, pending: []*Buffer{{Seq: 3, Records: plan.Records[int64]{5}}}},
 		&barrierMsg{id: 6, lastSeq: 8, final: true},

@@ -49,6 +49,8 @@ type task struct {
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
+
+	wm taskWatermarks // event time: input watermarks and the one sent on
 }
 
 func newTask(j *Job, op *plan.Operator, instance, gen int, restore *store.Manifest) *task {
@@ -101,6 +103,7 @@ func (t *task) Receive(ctx actor.Context) {
 	case *flushTickMsg:
 		if t.phase.wired() {
 			t.out.flushAll(ctx)
+			t.onWatermarkTick(ctx)
 		}
 	case *pumpMsg:
 		t.pumpQueued = false
@@ -290,6 +293,7 @@ func (t *task) readSource(ctx actor.Context) {
 	if n > 0 {
 		t.noteResumed(ctx)
 	}
+	t.afterSourceRead(ctx)
 	if done {
 		t.endInput(ctx)
 	}
@@ -301,6 +305,7 @@ func (t *task) endInput(ctx actor.Context) {
 	if t.src == nil || t.phase.work != workReading {
 		return
 	}
+	t.endOfInputWatermark(ctx)
 	if !t.job.opts.Checkpoint.Enabled() {
 		t.move(evEndSource)
 		t.pump(ctx)

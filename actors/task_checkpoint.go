@@ -54,6 +54,9 @@ func (t *task) onTrigger(ctx actor.Context, id uint64, final, stop bool) {
 	if stop {
 		t.move(evIdle)
 	}
+	if final {
+		t.endOfInputWatermark(ctx) // the input has ended: every event-time timer fires before this checkpoint
+	}
 	t.takeSnapshot(id)
 	t.out.barrier(ctx, id, unaligned, final)
 	t.completeCheckpoint(ctx, id, 0, unaligned)
@@ -95,6 +98,11 @@ func (t *task) onFinalBarrier(ctx actor.Context, input int, id, lastSeq uint64) 
 		t.fail(fmt.Errorf("final barrier %d on input %d: %w", id, input, err))
 	}
 	t.declineSuperseded(ctx, acts, id)
+	for _, a := range acts {
+		if _, aligned := a.(barriers.Snapshot); aligned {
+			t.endOfInputAtFinalBarrier(ctx)
+		}
+	}
 	t.carryOut(ctx, acts, nil)
 }
 

@@ -122,6 +122,7 @@ func (in *inputs) finishBuffer(ctx actor.Context, t *task, i int) {
 		c.last = b.Seq
 		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
 	}
+	t.afterBuffer(ctx, i, b)
 	if c.barrier != nil {
 		t.handleInOrderBarrier(ctx, i)
 	}

@@ -80,9 +80,16 @@ func (o *outputs) Writers() []plan.EdgeWriter { return o.writers }
 // seal numbers a full or flushed batch and sends it, or keeps it until credit
 // comes.
 func (o *outputs) seal(ch *outChannel, recs plan.Batch) {
+	o.sealBuffer(ch, &Buffer{Records: recs})
+}
+
+// sealBuffer numbers b and sends it, or keeps it until credit comes.
+func (o *outputs) sealBuffer(ch *outChannel, b *Buffer) {
 	ch.seq++
-	b := &Buffer{Seq: ch.seq, Records: recs}
-	o.t.ctr.recordsOut.Add(int64(recs.Len()))
+	b.Seq = ch.seq
+	if b.Records != nil {
+		o.t.ctr.recordsOut.Add(int64(b.Records.Len()))
+	}
 	if ch.credit > 0 && len(ch.outbox) == 0 {
 		o.send(ch, b)
 		return

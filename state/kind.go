@@ -13,6 +13,8 @@ const (
 	KindMap Kind = 2
 	// KindList is a list of values per key (ListTable).
 	KindList Kind = 3
+	// KindTimers is a keyed operator's timers and watermark (TimerTable).
+	KindTimers Kind = 4
 )
 
 // String returns the kind's lower-case name.
@@ -24,6 +26,8 @@ func (k Kind) String() string {
 		return "map"
 	case KindList:
 		return "list"
+	case KindTimers:
+		return "timers"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }

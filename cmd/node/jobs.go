@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/samples/bigstate"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/samples/keysum"
+	"github.com/weirstream/weir/samples/sessions"
 	"github.com/weirstream/weir/samples/wordcount"
 )
 
@@ -35,6 +36,17 @@ func registerSamples() {
 		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency; --out writes the records as JSON lines",
 		buildBackpressure)
 	registerJetStream()
+	cli.Register("sessions",
+		"session windows in event time: --records clicks of --keys users (--seed), out of order by up to 0.5 s, sessions end after 1.5 s of silence; --out (required) writes {key,start,end,value} JSON lines, one per session with its click count, and the hour-late clicks to <out>.late",
+		buildSessions)
+}
+
+func buildSessions(p cli.JobParams) (*weir.Graph, error) {
+	if p.Out == "" {
+		return nil, errors.New("sessions: --out is required")
+	}
+	return sessions.Build(sessions.Config{Records: p.Records, Users: p.Keys, Parallelism: p.Parallelism, Seed: p.Seed,
+		Out: p.Out, LateOut: p.Out + ".late", SleepMs: p.SleepMs})
 }
 
 func buildKeycount(p cli.JobParams) (*weir.Graph, error) {
