@@ -118,3 +118,54 @@ func killPlot(traces []*wireTrace, names []string) plot.LineChart {
 	}
 	return c
 }
+
+// begun is when the trace saw its first message (now, if none yet).
+func (t *wireTrace) begun() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.start.IsZero() {
+		return time.Now()
+	}
+	return t.start
+}
+
+// recoveryTail is how much of a restart's trace the plot shows after the
+// job ran again.
+const recoveryTail = 3 * time.Second
+
+// recoveryPlot draws the data messages per second of each restart of the
+// recovery benchmark around its SIGKILL (x = 0), up to a few seconds after
+// the job ran again.
+func recoveryPlot(cases []recoveryCase) plot.LineChart {
+	c := plot.LineChart{Title: "bigstate on the wire around a SIGKILL and restart", XLabel: "seconds from the SIGKILL",
+		YLabel: "data messages/s (buffers of records)", Markers: []plot.Marker{{X: 0, Label: "SIGKILL"}}}
+	for _, rc := range cases {
+		if rc.trace == nil {
+			continue
+		}
+		name := rc.Restart + ", local recovery "
+		if rc.LocalRecovery {
+			name += "on"
+		} else {
+			name += "off"
+		}
+		s := rc.trace.series(name)
+		end := rc.trace.ranAgain() + recoveryTail.Seconds()
+		n := 0
+		for n < len(s.X) && s.X[n] <= end {
+			n++
+		}
+		s.X, s.Y = s.X[:n], s.Y[:n]
+		if len(s.X) > 0 {
+			c.Series = append(c.Series, s)
+		}
+	}
+	return c
+}
+
+// ranAgain is the time from the kill to the job running again, in seconds.
+func (t *wireTrace) ranAgain() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.running.Sub(t.killed).Seconds()
+}

@@ -55,3 +55,26 @@ func TestWireTraceBucketsAroundTheKill(t *testing.T) {
 		t.Fatalf("x %v: want seconds from the kill", s.X)
 	}
 }
+
+// TestRecoveryPlotEndsAFewSecondsAfterTheJobRanAgain: each restart is one
+// series, cut recoveryTail after the job ran again (the trace goes on while
+// the next case fills its state).
+func TestRecoveryPlotEndsAFewSecondsAfterTheJobRanAgain(t *testing.T) {
+	tr := &wireTrace{}
+	t0 := time.Unix(100, 0)
+	for i := range 80 { // 20 s of buckets
+		tr.note(t0.Add(time.Duration(i) * traceBucket))
+	}
+	tr.mark(t0.Add(time.Second), t0.Add(3*time.Second))
+	c := recoveryPlot([]recoveryCase{{Restart: restartOne, LocalRecovery: true, trace: tr}, {Restart: restartAll}})
+	if len(c.Series) != 1 || c.Series[0].Name != "one node, local recovery on" {
+		t.Fatalf("series %+v, want one for the case with a trace", c.Series)
+	}
+	xs := c.Series[0].X
+	if last := xs[len(xs)-1]; last > 2+recoveryTail.Seconds() || last < 2+recoveryTail.Seconds()-traceBucket.Seconds() {
+		t.Fatalf("last x %.2f s, want the plot to end %v after the job ran again (2 s after the kill)", last, recoveryTail)
+	}
+	if xs[0] != -1 {
+		t.Fatalf("first x %.2f, want -1 (a second before the kill)", xs[0])
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -33,6 +34,7 @@ type recoveryBenchConfig struct {
 	Heartbeat   time.Duration
 	LocalWait   time.Duration
 	Timeout     time.Duration
+	Plot        string // SVG file of the data messages/s around each restart (empty: none)
 }
 
 // recoveryCase is one restart measured: of one node or of the whole
@@ -54,6 +56,8 @@ type recoveryCase struct {
 	RemoteBytes    int64   `json:"remote_bytes"`
 	LocalSections  int     `json:"local_sections"`
 	RemoteSections int     `json:"remote_sections"`
+
+	trace *wireTrace // data messages over time around the kill, for --plot
 }
 
 // recoveryBenchResult is what it prints.
@@ -78,6 +82,7 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
 	fs.DurationVar(&cfg.LocalWait, "local-wait", cfg.LocalWait, "the nodes' --local-wait")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound on each wait (state filled, node back, job running)")
+	fs.StringVar(&cfg.Plot, "plot", "", "also draw the data messages/s around each kill and restart as an SVG chart into `FILE`")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -94,6 +99,12 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		fmt.Fprintf(stderr, "node bench recovery: %v\n", err)
 		return cli.ExitFailure
+	}
+	if cfg.Plot != "" {
+		if err := writeSVG(cfg.Plot, recoveryPlot(res.Cases)); err != nil {
+			fmt.Fprintf(stderr, "node bench recovery: %v\n", err)
+			return cli.ExitFailure
+		}
 	}
 	if *asJSON {
 		b, _ := json.Marshal(res)
@@ -185,7 +196,13 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.W
 	}
 	defer bc.stop()
 	w := newDataWatch()
-	sub, err := bc.nc.Subscribe("weir.bigstate.data.>", w.observe)
+	var trace atomic.Pointer[wireTrace] // the case being measured
+	sub, err := bc.nc.Subscribe("weir.bigstate.data.>", func(m *nats.Msg) {
+		w.observe(m)
+		if tr := trace.Load(); tr != nil {
+			tr.note(time.Now())
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +243,11 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.W
 		}
 		fmt.Fprintf(progress, "local recovery %v: %s: SIGKILL of %v after checkpoint %d (%.1f MB of state) ...\n",
 			local, restart, victims, ckpt, mb(held))
+		c.trace = &wireTrace{}
+		trace.Store(c.trace)
+		// A second of data before the kill, for the plot.
+		poll.Until(2*time.Second, 50*time.Millisecond, func() bool { return time.Since(c.trace.begun()) >= time.Second })
+		killed := time.Now()
 		for _, v := range victims {
 			if err := bc.kill(v); err != nil {
 				return nil, err
@@ -264,6 +286,7 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.W
 			return nil, fmt.Errorf("%s: the job did not run again within %v\n%s", restart, cfg.Timeout, bc.logTails(3000))
 		}
 		at, _ := w.first(from)
+		c.trace.mark(killed, at)
 		c.ToRunningS = at.Sub(started).Seconds()
 		c.TaskRestores, c.RestoreMs = sum.Restores, sum.TookMs
 		c.LocalBytes, c.RemoteBytes, c.LocalSections, c.RemoteSections = sum.LocalBytes, sum.RemoteBytes, sum.LocalSections, sum.RemoteSections

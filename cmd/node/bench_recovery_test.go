@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,8 +37,9 @@ func TestFullCheckpoint(t *testing.T) {
 func TestBenchRecoverySmoke(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
+	svg := filepath.Join(t.TempDir(), "recovery.svg")
 	out, err := exec.Command(bin, "bench", "recovery", "--keys", "1000", "--value-bytes", "64", "--checkpoint-interval", "300ms",
-		"--sleep-ms", "0.05", "--timeout", "90s", "--json").Output()
+		"--sleep-ms", "0.05", "--timeout", "90s", "--json", "--plot", svg).Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -59,6 +63,15 @@ func TestBenchRecoverySmoke(t *testing.T) {
 		}
 		if !c.LocalRecovery && (c.LocalBytes != 0 || c.RemoteBytes == 0) {
 			t.Errorf("%s without local recovery: %d bytes local, %d remote: want all remote", c.Restart, c.LocalBytes, c.RemoteBytes)
+		}
+	}
+	chart, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatalf("--plot: %v", err)
+	}
+	for _, series := range []string{"one node, local recovery on", "whole cluster, local recovery on", "one node, local recovery off", "whole cluster, local recovery off", "SIGKILL"} {
+		if !strings.Contains(string(chart), series) {
+			t.Errorf("the --plot chart has no %q", series)
 		}
 	}
 	t.Logf("%s", out)
