@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -84,8 +83,8 @@ func decodeBlob(blob []byte) (blobHeader, []blobEntry, error) {
 		return h, nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	body := payload[1:]
-	r := bytes.NewReader(body)
-	d := &decoder{Decoder: newDecoder(r), r: r}
+	d := newDecoderOf(body)
+	r := d.r
 	bad := func(what string, err error) (blobHeader, []blobEntry, error) {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // keyed is the part every table shares: one lazily allocated map per key
@@ -25,11 +27,87 @@ type keyed[V any] struct {
 	eb     encBuf
 }
 
-// decoder is a msgpack decoder together with the reader it consumes, so
-// lengths read from the input can be checked against the bytes left.
+// decoder is a msgpack decoder together with the input and the reader it
+// consumes, so lengths read from the input can be checked against the bytes
+// left and keys can be copied out of the input in bulk.
 type decoder struct {
 	*msgpack.Decoder
-	r *bytes.Reader
+	r     *bytes.Reader
+	data  []byte    // what r reads
+	arena byteArena // where decoded keys, strings and bytes live
+}
+
+// newDecoderOf returns a decoder reading data.
+func newDecoderOf(data []byte) *decoder {
+	r := bytes.NewReader(data)
+	return &decoder{Decoder: newDecoder(r), r: r, data: data}
+}
+
+// key reads a string as msgpack's DecodeString does (a string, binary or
+// nil), copying it into the decoder's arena.
+func (d *decoder) key() (string, error) {
+	left := d.r.Len()
+	b, err := d.rawBytes()
+	if err != nil {
+		return "", err
+	}
+	return d.arena.string(b, left), nil
+}
+
+// bytes reads a byte slice as msgpack's DecodeBytes does (nil for nil,
+// empty but not nil for empty), copying it into the decoder's arena.
+func (d *decoder) bytes() ([]byte, error) {
+	left := d.r.Len()
+	b, err := d.rawBytes()
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return d.arena.bytes(b, left), nil
+}
+
+// rawBytes reads a msgpack string or binary and returns its bytes in the
+// input without copying them: nil for msgpack's nil, empty but not nil for
+// an empty one.
+func (d *decoder) rawBytes() ([]byte, error) {
+	off := len(d.data) - d.r.Len()
+	if off >= len(d.data) {
+		return nil, io.EOF
+	}
+	c, hdr, n := d.data[off], 1, 0
+	switch {
+	case c == msgpcode.Nil:
+		_, err := d.r.Seek(1, io.SeekCurrent)
+		return nil, err
+	case msgpcode.IsFixedString(c):
+		n = int(c & msgpcode.FixedStrMask)
+	case c == msgpcode.Str8 || c == msgpcode.Bin8:
+		hdr = 2
+	case c == msgpcode.Str16 || c == msgpcode.Bin16:
+		hdr = 3
+	case c == msgpcode.Str32 || c == msgpcode.Bin32:
+		hdr = 5
+	default:
+		return nil, fmt.Errorf("msgpack: invalid code=%x decoding string/bytes length", c)
+	}
+	if off+hdr > len(d.data) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	switch hdr {
+	case 2:
+		n = int(d.data[off+1])
+	case 3:
+		n = int(binary.BigEndian.Uint16(d.data[off+1:]))
+	case 5:
+		n = int(binary.BigEndian.Uint32(d.data[off+1:]))
+	}
+	start := off + hdr
+	if n < 0 || n > len(d.data)-start {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if _, err := d.r.Seek(int64(hdr+n), io.SeekCurrent); err != nil {
+		return nil, err
+	}
+	return d.data[start : start+n : start+n], nil
 }
 
 // checkLen rejects a length that cannot fit in the remaining input (every
@@ -110,18 +188,22 @@ func (k *keyed[V]) snapshot(g int, encV func(*msgpack.Encoder, V) error) ([]byte
 	return k.eb.bytes(), nil
 }
 
+// valueDecoder reads one value of a key; left counts the entries still to
+// decode, this one included. It returns keep=false for values that stand for
+// "no state" (an empty inner map or list).
+type valueDecoder[V any] func(d *decoder, left int) (v V, keep bool, err error)
+
 // decode parses a snapshot of group g into a fresh map without touching the
-// table. decV returns keep=false for values that stand for "no state" (an
-// empty inner map or list), which are skipped.
-func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, error)) (map[string]V, error) {
+// table; values with keep=false are skipped.
+func (k *keyed[V]) decode(g int, data []byte, decV valueDecoder[V]) (map[string]V, error) {
 	if err := k.checkGroup("restore", g); err != nil {
 		return nil, err
 	}
 	if len(data) == 0 {
 		return nil, nil
 	}
-	r := bytes.NewReader(data)
-	d := &decoder{Decoder: newDecoder(r), r: r}
+	d := newDecoderOf(data)
+	r := d.r
 	n, err := d.DecodeMapLen()
 	if err != nil {
 		return nil, k.corrupt(g, err)
@@ -130,20 +212,25 @@ func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, erro
 		return nil, k.corrupt(g, err)
 	}
 	m := make(map[string]V, max(n, 0))
-	for range n {
-		key, err := d.DecodeString()
+	for i := range n {
+		key, err := d.key()
 		if err != nil {
 			return nil, k.corrupt(g, err)
 		}
-		v, keep, err := decV(d)
+		v, keep, err := decV(d, n-i)
 		if err != nil {
 			return nil, k.corrupt(g, fmt.Errorf("key %q: %w", key, err))
 		}
-		if _, dup := m[key]; dup {
-			return nil, k.corrupt(g, fmt.Errorf("duplicate key %q", key))
-		}
+		var dup bool
 		if keep {
+			had := len(m)
 			m[key] = v
+			dup = len(m) == had
+		} else {
+			_, dup = m[key]
+		}
+		if dup {
+			return nil, k.corrupt(g, fmt.Errorf("duplicate key %q", key))
 		}
 	}
 	if r.Len() != 0 {
@@ -156,7 +243,7 @@ func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, erro
 }
 
 // stage decodes data for group g and returns a function that installs it.
-func (k *keyed[V]) stage(g int, data []byte, decV func(*decoder) (V, bool, error)) (func(), error) {
+func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), error) {
 	m, err := k.decode(g, data, decV)
 	if err != nil {
 		return nil, err
@@ -165,7 +252,7 @@ func (k *keyed[V]) stage(g int, data []byte, decV func(*decoder) (V, bool, error
 }
 
 // restore replaces group g with the entries encoded in data.
-func (k *keyed[V]) restore(g int, data []byte, decV func(*decoder) (V, bool, error)) error {
+func (k *keyed[V]) restore(g int, data []byte, decV valueDecoder[V]) error {
 	commit, err := k.stage(g, data, decV)
 	if err != nil {
 		return err
