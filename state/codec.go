@@ -75,7 +75,7 @@ func scalarDecoderFor[T any]() decodeFunc[T] {
 	case float64:
 		f = decodeFunc[float64](func(d *decoder) (float64, error) { return d.DecodeFloat64() })
 	case string:
-		f = decodeFunc[string](func(d *decoder) (string, error) { return d.key() })
+		f = decodeFunc[string](func(d *decoder) (string, error) { return d.str() })
 	case bool:
 		f = decodeFunc[bool](func(d *decoder) (bool, error) { return d.DecodeBool() })
 	case []byte:

@@ -201,7 +201,7 @@ func (f *plainField) decode(d *decoder, p unsafe.Pointer) error {
 		*(*float64)(p) = v
 		return err
 	case reflect.String:
-		v, err := d.key()
+		v, err := d.str()
 		*(*string)(p) = v
 		return err
 	default: // []byte
