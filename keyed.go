@@ -205,7 +205,13 @@ func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
 		if int(t.owners[g]) != t.ctx.instance {
 			return fmt.Errorf("operator %q instance %d: asked to restore key group %d owned by instance %d", t.name, t.ctx.instance, g, t.owners[g])
 		}
-		if err := t.backend.RestoreGroup(g, blob); err != nil {
+		var err error
+		if crc, ok := snap.KeyGroupCRCs[g]; ok {
+			err = t.backend.RestoreGroupChecked(g, blob, crc)
+		} else {
+			err = t.backend.RestoreGroup(g, blob)
+		}
+		if err != nil {
 			return fmt.Errorf("operator %q: restore key group %d: %w", t.name, g, err)
 		}
 	}

@@ -91,8 +91,10 @@ func (t *task) restore() error {
 	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
 	if t.op.Keyed {
 		snap.KeyGroups = make(map[int][]byte, len(groups))
+		snap.KeyGroupCRCs = make(map[int]uint32, len(groups)) // ReadSections verified them
 		for i, g := range groups {
 			snap.KeyGroups[g] = data[i]
+			snap.KeyGroupCRCs[g] = secs[i].Ref.CRC32C
 		}
 	}
 	data = data[len(groups):]

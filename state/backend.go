@@ -119,10 +119,23 @@ func (b *Backend) SnapshotGroup(g int) ([]byte, error) {
 // changed, so on error the backend is unchanged (a Table implemented
 // elsewhere is restored in place and may be left changed).
 func (b *Backend) RestoreGroup(g int, blob []byte) error {
+	return b.restoreGroup(g, blob, blobCRC{})
+}
+
+// RestoreGroupChecked is RestoreGroup for a blob whose CRC-32C as a whole
+// the caller has already verified to be crc (a checkpoint store verifies
+// every section it reads): the blob's own checksum is then checked without
+// reading the blob a second time, with the same outcome as RestoreGroup's
+// check.
+func (b *Backend) RestoreGroupChecked(g int, blob []byte, crc uint32) error {
+	return b.restoreGroup(g, blob, blobCRC{known: true, sum: crc})
+}
+
+func (b *Backend) restoreGroup(g int, blob []byte, crc blobCRC) error {
 	if err := b.checkGroup("restore", g); err != nil {
 		return err
 	}
-	h, entries, err := decodeBlob(blob)
+	h, entries, err := decodeBlob(blob, crc)
 	if err != nil {
 		return fmt.Errorf("state: restore key group %d: %w", g, err)
 	}

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"hash/crc32"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // benchKeys returns n keys spread over maxParallelism groups.
@@ -16,10 +18,16 @@ func benchKeys(n, maxParallelism int) ([]string, []int) {
 }
 
 // BenchmarkValueTableGetPut is the keyed-count hot path: Get then Put of the
-// same key, over 1000 keys.
+// same key, over 1000 and over 1 M keys.
 func BenchmarkValueTableGetPut(b *testing.B) {
+	for _, n := range []int{1000, 1 << 20} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchGetPut(b, n) })
+	}
+}
+
+func benchGetPut(b *testing.B, n int) {
 	const maxP = 128
-	keys, groups := benchKeys(1000, maxP)
+	keys, groups := benchKeys(n, maxP)
 	t := NewValueTable[int64]("count", maxP)
 	for i, k := range keys {
 		t.Put(groups[i], k, 0)
@@ -86,5 +94,90 @@ func BenchmarkBackendSnapshotGroup(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(int64(len(blob)))
+	}
+}
+
+// benchEntry is bigstate's per-key state: a count and a value of bytes.
+type benchEntry struct {
+	Count int64  `msgpack:"c"`
+	Value []byte `msgpack:"v"`
+}
+
+// taskBlobs snapshots groups key groups of perGroup keys each, every key
+// holding a benchEntry of valueBytes bytes, as one task of bigstate holds
+// them; it returns the blobs by group and their total size.
+func taskBlobs(b *testing.B, groups, perGroup, valueBytes int) ([][]byte, int64) {
+	const maxP = 128
+	be := NewBackend(maxP)
+	t := NewValueTable[benchEntry]("value", maxP)
+	if _, err := be.Register(t); err != nil {
+		b.Fatal(err)
+	}
+	blobs := make([][]byte, groups)
+	var size int64
+	for g := range groups {
+		for i := range perGroup {
+			v := make([]byte, valueBytes)
+			for j := range v {
+				v[j] = byte(i + j)
+			}
+			t.Put(g, "k"+strconv.Itoa(g*perGroup+i), benchEntry{Count: int64(i), Value: v})
+		}
+		blob, err := be.SnapshotGroup(g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blobs[g], size = blob, size+int64(len(blob))
+		be.DropGroup(g)
+	}
+	return blobs, size
+}
+
+// BenchmarkBackendRestoreTask restores 64 key groups of 2048 keys × 256 B
+// (one bigstate task's share of 131072 keys, about 36 MB) into a fresh
+// backend: the decoding half of a task's restore.
+// "checked" passes each blob's CRC-32C, as a restore from a checkpoint
+// store does.
+func BenchmarkBackendRestoreTask(b *testing.B) {
+	const groups, perGroup = 64, 2048
+	blobs, size := taskBlobs(b, groups, perGroup, 256)
+	sums := make([]uint32, len(blobs))
+	for g, blob := range blobs {
+		sums[g] = crc32.Checksum(blob, castagnoli)
+	}
+	for _, checked := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "checked"}[checked], func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			c0 := cpuNow()
+			for b.Loop() {
+				be := NewBackend(128)
+				t := NewValueTable[benchEntry]("value", 128)
+				if _, err := be.Register(t); err != nil {
+					b.Fatal(err)
+				}
+				for g, blob := range blobs {
+					var err error
+					if checked {
+						err = be.RestoreGroupChecked(g, blob, sums[g])
+					} else {
+						err = be.RestoreGroup(g, blob)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			reportCPU(b, c0)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(groups*perGroup), "ns/key")
+		})
+	}
+}
+
+// reportCPU reports the process's CPU time per op since start (of the
+// benchmark loop), when it can be measured.
+func reportCPU(b *testing.B, start time.Duration) {
+	if now := cpuNow(); now > 0 {
+		b.ReportMetric(float64(now-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }

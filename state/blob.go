@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -65,10 +64,33 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
 }
 
+// blobCRC is what decodeBlob knows of a blob's CRC-32C as a whole.
+type blobCRC struct {
+	known bool   // the caller has checked the whole blob against sum
+	sum   uint32 // CRC-32C of the whole blob, trailer included
+}
+
+// checkTrailer reports whether the trailer holds the CRC-32C of payload,
+// where payload+trailer is the whole blob. Knowing the whole blob's CRC it
+// takes four bytes' work: CRC(payload+trailer) is CRC(payload) carried over
+// trailer, and carrying over four given bytes maps distinct CRCs to
+// distinct CRCs, so the whole's CRC matches the trailer carried over itself
+// exactly when the trailer is the payload's CRC.
+func (c blobCRC) checkTrailer(payload, trailer []byte) (got, want uint32) {
+	want = binary.BigEndian.Uint32(trailer)
+	if c.known {
+		if crc32.Update(want, castagnoli, trailer) == c.sum {
+			return want, want
+		}
+		return ^want, want // not the payload's CRC; the actual one is not computed
+	}
+	return crc32.Checksum(payload, castagnoli), want
+}
+
 // decodeBlob checks version and CRC and parses a Backend blob. Table data in
 // the entries aliases blob. Errors wrap ErrVersion or ErrCorrupt and do not
 // name the group (the caller adds it).
-func decodeBlob(blob []byte) (blobHeader, []blobEntry, error) {
+func decodeBlob(blob []byte, crc blobCRC) (blobHeader, []blobEntry, error) {
 	var h blobHeader
 	if len(blob) == 0 {
 		return h, nil, fmt.Errorf("%w: empty blob", ErrCorrupt)
@@ -80,12 +102,15 @@ func decodeBlob(blob []byte) (blobHeader, []blobEntry, error) {
 		return h, nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(blob))
 	}
 	payload, trailer := blob[:len(blob)-crcLen], blob[len(blob)-crcLen:]
-	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(trailer); got != want {
+	if got, want := crc.checkTrailer(payload, trailer); got != want {
+		if crc.known {
+			return h, nil, fmt.Errorf("%w: trailer checksum %08x is not that of the payload (blob crc32c %08x)", ErrCorrupt, want, crc.sum)
+		}
 		return h, nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	body := payload[1:]
-	r := bytes.NewReader(body)
-	d := &decoder{Decoder: newDecoder(r), r: r}
+	d := newDecoderOf(body)
+	r := d.r
 	bad := func(what string, err error) (blobHeader, []blobEntry, error) {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

@@ -2,6 +2,8 @@ package state
 
 import (
 	"bytes"
+	"io"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -10,7 +12,11 @@ import (
 type encodeFunc[T any] func(*msgpack.Encoder, T) error
 
 // decodeFunc reads one value of type T.
-type decodeFunc[T any] func(*msgpack.Decoder) (T, error)
+type decodeFunc[T any] func(*decoder) (T, error)
+
+// decodeIntoFunc reads one value of type T into *p, which holds T's zero
+// value.
+type decodeIntoFunc[T any] func(d *decoder, p *T) error
 
 // encoderFor returns a boxing-free encoder for common scalar types and a
 // reflection-based msgpack encoder for everything else.
@@ -42,33 +48,71 @@ func encoderFor[T any]() encodeFunc[T] {
 
 // decoderFor is the counterpart of encoderFor.
 func decoderFor[T any]() decodeFunc[T] {
+	if f := scalarDecoderFor[T](); f != nil {
+		return f
+	}
+	into := decoderIntoFor[T]()
+	return func(d *decoder) (T, error) {
+		var v T
+		err := into(d, &v)
+		return v, err
+	}
+}
+
+// scalarDecoderFor returns a boxing-free decoder for the common scalar types
+// of encoderFor, nil for every other type.
+func scalarDecoderFor[T any]() decodeFunc[T] {
 	var f any
 	switch any(*new(T)).(type) {
 	case int:
-		f = decodeFunc[int](func(d *msgpack.Decoder) (int, error) { return d.DecodeInt() })
+		f = decodeFunc[int](func(d *decoder) (int, error) { return d.DecodeInt() })
 	case int64:
-		f = decodeFunc[int64](func(d *msgpack.Decoder) (int64, error) { return d.DecodeInt64() })
+		f = decodeFunc[int64](func(d *decoder) (int64, error) { return d.DecodeInt64() })
 	case int32:
-		f = decodeFunc[int32](func(d *msgpack.Decoder) (int32, error) { return d.DecodeInt32() })
+		f = decodeFunc[int32](func(d *decoder) (int32, error) { return d.DecodeInt32() })
 	case uint64:
-		f = decodeFunc[uint64](func(d *msgpack.Decoder) (uint64, error) { return d.DecodeUint64() })
+		f = decodeFunc[uint64](func(d *decoder) (uint64, error) { return d.DecodeUint64() })
 	case float64:
-		f = decodeFunc[float64](func(d *msgpack.Decoder) (float64, error) { return d.DecodeFloat64() })
+		f = decodeFunc[float64](func(d *decoder) (float64, error) { return d.DecodeFloat64() })
 	case string:
-		f = decodeFunc[string](func(d *msgpack.Decoder) (string, error) { return d.DecodeString() })
+		f = decodeFunc[string](func(d *decoder) (string, error) { return d.str() })
 	case bool:
-		f = decodeFunc[bool](func(d *msgpack.Decoder) (bool, error) { return d.DecodeBool() })
+		f = decodeFunc[bool](func(d *decoder) (bool, error) { return d.DecodeBool() })
 	case []byte:
-		f = decodeFunc[[]byte](func(d *msgpack.Decoder) ([]byte, error) { return d.DecodeBytes() })
+		f = decodeFunc[[]byte](func(d *decoder) ([]byte, error) { return d.bytes() })
 	}
 	if f != nil {
 		return f.(decodeFunc[T])
 	}
-	return func(d *msgpack.Decoder) (T, error) {
-		var v T
-		err := d.Decode(&v)
-		return v, err
+	return nil
+}
+
+// decoderIntoFor is decoderFor writing into a given slot: scalars through
+// scalarDecoderFor, plain structs through plainStruct (msgpack decodes a
+// value plainStruct cannot), everything else by msgpack's reflection.
+func decoderIntoFor[T any]() decodeIntoFunc[T] {
+	if dec := scalarDecoderFor[T](); dec != nil {
+		return func(d *decoder, p *T) error {
+			v, err := dec(d)
+			*p = v
+			return err
+		}
 	}
+	if s := plainStructFor[T](); s != nil {
+		return func(d *decoder, p *T) error {
+			start := d.r.Len()
+			if s.decode(d, unsafe.Pointer(p)) == nil {
+				return nil
+			}
+			var zero T
+			*p = zero
+			if _, err := d.r.Seek(int64(d.r.Len()-start), io.SeekCurrent); err != nil {
+				return err
+			}
+			return d.Decode(p)
+		}
+	}
+	return func(d *decoder, p *T) error { return d.Decode(p) }
 }
 
 // encBuf is a reusable buffer with a deterministic msgpack encoder on it.

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -23,22 +22,6 @@ type keyed[V any] struct {
 	groups []map[string]V
 	keys   []string // scratch for sorting keys while encoding
 	eb     encBuf
-}
-
-// decoder is a msgpack decoder together with the reader it consumes, so
-// lengths read from the input can be checked against the bytes left.
-type decoder struct {
-	*msgpack.Decoder
-	r *bytes.Reader
-}
-
-// checkLen rejects a length that cannot fit in the remaining input (every
-// element takes at least one byte), so garbage cannot make us allocate.
-func (d *decoder) checkLen(n int) error {
-	if n > d.r.Len() {
-		return fmt.Errorf("length %d exceeds the %d bytes left", n, d.r.Len())
-	}
-	return nil
 }
 
 // newKeyed returns an empty core; it panics when maxParallelism < 1, which is
@@ -110,18 +93,22 @@ func (k *keyed[V]) snapshot(g int, encV func(*msgpack.Encoder, V) error) ([]byte
 	return k.eb.bytes(), nil
 }
 
+// valueDecoder reads one value of a key; left counts the entries still to
+// decode, this one included. It returns keep=false for values that stand for
+// "no state" (an empty inner map or list).
+type valueDecoder[V any] func(d *decoder, left int) (v V, keep bool, err error)
+
 // decode parses a snapshot of group g into a fresh map without touching the
-// table. decV returns keep=false for values that stand for "no state" (an
-// empty inner map or list), which are skipped.
-func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, error)) (map[string]V, error) {
+// table; values with keep=false are skipped.
+func (k *keyed[V]) decode(g int, data []byte, decV valueDecoder[V]) (map[string]V, error) {
 	if err := k.checkGroup("restore", g); err != nil {
 		return nil, err
 	}
 	if len(data) == 0 {
 		return nil, nil
 	}
-	r := bytes.NewReader(data)
-	d := &decoder{Decoder: newDecoder(r), r: r}
+	d := newDecoderOf(data)
+	r := d.r
 	n, err := d.DecodeMapLen()
 	if err != nil {
 		return nil, k.corrupt(g, err)
@@ -130,20 +117,25 @@ func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, erro
 		return nil, k.corrupt(g, err)
 	}
 	m := make(map[string]V, max(n, 0))
-	for range n {
-		key, err := d.DecodeString()
+	for i := range n {
+		key, err := d.str()
 		if err != nil {
 			return nil, k.corrupt(g, err)
 		}
-		v, keep, err := decV(d)
+		v, keep, err := decV(d, n-i)
 		if err != nil {
 			return nil, k.corrupt(g, fmt.Errorf("key %q: %w", key, err))
 		}
-		if _, dup := m[key]; dup {
-			return nil, k.corrupt(g, fmt.Errorf("duplicate key %q", key))
-		}
+		var dup bool
 		if keep {
+			had := len(m)
 			m[key] = v
+			dup = len(m) == had
+		} else {
+			_, dup = m[key]
+		}
+		if dup {
+			return nil, k.corrupt(g, fmt.Errorf("duplicate key %q", key))
 		}
 	}
 	if r.Len() != 0 {
@@ -156,7 +148,7 @@ func (k *keyed[V]) decode(g int, data []byte, decV func(*decoder) (V, bool, erro
 }
 
 // stage decodes data for group g and returns a function that installs it.
-func (k *keyed[V]) stage(g int, data []byte, decV func(*decoder) (V, bool, error)) (func(), error) {
+func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), error) {
 	m, err := k.decode(g, data, decV)
 	if err != nil {
 		return nil, err
@@ -165,7 +157,7 @@ func (k *keyed[V]) stage(g int, data []byte, decV func(*decoder) (V, bool, error
 }
 
 // restore replaces group g with the entries encoded in data.
-func (k *keyed[V]) restore(g int, data []byte, decV func(*decoder) (V, bool, error)) error {
+func (k *keyed[V]) restore(g int, data []byte, decV valueDecoder[V]) error {
 	commit, err := k.stage(g, data, decV)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ type ListTable[T any] struct {
 	dec  decodeFunc[T]
 
 	encList func(*msgpack.Encoder, []T) error
-	decList func(*decoder) ([]T, bool, error)
+	decList valueDecoder[[]T]
 }
 
 var _ Table = (*ListTable[int])(nil)
@@ -117,7 +117,7 @@ func (t *ListTable[T]) encodeList(e *msgpack.Encoder, vs []T) error {
 }
 
 // decodeList reads one key's list; an empty list means no state.
-func (t *ListTable[T]) decodeList(d *decoder) ([]T, bool, error) {
+func (t *ListTable[T]) decodeList(d *decoder, _ int) ([]T, bool, error) {
 	n, err := d.DecodeArrayLen()
 	if err != nil {
 		return nil, false, err
@@ -130,7 +130,7 @@ func (t *ListTable[T]) decodeList(d *decoder) ([]T, bool, error) {
 	}
 	vs := make([]T, n)
 	for i := range vs {
-		if vs[i], err = t.dec(d.Decoder); err != nil {
+		if vs[i], err = t.dec(d); err != nil {
 			return nil, false, fmt.Errorf("element %d: %w", i, err)
 		}
 	}

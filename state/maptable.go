@@ -23,7 +23,7 @@ type MapTable[UK comparable, UV any] struct {
 	decUV decodeFunc[UV]
 
 	encInner func(*msgpack.Encoder, map[UK]UV) error
-	decInner func(*decoder) (map[UK]UV, bool, error)
+	decInner valueDecoder[map[UK]UV]
 
 	ukBuf encBuf       // scratch: encoded user keys of one map
 	spans []ukSpan[UK] // scratch: where each user key sits in ukBuf
@@ -183,7 +183,7 @@ func (t *MapTable[UK, UV]) encodeInner(e *msgpack.Encoder, inner map[UK]UV) erro
 }
 
 // decodeInner reads one key's map; an empty map means no state.
-func (t *MapTable[UK, UV]) decodeInner(d *decoder) (map[UK]UV, bool, error) {
+func (t *MapTable[UK, UV]) decodeInner(d *decoder, _ int) (map[UK]UV, bool, error) {
 	n, err := d.DecodeMapLen()
 	if err != nil {
 		return nil, false, err
@@ -196,11 +196,11 @@ func (t *MapTable[UK, UV]) decodeInner(d *decoder) (map[UK]UV, bool, error) {
 	}
 	inner := make(map[UK]UV, n)
 	for range n {
-		uk, err := t.decUK(d.Decoder)
+		uk, err := t.decUK(d)
 		if err != nil {
 			return nil, false, err
 		}
-		uv, err := t.decUV(d.Decoder)
+		uv, err := t.decUV(d)
 		if err != nil {
 			return nil, false, err
 		}

@@ -9,29 +9,20 @@ import (
 
 // ValueTable holds one value of type T per key, split by key group.
 //
-// Values live behind pointers. Besides the per-group maps (which snapshots,
-// restores and drops work on), one index over all groups finds a key's slot
-// with a single lookup in one map, and the table remembers the slot of the
-// last key Get or Put touched: the usual read-modify-write (Get then Put of
-// the same key, as a running count does) costs one map lookup. Get and Put do
-// not allocate, except when a key is first added.
+// Values live behind pointers in the per-group maps, and the table remembers
+// the slot of the last key Get or Put touched: the usual read-modify-write
+// (Get then Put of the same key, as a running count does) costs one map
+// lookup. Get and Put do not allocate, except when a key is first added. A
+// restore decodes a key group's values into slabs of slots, one allocation
+// per slab rather than per key.
 type ValueTable[T any] struct {
 	core keyed[*T]
 	enc  encodeFunc[T]
-	dec  func(*decoder) (*T, bool, error)
-	// index[key] is key's slot in one group; whenever it holds {g, p},
-	// core.groups[g][key] is p.
-	index map[string]indexed[T]
+	dec  decodeIntoFunc[T]
 	// the slot of the last key looked up; nil when unknown
 	last      *T
 	lastKey   string
 	lastGroup int
-}
-
-// indexed is a key's group and slot in ValueTable.index.
-type indexed[T any] struct {
-	g int
-	p *T
 }
 
 var _ Table = (*ValueTable[int])(nil)
@@ -39,16 +30,20 @@ var _ Table = (*ValueTable[int])(nil)
 // NewValueTable returns an empty value table named name split into
 // maxParallelism key groups. It panics if maxParallelism < 1.
 func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
-	dec := decoderFor[T]()
 	return &ValueTable[T]{
-		core:  newKeyed[*T](name, KindValue, maxParallelism),
-		index: map[string]indexed[T]{},
-		enc:   encoderFor[T](),
-		dec: func(d *decoder) (*T, bool, error) {
-			v, err := dec(d.Decoder)
-			return &v, true, err
-		},
+		core: newKeyed[*T](name, KindValue, maxParallelism),
+		enc:  encoderFor[T](),
+		dec:  decoderIntoFor[T](),
 	}
+}
+
+// slabBytes bounds the size of one slab of restored values.
+const slabBytes = 64 << 10
+
+// slabLen is the number of slots of the next slab when left values are
+// still to decode: enough for all of them up to slabBytes, at least one.
+func slabLen[T any](left int) int {
+	return max(1, min(left, slabBytes/max(1, int(unsafe.Sizeof(*new(T))))))
 }
 
 // slot returns the pointer to key's value in group g, nil when unset.
@@ -59,14 +54,8 @@ func (t *ValueTable[T]) slot(g int, key string) *T {
 	if t.last != nil && g == t.lastGroup && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey) {
 		return t.last
 	}
-	if e, ok := t.index[key]; ok && e.g == g {
-		t.last, t.lastKey, t.lastGroup = e.p, key, g
-		return e.p
-	}
-	// The same key in another group (only direct table users do that).
 	p := t.core.groups[g][key]
 	if p != nil {
-		t.index[key] = indexed[T]{g, p}
 		t.last, t.lastKey, t.lastGroup = p, key, g
 	}
 	return p
@@ -90,32 +79,21 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 	p := new(T) // not &v: that would move v to the heap on every call
 	*p = v
 	t.core.group(g)[key] = p
-	t.index[key] = indexed[T]{g, p}
 	t.last, t.lastKey, t.lastGroup = p, key, g
 }
 
 // forget drops the remembered slot (its entry may be gone).
 func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 
-// unindex drops key from the index if it points into group g.
-func (t *ValueTable[T]) unindex(g int, key string) {
-	if e, ok := t.index[key]; ok && e.g == g {
-		delete(t.index, key)
-	}
-}
-
-// unindexGroup drops every key of group g from the index.
-func (t *ValueTable[T]) unindexGroup(g int) {
-	for key := range t.core.groups[g] {
-		t.unindex(g, key)
-	}
-}
-
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
 	t.forget()
-	t.unindex(g, key)
-	delete(t.core.groups[g], key)
+	m := t.core.groups[g]
+	if p := m[key]; p != nil {
+		var zero T
+		*p = zero // a slab slot outlives its key: let go of what it holds
+		delete(m, key)
+	}
 }
 
 // All iterates over the keys and values of key group g in no particular
@@ -149,7 +127,6 @@ func (t *ValueTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 // DropGroup removes every key of key group g.
 func (t *ValueTable[T]) DropGroup(g int) {
 	t.forget()
-	t.unindexGroup(g)
 	t.core.groups[g] = nil
 }
 
@@ -171,16 +148,20 @@ func (t *ValueTable[T]) RestoreGroup(g int, data []byte) error {
 }
 
 func (t *ValueTable[T]) stageGroup(g int, data []byte) (func(), error) {
-	commit, err := t.core.stage(g, data, t.dec)
+	var slab []T // free slots, each handed out once
+	commit, err := t.core.stage(g, data, func(d *decoder, left int) (*T, bool, error) {
+		if len(slab) == 0 {
+			slab = make([]T, slabLen[T](left))
+		}
+		p := &slab[0]
+		slab = slab[1:]
+		return p, true, t.dec(d, p)
+	})
 	if err != nil {
 		return nil, err
 	}
 	return func() {
 		t.forget()
-		t.unindexGroup(g)
 		commit()
-		for key, p := range t.core.groups[g] {
-			t.index[key] = indexed[T]{g, p}
-		}
 	}, nil
 }

@@ -67,6 +67,9 @@ type Snapshot struct {
 	CheckpointID uint64
 	// KeyGroups maps key group → encoded state of that group (keyed operators).
 	KeyGroups map[int][]byte
+	// KeyGroupCRCs maps key group → CRC-32C of its KeyGroups bytes, for the
+	// groups whose bytes were verified against it when read (nil: none).
+	KeyGroupCRCs map[int]uint32
 	// Operator is non-keyed operator state (may be nil).
 	Operator []byte
 }
