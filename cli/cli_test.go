@@ -614,7 +614,7 @@ func TestNodeBinary(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != ExitUsage {
 		t.Fatalf("node run keycont: %v, want exit status %d", err, ExitUsage)
 	}
-	if want := "node: unknown job \"keycont\" (known: backpressure, bigstate, jsbridge, keycount, keysum, wordcount)\n"; badErr.String() != want {
+	if want := "node: unknown job \"keycont\" (known: backpressure, bigstate, jsbridge, keycount, keysum, sessions, wordcount)\n"; badErr.String() != want {
 		t.Fatalf("stderr %q, want %q", badErr.String(), want)
 	}
 }
