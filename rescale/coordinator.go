@@ -53,7 +53,10 @@ type Coordinator struct {
 	checkpoint uint64 // pending checkpoint, 0 for none
 	spawning   map[TaskKey]bool
 	pending    map[TaskKey]bool // instances yet to report TaskDone
-	result     Result
+	// fences maps each old instance of a changed operator with outputs to
+	// the consumer instances that have yet to drain its channel.
+	fences map[TaskKey]map[TaskKey]bool
+	result Result
 }
 
 // NewCoordinator returns an idle coordinator.
@@ -111,6 +114,7 @@ func (c *Coordinator) Start(now time.Duration, p *Plan) ([]Action, error) {
 			c.pending[TaskKey{ch.Operator, i}] = true
 		}
 	}
+	c.fences = fencesOf(p)
 	if c.checkpoint != 0 {
 		c.phase = waiting
 		return []Action{WaitCheckpoint{ID: c.checkpoint}}, nil
@@ -145,6 +149,54 @@ func (c *Coordinator) prepare() []Action {
 func (c *Coordinator) inject() []Action {
 	c.phase = switching
 	return []Action{InjectBarrier{Rescale: c.plan.Input.Seq}}
+}
+
+// fencesOf lists, for each old instance of each changed operator, the
+// consumer instances that have a channel from it: every one of them after
+// the edge's partitioner before the rescale (forward: the same instance).
+func fencesOf(p *Plan) map[TaskKey]map[TaskKey]bool {
+	topo := p.Input.Topology
+	out := map[TaskKey]map[TaskKey]bool{}
+	for _, ch := range p.Changes {
+		for _, e := range topo.Edges {
+			if e.From != ch.Operator {
+				continue
+			}
+			pd := topo.Operators[topo.index(e.To)].Parallelism
+			for o := 0; o < ch.From; o++ {
+				k := TaskKey{ch.Operator, o}
+				if out[k] == nil {
+					out[k] = map[TaskKey]bool{}
+				}
+				for j := 0; j < pd; j++ {
+					if e.Partitioner != "forward" || j == o {
+						out[k][TaskKey{e.To, j}] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// InputDrained is consumer reporting that it has processed everything
+// producer sent before its rescale barrier. Once every consumer of an old
+// instance of a changed operator has, the groups moved from that instance
+// may be released (Fence).
+func (c *Coordinator) InputDrained(now time.Duration, consumer, producer TaskKey) []Action {
+	if c.phase != switching {
+		return nil
+	}
+	waiting, ok := c.fences[producer]
+	if !ok {
+		return nil
+	}
+	delete(waiting, consumer)
+	if len(waiting) > 0 {
+		return nil
+	}
+	delete(c.fences, producer)
+	return []Action{Fence{Operator: producer.Operator, From: producer.Instance}}
 }
 
 // Prepared is an added instance spawned and wired.

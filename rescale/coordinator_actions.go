@@ -6,8 +6,8 @@ import (
 )
 
 // Action is one thing the job's shell must do for a rescale, in the order
-// returned. The set is sealed: WaitCheckpoint, Spawn, InjectBarrier, Commit,
-// Finished, Abort and Recover.
+// returned. The set is sealed: WaitCheckpoint, Spawn, InjectBarrier, Fence,
+// Commit, Finished, Abort and Recover.
 type Action interface {
 	action()
 	String() string
@@ -30,6 +30,13 @@ type Spawn struct {
 // InjectBarrier tells the shell to hand the rescale barrier to every source
 // task, and each running task its TaskConfig.
 type InjectBarrier struct{ Rescale uint64 }
+
+// Fence tells every instance of Operator (Task.Fence) that each consumer has
+// processed all that instance From sent before its switch.
+type Fence struct {
+	Operator string
+	From     int
+}
 
 // Commit tells the shell that the plan's tables and parallelisms are the
 // job's from now on (Plan.Apply): the next checkpoint's manifest has them,
@@ -72,6 +79,7 @@ type Result struct {
 func (WaitCheckpoint) action() {}
 func (Spawn) action()          {}
 func (InjectBarrier) action()  {}
+func (Fence) action()          {}
 func (Commit) action()         {}
 func (Finished) action()       {}
 func (Abort) action()          {}
@@ -82,6 +90,7 @@ func (a Spawn) String() string {
 	return fmt.Sprintf("spawn task=%s[%d] node=%q", a.Operator, a.Instance, a.Node)
 }
 func (a InjectBarrier) String() string { return fmt.Sprintf("inject-barrier rescale=%d", a.Rescale) }
+func (a Fence) String() string         { return fmt.Sprintf("fence %s[%d]", a.Operator, a.From) }
 func (a Commit) String() string        { return fmt.Sprintf("commit rescale=%d", a.Rescale) }
 func (a Finished) String() string {
 	r := a.Result

@@ -30,12 +30,17 @@
 //     input, hands each group's state to its new owner (Handoff), with the
 //     records of those groups that barriers overtook (SetAside, unaligned);
 //     when their originals arrive it drops those records (Decision.Drop).
-//  5. A new owner holds the records of a group moving to it that arrive
+//  5. Every task reports each old input drained: every buffer its producer
+//     sent before the barrier processed (InputDrained). When every consumer
+//     of an old instance O of a changed operator has drained O's channel,
+//     the Coordinator fences O (Fence).
+//  6. A new owner holds the records of a group moving to it that arrive
 //     before the group's state (Decision.Hold, in arrival order, the buffer's
-//     credit withheld), restores the state and the records that came with it
-//     (Restore) and then processes the held ones (Release), but not before it
-//     has switched itself. Groups that do not move are never held.
-//  6. Removed instances stop after their handoff, once drained (Stop). When
+//     credit withheld) and installs the state when it comes (Restore). It
+//     processes the records that came with the state and then the held ones
+//     (Release) once it has switched itself and the old owner is fenced.
+//     Groups that do not move are never held.
+//  7. Removed instances stop after their handoff, once drained (Stop). When
 //     every instance of the changed operators is done (TaskDone) the
 //     Coordinator commits: the new tables and parallelisms are the job's,
 //     and the next checkpoint's manifest has them.
@@ -66,17 +71,22 @@
 // aside, in channel order) all of the former before the handoff, and N
 // applies the handoff's state, then the set-aside records, then its held
 // records in arrival order. Records of one key from different producers were
-// never ordered (they travel on different channels). Downstream, a changed
-// task emits every output of a leaving group before it switches, and a new
-// owner that was already running releases a group only after its own switch,
-// so on each channel the outputs of a moved group keep their order across
-// the rescale barrier; a consumer reading a key from two channels sees
-// per-channel order, as it does on any rebalance or hash edge.
+// never ordered (they travel on different channels). Downstream, a key's
+// outputs came from one instance, over one channel per consumer; across the
+// rescale they come from O, then from N, over two. O emits every output of a
+// leaving group before it switches, and N emits none before O is fenced,
+// that is before every consumer has processed all O sent before its switch:
+// so every consumer sees a key's outputs in order (the keycount verifier
+// checks exactly that). N also releases only after its own switch, so on a
+// forward edge into an operator rescaled with it, the outputs of a moved
+// group follow N's barrier, as the next operator's protocol requires.
 //
 // No deadlock: a held buffer withholds its credit only on a channel whose
 // producer has already switched, so it has already sent its barrier and every
 // old-routed record ahead of it to every old owner; an old owner never waits
-// for anything but its own inputs, which carry only those records. Holding
+// for anything but its own inputs, which carry only those records; a
+// consumer drains an old channel without waiting for any rescale event, so
+// every fence comes. Holding
 // is bounded by each channel's credit: if a handoff takes longer than the
 // credit window lasts, that one channel stalls until the group is released
 // (other channels, and the groups on them, keep going).

@@ -20,15 +20,17 @@ import (
 //	start at=D                               -> actions | error
 //	prepared task=op/i at=D                  -> actions | error
 //	done task=op/i at=D [bytes=N] [pause=D]  -> actions | error (a TaskDone reaching the coordinator)
+//	drained task=op/i producer=op/i at=D     -> actions (an InputDrained reaching the coordinator)
 //	fail at=D reason=WORD                    -> actions
 //	tick at=D                                -> actions
 //	may-checkpoint                           -> true | false
-//	task task=op/i inputs=N [source]         -> the task's part in the plan
+//	task task=op/i inputs=N                  -> the task's part in the plan
 //	begin task=op/i at=D                     -> actions
 //	inject task=op/i at=D                    -> actions | error
 //	barrier task=op/i in=I last=S at=D       -> actions | error
 //	buffer task=op/i in=I seq=S groups=g,... at=D   -> decision, then actions | error
 //	handoff task=op/i from=I groups=g,... bytes=N at=D  -> actions | error
+//	fence task=op/i from=I at=D              -> actions
 //
 // A task's TaskDone is printed, not passed on: the script passes it with done.
 func TestScripts(t *testing.T) {
@@ -69,6 +71,9 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 	case "done":
 		acts, err := s.coord.TaskDone(at, taskKey(c), TaskResult{Bytes: int64(c.IntOr("bytes", 0)), LongestPause: c.DurationOr("pause", 0)})
 		return actionsOrErr(acts, err)
+	case "drained":
+		p := c.Task("producer")
+		return actionLines(s.coord.InputDrained(at, taskKey(c), TaskKey{p.Operator, p.Instance}))
 	case "fail":
 		return actionLines(s.coord.Failed(at, c.String("reason")))
 	case "tick":
@@ -77,7 +82,7 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		return []string{strconv.FormatBool(s.coord.MayCheckpoint())}
 	case "task":
 		k := taskKey(c)
-		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"), c.Flag("source"))
+		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"))
 		tk, err := NewTask(cfg)
 		if err != nil {
 			return errLines(err)
@@ -109,6 +114,8 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		return append([]string{line}, taskLines(acts, nil)...)
 	case "handoff":
 		return taskLines(tk.Handoff(at, c.Int("from"), groups(c), int64(c.IntOr("bytes", 0))))
+	case "fence":
+		return taskLines(tk.Fence(at, c.Int("from")), nil)
 	}
 	c.Fatalf("unknown command")
 	return nil
@@ -171,7 +178,7 @@ func describe(cfg TaskConfig) string {
 	for _, m := range cfg.In {
 		in = append(in, fmt.Sprintf("%d←%d", m.Group, m.From))
 	}
-	return fmt.Sprintf("inputs=%d changed=%t removed=%t out=[%s] in=[%s]", cfg.Inputs, cfg.Changed, cfg.Removed, strings.Join(out, " "), strings.Join(in, " "))
+	return fmt.Sprintf("inputs=%d source=%t outputs=%t changed=%t removed=%t out=[%s] in=[%s]", cfg.Inputs, cfg.Source, cfg.Outputs, cfg.Changed, cfg.Removed, strings.Join(out, " "), strings.Join(in, " "))
 }
 
 func actionLines(acts []Action) []string {

@@ -14,13 +14,14 @@ import (
 // The simulation runs the whole protocol over an in-memory dataflow with
 // random scheduling: P producers (each with its own numbered records of
 // random keys) → hash → a keyed operator rescaled from one parallelism to
-// another, through FIFO channels with credit, where a barrier may overtake
+// another → hash → a keyed operator that is not rescaled, through FIFO
+// channels (with credit into the rescaled one) where a barrier may overtake
 // queued buffers (unaligned), and handoffs that arrive after random delays.
 // The coordinator and every task are the real machines; the simulation only
 // carries out their actions. At the end it checks what the package doc
 // promises: every record applied to state exactly once, per key and
-// producer in order, every key group's state at its new owner alone, every
-// credit returned, the rescale committed.
+// producer in order, at both stages, every key group's state at its new
+// owner alone, every credit returned, the rescale committed.
 
 type simRecord struct {
 	key, producer, n int
@@ -49,7 +50,7 @@ type simHandoff struct {
 	from, to int
 	groups   []int
 	state    map[int]map[int][]simRecord // group → key → applied records
-	records  []simRecord                 // set aside, in order
+	records  map[int][]simRecord         // group → set aside, in order
 }
 
 type simConsumer struct {
@@ -57,6 +58,7 @@ type simConsumer struct {
 	state    map[int]map[int][]simRecord
 	held     map[int][]simRecord
 	aside    map[int][]simRecord // group → records set aside, in order
+	carried  map[int][]simRecord // group → records that came with its handoff
 	inputs   map[int]*simChannel // input index → channel
 	stopped  bool
 	withheld map[[2]uint64]*simChannel
@@ -83,6 +85,16 @@ type sim struct {
 	committed int
 	spawning  []TaskKey
 	sent      int // records the producers have in all
+
+	downTable *keygroups.Table
+	down      []*simDown
+	outCh     map[[2]int]*simChannel // op instance, down instance
+}
+
+// simDown is an instance of the downstream operator, which is not rescaled.
+type simDown struct {
+	task  *Task
+	state map[int][]simRecord // key → records applied
 }
 
 func (s *sim) fatalf(format string, args ...any) {
@@ -108,16 +120,33 @@ func runSim(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	downP := 1 + rng.IntN(min(3, maxP))
+	downTable, err := keygroups.Contiguous(maxP, downP)
+	if err != nil {
+		t.Fatal(err)
+	}
 	topo := Topology{Job: "sim", MaxParallelism: maxP,
-		Operators: []Operator{{Name: "src", Parallelism: producers, Source: true}, {Name: "op", Parallelism: from, Table: old}},
-		Edges:     []Edge{{From: "src", To: "op", Partitioner: "hash"}}}
+		Operators: []Operator{{Name: "src", Parallelism: producers, Source: true}, {Name: "op", Parallelism: from, Table: old},
+			{Name: "down", Parallelism: downP, Table: downTable}},
+		Edges: []Edge{{From: "src", To: "op", Partitioner: "hash"}, {From: "op", To: "down", Partitioner: "hash"}}}
 	plan, err := NewPlan(Input{Seq: 1, Topology: topo, Request: []Target{{"op", to}}})
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
 	c, _ := plan.Change("op")
 	s := &sim{t: t, seed: seed, rng: rng, max: maxP, old: old, new: c.New, plan: plan, coord: NewCoordinator(CoordinatorConfig{}),
-		unalign: rng.IntN(2) == 0, window: 1 + rng.IntN(3), channels: map[[2]int]*simChannel{}}
+		unalign: rng.IntN(2) == 0, window: 1 + rng.IntN(3), channels: map[[2]int]*simChannel{},
+		downTable: downTable, outCh: map[[2]int]*simChannel{}}
+	for j := range downP {
+		tk, err := NewTask(TaskConfigFor(plan, "down", j, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.down = append(s.down, &simDown{task: tk, state: map[int][]simRecord{}})
+		for i := range max(from, to) {
+			s.outCh[[2]int{i, j}] = &simChannel{producer: i, consumer: j}
+		}
+	}
 	for p := range producers {
 		var rs []simRecord
 		for n := range 10 + rng.IntN(50) {
@@ -132,11 +161,12 @@ func runSim(t *testing.T, seed uint64) {
 		if i < from {
 			inputs = producers
 		}
-		tk, err := NewTask(TaskConfigFor(plan, "op", i, inputs, false))
+		tk, err := NewTask(TaskConfigFor(plan, "op", i, inputs))
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc := &simConsumer{task: tk, state: map[int]map[int][]simRecord{}, held: map[int][]simRecord{}, aside: map[int][]simRecord{},
+			carried: map[int][]simRecord{},
 			inputs: map[int]*simChannel{}, withheld: map[[2]uint64]*simChannel{}}
 		for p := range producers {
 			ch := &simChannel{producer: p, consumer: i}
@@ -183,6 +213,10 @@ func (s *sim) coordActs(acts []Action) {
 			// Added instances take part once wired.
 			for i := s.old.Parallelism; i < len(s.cons); i++ {
 				s.taskActs(i, s.cons[i].task.Begin(s.now))
+			}
+		case Fence:
+			for c := range s.cons {
+				s.taskActs(c, s.cons[c].task.Fence(s.now, a.From))
 			}
 		case Commit:
 			s.committed++
@@ -233,7 +267,66 @@ func (s *sim) enabled() []func() {
 	for i := range s.handoffs {
 		out = append(out, func() { s.deliverHandoff(i) })
 	}
+	for i := range len(s.cons) {
+		for j := range s.down {
+			ch := s.outCh[[2]int{i, j}]
+			if len(ch.items) == 0 {
+				continue
+			}
+			out = append(out, func() { s.deliverDown(ch, 0) })
+			if s.unalign {
+				for k, it := range ch.items {
+					if it.barrier && k > 0 {
+						out = append(out, func() { s.deliverDown(ch, k) })
+					}
+				}
+			}
+		}
+	}
 	return out
+}
+
+// deliverDown hands item i of a channel into the downstream operator.
+func (s *sim) deliverDown(ch *simChannel, i int) {
+	it := ch.items[i]
+	ch.items = slices.Delete(ch.items, i, i+1)
+	d := s.down[ch.consumer]
+	if it.barrier {
+		acts, err := d.task.Barrier(s.now, ch.producer, it.lastSeq)
+		if err != nil {
+			s.fatalf("down barrier: %v", err)
+		}
+		s.downActs(ch.consumer, acts)
+		return
+	}
+	var groups []int
+	for _, r := range it.buf.records {
+		groups = append(groups, r.key%s.max)
+	}
+	dec, acts, err := d.task.Buffer(s.now, ch.producer, it.buf.seq, groups)
+	if err != nil {
+		s.fatalf("down buffer: %v", err)
+	}
+	if len(dec.Hold) > 0 || len(dec.Drop) > 0 || dec.Withhold {
+		s.fatalf("down instance %d, which is not rescaled, decided %+v", ch.consumer, dec)
+	}
+	for _, r := range it.buf.records {
+		d.state[r.key] = append(d.state[r.key], r)
+	}
+	s.downActs(ch.consumer, acts)
+}
+
+func (s *sim) downActs(j int, acts []TaskAction) {
+	for _, a := range acts {
+		switch a := a.(type) {
+		case Switch:
+			// The last stage: nothing downstream.
+		case InputDrained:
+			s.coordActs(s.coord.InputDrained(s.now, TaskKey{"down", j}, TaskKey{"op", a.Input}))
+		default:
+			s.fatalf("unexpected down action %s", a)
+		}
+	}
 }
 
 func (s *sim) sortedChannels() []*simChannel {
@@ -330,6 +423,7 @@ func (s *sim) deliver(ch *simChannel, i int) {
 	s.taskActs(ch.consumer, acts)
 }
 
+// apply applies r to instance c's state and emits it downstream.
 func (s *sim) apply(c int, r simRecord) {
 	g := r.key % s.max
 	st := s.cons[c].state
@@ -337,6 +431,9 @@ func (s *sim) apply(c int, r simRecord) {
 		st[g] = map[int][]simRecord{}
 	}
 	st[g][r.key] = append(st[g][r.key], r)
+	ch := s.outCh[[2]int{c, s.downTable.Owner(g)}]
+	ch.seq++
+	ch.items = append(ch.items, simItem{buf: &simBuffer{seq: ch.seq, records: []simRecord{r}}})
 }
 
 func (s *sim) taskActs(c int, acts []TaskAction) { s.taskActsWith(c, acts, nil) }
@@ -346,7 +443,12 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 	for _, a := range acts {
 		switch a := a.(type) {
 		case Switch:
-			// The operator is the last stage: nothing downstream to switch.
+			// Its outputs' routing does not change (down is not rescaled):
+			// the barrier goes on every channel it had.
+			for j := range s.down {
+				ch := s.outCh[[2]int{c, j}]
+				ch.items = append(ch.items, simItem{barrier: true, lastSeq: ch.seq})
+			}
 		case SetAside:
 			for _, it := range overtaken {
 				if it.barrier || it.buf.seq <= a.AfterSeq || it.buf.seq > a.LastSeq {
@@ -359,21 +461,27 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 				}
 			}
 		case Handoff:
-			h := simHandoff{from: c, to: a.To, groups: a.Groups, state: map[int]map[int][]simRecord{}}
+			h := simHandoff{from: c, to: a.To, groups: a.Groups, state: map[int]map[int][]simRecord{}, records: map[int][]simRecord{}}
 			for _, g := range a.Groups {
 				h.state[g] = sc.state[g]
 				delete(sc.state, g)
-				h.records = append(h.records, sc.aside[g]...)
+				h.records[g] = sc.aside[g]
 				delete(sc.aside, g)
 			}
 			s.handoffs = append(s.handoffs, h)
 		case Restore:
 			// Carried out in deliverHandoff, which has the state.
 		case Release:
+			for _, r := range sc.carried[a.Group] {
+				s.apply(c, r)
+			}
+			delete(sc.carried, a.Group)
 			for _, r := range sc.held[a.Group] {
 				s.apply(c, r)
 			}
 			delete(sc.held, a.Group)
+		case InputDrained:
+			s.coordActs(s.coord.InputDrained(s.now, TaskKey{"op", c}, TaskKey{"src", a.Input}))
 		case ReturnCredit:
 			for _, seq := range a.Seqs {
 				k := [2]uint64{uint64(a.Input), seq}
@@ -415,7 +523,7 @@ func (s *sim) deliverHandoff(i int) {
 			c.state[g] = keys
 		}
 	}
-	// Restore: the state, then the records set aside, before anything held.
+	// Restore: the state now; the records set aside wait for Release.
 	acts, err := c.task.Handoff(s.now, h.from, h.groups, int64(len(h.records)))
 	if err != nil {
 		s.fatalf("handoff: %v", err)
@@ -423,8 +531,8 @@ func (s *sim) deliverHandoff(i int) {
 	if _, ok := acts[0].(Restore); !ok {
 		s.fatalf("handoff answered %v, want Restore first", acts)
 	}
-	for _, r := range h.records {
-		s.apply(h.to, r)
+	for g, rs := range h.records {
+		c.carried[g] = rs
 	}
 	s.taskActs(h.to, acts[1:])
 }
@@ -442,8 +550,8 @@ func (s *sim) check() {
 		if !sc.task.Done() {
 			s.fatalf("instance %d not done", c)
 		}
-		if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.withheld) > 0 {
-			s.fatalf("instance %d ends with held %v, set aside %v, withheld %v", c, sc.held, sc.aside, sc.withheld)
+		if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.withheld) > 0 || len(sc.carried) > 0 {
+			s.fatalf("instance %d ends with held %v, set aside %v, withheld %v, carried %v", c, sc.held, sc.aside, sc.withheld, sc.carried)
 		}
 		if (c >= s.new.Parallelism) != sc.stopped {
 			s.fatalf("instance %d stopped=%t, parallelism now %d", c, sc.stopped, s.new.Parallelism)
@@ -484,5 +592,31 @@ func (s *sim) check() {
 	}
 	if len(applied) != s.sent {
 		s.fatalf("%d records applied, %d sent", len(applied), s.sent)
+	}
+	// Downstream, each key's records, per producer, arrive in order, once,
+	// all of them, though they came from two instances across the rescale.
+	for _, ch := range s.outCh {
+		if len(ch.items) > 0 {
+			s.fatalf("channel op[%d]→down[%d] ends with %d items", ch.producer, ch.consumer, len(ch.items))
+		}
+	}
+	got := 0
+	for j, d := range s.down {
+		for key, rs := range d.state {
+			if s.downTable.Owner(key%s.max) != j {
+				s.fatalf("key %d at down[%d]", key, j)
+			}
+			next := map[int]int{}
+			for _, r := range rs {
+				if r.n < next[r.producer] {
+					s.fatalf("downstream key %d: producer %d's record %d after %d (out of order or twice)", key, r.producer, r.n, next[r.producer]-1)
+				}
+				next[r.producer] = r.n + 1
+				got++
+			}
+		}
+	}
+	if got != s.sent {
+		s.fatalf("%d records downstream, %d sent", got, s.sent)
 	}
 }

@@ -30,6 +30,10 @@ type TaskConfig struct {
 	Changed bool
 	// Removed is true for an instance that goes away: it stops after TaskDone.
 	Removed bool
+	// Outputs is true for a task with output channels: a changed task then
+	// releases a group moved from instance i only after Fence(i), when every
+	// consumer has processed what i sent before its switch.
+	Outputs bool
 	// Out are the key groups moving away from this instance, In those moving
 	// to it.
 	Out, In []keygroups.Move
@@ -37,9 +41,16 @@ type TaskConfig struct {
 
 // TaskConfigFor is the part of instance of operator op in plan p; inputs is
 // the number of input channels it has before the rescale (0 for an added
-// instance) and source says whether op is a source.
-func TaskConfigFor(p *Plan, op string, instance, inputs int, source bool) TaskConfig {
-	cfg := TaskConfig{Rescale: p.Input.Seq, Instance: instance, Inputs: inputs, Source: source}
+// instance).
+func TaskConfigFor(p *Plan, op string, instance, inputs int) TaskConfig {
+	topo := p.Input.Topology
+	cfg := TaskConfig{Rescale: p.Input.Seq, Instance: instance, Inputs: inputs}
+	if i := topo.index(op); i >= 0 {
+		cfg.Source = topo.Operators[i].Source
+	}
+	for _, e := range topo.Edges {
+		cfg.Outputs = cfg.Outputs || e.From == op
+	}
 	c, ok := p.Change(op)
 	if !ok {
 		return cfg
@@ -70,19 +81,21 @@ type Decision struct {
 // (Inject, Barrier, Buffer, Handoff, with logical time), actions out. See the
 // package documentation for the rules it enforces.
 type Task struct {
-	cfg      TaskConfig
-	out      map[int]int // moving-out group → new owner
-	in       map[int]*incoming
-	barrier  []bool
-	lastSeq  []uint64
-	seen     []uint64 // seq of the last buffer seen per input
-	dropUpTo []uint64 // buffers up to this seq lose their moving-out groups
-	barriers int
-	switched bool
-	handed   bool
-	done     bool
-	withheld []withheld
-	result   TaskResult
+	cfg       TaskConfig
+	out       map[int]int // moving-out group → new owner
+	in        map[int]*incoming
+	barrier   []bool
+	lastSeq   []uint64
+	seen      []uint64 // seq of the last buffer seen per input
+	dropUpTo  []uint64 // buffers up to this seq lose their moving-out groups
+	barriers  int
+	drainedIn []bool // InputDrained reported
+	fenced    map[int]bool
+	switched  bool
+	handed    bool
+	done      bool
+	withheld  []withheld
+	result    TaskResult
 }
 
 // incoming is a group moving to this task.
@@ -110,7 +123,8 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 		return nil, fmt.Errorf("rescale %d task %d: a source with %d inputs", cfg.Rescale, cfg.Instance, cfg.Inputs)
 	}
 	t := &Task{cfg: cfg, out: map[int]int{}, in: map[int]*incoming{},
-		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs)}
+		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs),
+		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}}
 	for _, m := range cfg.Out {
 		t.out[m.Group] = m.To
 	}
@@ -217,6 +231,14 @@ func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int) (D
 	return d, t.progress(now), nil
 }
 
+// Fence says every consumer of this operator's outputs has processed all
+// that instance from sent before its switch: outputs of the groups moved
+// from it may follow. It is idempotent.
+func (t *Task) Fence(now time.Duration, from int) []TaskAction {
+	t.fenced[from] = true
+	return t.progress(now)
+}
+
 // Handoff is the state of groups (bytes in all) and the records set aside
 // with it arriving from instance from.
 func (t *Task) Handoff(now time.Duration, from int, groups []int, bytes int64) ([]TaskAction, error) {
@@ -236,13 +258,19 @@ func (t *Task) Handoff(now time.Duration, from int, groups []int, bytes int64) (
 	return append(acts, t.progress(now)...), nil
 }
 
-// progress switches a changed task once drained, releases arrived groups
-// once switched, and finishes.
+// progress reports drained inputs, switches a changed task once drained,
+// releases arrived groups once switched and fenced, and finishes.
 func (t *Task) progress(now time.Duration) []TaskAction {
-	if t.done {
-		return nil
-	}
 	var acts []TaskAction
+	for i := range t.cfg.Inputs {
+		if !t.drainedIn[i] && t.barrier[i] && t.seenOn(i) >= t.lastSeq[i] {
+			t.drainedIn[i] = true
+			acts = append(acts, InputDrained{Input: i})
+		}
+	}
+	if t.done {
+		return acts
+	}
 	if t.cfg.Changed && !t.switched && t.drained() {
 		t.switched = true
 		acts = append(acts, Switch{Rescale: t.cfg.Rescale})
@@ -256,7 +284,7 @@ func (t *Task) progress(now time.Duration) []TaskAction {
 		if inc.released {
 			continue
 		}
-		if !inc.arrived {
+		if !inc.arrived || (t.cfg.Outputs && !t.fenced[inc.from]) {
 			waiting++
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 
 // TaskAction is one thing a task's shell must do for a rescale, in the order
 // returned. The set is sealed: Switch, SetAside, Handoff, Restore, Release,
-// ReturnCredit, TaskDone and Stop.
+// ReturnCredit, InputDrained, TaskDone and Stop.
 type TaskAction interface {
 	taskAction()
 	String() string
@@ -38,16 +38,16 @@ type Handoff struct {
 }
 
 // Restore tells a new owner to install the state of Groups that instance From
-// handed off and to process the records that came with it, in their order,
-// before any held record of those groups.
+// handed off, and to keep the records that came with it for Release.
 type Restore struct {
 	From   int
 	Groups []int
 }
 
-// Release tells a new owner to process, in arrival order, the records of
-// Group it held, and every later one as it comes. Waited is how long the
-// group was paused: from its first held record to now (0 if none was held).
+// Release tells a new owner to process the records of Group that came with
+// its handoff, in their order, then those it held, in arrival order, and
+// every later one as it comes. Waited is how long the group was paused: from
+// its first held record to now (0 if none was held).
 type Release struct {
 	Group  int
 	Waited time.Duration
@@ -59,6 +59,11 @@ type ReturnCredit struct {
 	Input int
 	Seqs  []uint64
 }
+
+// InputDrained says the task has processed every buffer that Input's
+// producer sent before its rescale barrier. The shell reports it to the
+// Coordinator (Coordinator.InputDrained), which fences moved groups on it.
+type InputDrained struct{ Input int }
 
 // TaskDone says the task has finished its part: switched, handed off, every
 // moving-in group released and every input drained up to its barrier.
@@ -85,6 +90,7 @@ func (Handoff) taskAction()      {}
 func (Restore) taskAction()      {}
 func (Release) taskAction()      {}
 func (ReturnCredit) taskAction() {}
+func (InputDrained) taskAction() {}
 func (TaskDone) taskAction()     {}
 func (Stop) taskAction()         {}
 
@@ -100,6 +106,7 @@ func (a Release) String() string { return fmt.Sprintf("release group=%d waited=%
 func (a ReturnCredit) String() string {
 	return fmt.Sprintf("return-credit in=%d seqs=%s", a.Input, uints(a.Seqs))
 }
+func (a InputDrained) String() string { return fmt.Sprintf("input-drained in=%d", a.Input) }
 func (a TaskDone) String() string {
 	return fmt.Sprintf("done rescale=%d received=%d bytes=%d longest-pause=%s", a.Rescale, a.Result.Received, a.Result.Bytes, a.Result.LongestPause)
 }
