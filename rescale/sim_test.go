@@ -167,7 +167,7 @@ func runSim(t *testing.T, seed uint64) {
 		}
 		sc := &simConsumer{task: tk, state: map[int]map[int][]simRecord{}, held: map[int][]simRecord{}, aside: map[int][]simRecord{},
 			carried: map[int][]simRecord{},
-			inputs: map[int]*simChannel{}, withheld: map[[2]uint64]*simChannel{}}
+			inputs:  map[int]*simChannel{}, withheld: map[[2]uint64]*simChannel{}}
 		for p := range producers {
 			ch := &simChannel{producer: p, consumer: i}
 			s.channels[[2]int{p, i}] = ch
