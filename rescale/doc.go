@@ -35,8 +35,9 @@
 //     of an old instance O of a changed operator has drained O's channel,
 //     the Coordinator fences O (Fence).
 //  6. A new owner holds the records of a group moving to it that arrive
-//     before the group's state (Decision.Hold, in arrival order, the buffer's
-//     credit withheld) and installs the state when it comes (Restore). It
+//     before the group's state (Decision.Hold, in arrival order; an input
+//     with HoldLimit such buffers pauses) and installs the state when it
+//     comes (Restore). It
 //     processes the records that came with the state and then the held ones
 //     (Release) once it has switched itself and the old owner is fenced.
 //     Groups that do not move are never held.
@@ -81,15 +82,15 @@
 // forward edge into an operator rescaled with it, the outputs of a moved
 // group follow N's barrier, as the next operator's protocol requires.
 //
-// No deadlock: a held buffer withholds its credit only on a channel whose
-// producer has already switched, so it has already sent its barrier and every
+// No deadlock: an input pauses for held records only after its producer has
+// switched, so that producer has already sent its barrier and every
 // old-routed record ahead of it to every old owner; an old owner never waits
 // for anything but its own inputs, which carry only those records; a
 // consumer drains an old channel without waiting for any rescale event, so
-// every fence comes. Holding
-// is bounded by each channel's credit: if a handoff takes longer than the
-// credit window lasts, that one channel stalls until the group is released
-// (other channels, and the groups on them, keep going).
+// every fence comes. Holding is bounded per input by HoldLimit buffers (the
+// shell sets the channel capacity): if a handoff takes longer than that
+// lasts, that one input pauses until the group is released (other inputs,
+// and the groups on them, keep going).
 //
 // Tests: testdata/*.txt scripts (every step, every failure point, every
 // refused event) and a seeded simulation (TestSimulation) that runs the

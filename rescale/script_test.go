@@ -24,7 +24,7 @@ import (
 //	fail at=D reason=WORD                    -> actions
 //	tick at=D                                -> actions
 //	may-checkpoint                           -> true | false
-//	task task=op/i inputs=N                  -> the task's part in the plan
+//	task task=op/i inputs=N [hold=N]         -> the task's part in the plan
 //	begin task=op/i at=D                     -> actions
 //	inject task=op/i at=D                    -> actions | error
 //	barrier task=op/i in=I last=S at=D       -> actions | error
@@ -83,6 +83,7 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 	case "task":
 		k := taskKey(c)
 		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"))
+		cfg.HoldLimit = c.IntOr("hold", 0)
 		tk, err := NewTask(cfg)
 		if err != nil {
 			return errLines(err)
@@ -108,9 +109,6 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 			return errLines(err)
 		}
 		line := fmt.Sprintf("process hold=%s drop=%s", ints(d.Hold), ints(d.Drop))
-		if d.Withhold {
-			line += " withhold"
-		}
 		return append([]string{line}, taskLines(acts, nil)...)
 	case "handoff":
 		return taskLines(tk.Handoff(at, c.Int("from"), groups(c), int64(c.IntOr("bytes", 0))))

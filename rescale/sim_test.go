@@ -54,14 +54,14 @@ type simHandoff struct {
 }
 
 type simConsumer struct {
-	task     *Task
-	state    map[int]map[int][]simRecord
-	held     map[int][]simRecord
-	aside    map[int][]simRecord // group → records set aside, in order
-	carried  map[int][]simRecord // group → records that came with its handoff
-	inputs   map[int]*simChannel // input index → channel
-	stopped  bool
-	withheld map[[2]uint64]*simChannel
+	task    *Task
+	state   map[int]map[int][]simRecord
+	held    map[int][]simRecord
+	aside   map[int][]simRecord // group → records set aside, in order
+	carried map[int][]simRecord // group → records that came with its handoff
+	inputs  map[int]*simChannel // input index → channel
+	stopped bool
+	paused  map[int]bool // input → paused
 }
 
 type sim struct {
@@ -161,13 +161,15 @@ func runSim(t *testing.T, seed uint64) {
 		if i < from {
 			inputs = producers
 		}
-		tk, err := NewTask(TaskConfigFor(plan, "op", i, inputs))
+		cfg := TaskConfigFor(plan, "op", i, inputs)
+		cfg.HoldLimit = s.window
+		tk, err := NewTask(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc := &simConsumer{task: tk, state: map[int]map[int][]simRecord{}, held: map[int][]simRecord{}, aside: map[int][]simRecord{},
 			carried: map[int][]simRecord{},
-			inputs:  map[int]*simChannel{}, withheld: map[[2]uint64]*simChannel{}}
+			inputs:  map[int]*simChannel{}, paused: map[int]bool{}}
 		for p := range producers {
 			ch := &simChannel{producer: p, consumer: i}
 			s.channels[[2]int{p, i}] = ch
@@ -255,7 +257,9 @@ func (s *sim) enabled() []func() {
 		if len(ch.items) == 0 {
 			continue
 		}
-		out = append(out, func() { s.deliver(ch, 0) })
+		if !s.cons[ch.consumer].paused[ch.producer] || ch.items[0].barrier {
+			out = append(out, func() { s.deliver(ch, 0) })
+		}
 		if s.unalign {
 			for i, it := range ch.items {
 				if it.barrier && i > 0 {
@@ -307,7 +311,7 @@ func (s *sim) deliverDown(ch *simChannel, i int) {
 	if err != nil {
 		s.fatalf("down buffer: %v", err)
 	}
-	if len(dec.Hold) > 0 || len(dec.Drop) > 0 || dec.Withhold {
+	if len(dec.Hold) > 0 || len(dec.Drop) > 0 {
 		s.fatalf("down instance %d, which is not rescaled, decided %+v", ch.consumer, dec)
 	}
 	for _, r := range it.buf.records {
@@ -415,11 +419,7 @@ func (s *sim) deliver(ch *simChannel, i int) {
 			s.apply(ch.consumer, r)
 		}
 	}
-	if d.Withhold {
-		c.withheld[[2]uint64{uint64(ch.producer), it.buf.seq}] = ch
-	} else {
-		ch.outstanding--
-	}
+	ch.outstanding--
 	s.taskActs(ch.consumer, acts)
 }
 
@@ -482,16 +482,16 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 			delete(sc.held, a.Group)
 		case InputDrained:
 			s.coordActs(s.coord.InputDrained(s.now, TaskKey{"op", c}, TaskKey{"src", a.Input}))
-		case ReturnCredit:
-			for _, seq := range a.Seqs {
-				k := [2]uint64{uint64(a.Input), seq}
-				ch := sc.withheld[k]
-				if ch == nil {
-					s.fatalf("instance %d returns credit of input %d seq %d, not withheld", c, a.Input, seq)
-				}
-				ch.outstanding--
-				delete(sc.withheld, k)
+		case PauseInput:
+			if sc.paused[a.Input] {
+				s.fatalf("instance %d pauses input %d twice", c, a.Input)
 			}
+			sc.paused[a.Input] = true
+		case ResumeInput:
+			if !sc.paused[a.Input] {
+				s.fatalf("instance %d resumes input %d, not paused", c, a.Input)
+			}
+			delete(sc.paused, a.Input)
 		case TaskDone:
 			acts, err := s.coord.TaskDone(s.now, TaskKey{"op", c}, a.Result)
 			if err != nil {
@@ -550,8 +550,8 @@ func (s *sim) check() {
 		if !sc.task.Done() {
 			s.fatalf("instance %d not done", c)
 		}
-		if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.withheld) > 0 || len(sc.carried) > 0 {
-			s.fatalf("instance %d ends with held %v, set aside %v, withheld %v, carried %v", c, sc.held, sc.aside, sc.withheld, sc.carried)
+		if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.paused) > 0 || len(sc.carried) > 0 {
+			s.fatalf("instance %d ends with held %v, set aside %v, paused %v, carried %v", c, sc.held, sc.aside, sc.paused, sc.carried)
 		}
 		if (c >= s.new.Parallelism) != sc.stopped {
 			s.fatalf("instance %d stopped=%t, parallelism now %d", c, sc.stopped, s.new.Parallelism)

@@ -30,6 +30,11 @@ type TaskConfig struct {
 	Changed bool
 	// Removed is true for an instance that goes away: it stops after TaskDone.
 	Removed bool
+	// HoldLimit bounds the buffers with held records per input: at the limit
+	// the input pauses (PauseInput) until a release brings it below (0: no
+	// limit). The shell sets the channel capacity, so a paused group costs
+	// at most two channels' worth of buffers.
+	HoldLimit int
 	// Outputs is true for a task with output channels: a changed task then
 	// releases a group moved from instance i only after Fence(i), when every
 	// consumer has processed what i sent before its switch.
@@ -70,11 +75,9 @@ func TaskConfigFor(p *Plan, op string, instance, inputs int) TaskConfig {
 
 // Decision says what to do with one input buffer: process its records except
 // those of Drop (set aside and handed off already) and of Hold (groups paused
-// until their state arrives, kept in arrival order). Withhold says to keep the
-// buffer's credit until a ReturnCredit names it.
+// until their state arrives, kept in arrival order).
 type Decision struct {
 	Hold, Drop []int
-	Withhold   bool
 }
 
 // Task is one task's side of a rescale as a pure state machine: events in
@@ -94,7 +97,8 @@ type Task struct {
 	switched  bool
 	handed    bool
 	done      bool
-	withheld  []withheld
+	held      []heldBuffer
+	paused    map[int]bool
 	result    TaskResult
 }
 
@@ -107,8 +111,8 @@ type incoming struct {
 	heldSince time.Duration
 }
 
-// withheld is a buffer whose credit is kept while it holds paused groups.
-type withheld struct {
+// heldBuffer is a buffer some of whose records are held, and which groups.
+type heldBuffer struct {
 	input  int
 	seq    uint64
 	groups []int
@@ -116,6 +120,9 @@ type withheld struct {
 
 // NewTask returns the task's machine for cfg.
 func NewTask(cfg TaskConfig) (*Task, error) {
+	if cfg.HoldLimit < 0 {
+		return nil, fmt.Errorf("rescale %d task %d: hold limit %d", cfg.Rescale, cfg.Instance, cfg.HoldLimit)
+	}
 	if cfg.Inputs < 0 {
 		return nil, fmt.Errorf("rescale %d task %d: %d inputs", cfg.Rescale, cfg.Instance, cfg.Inputs)
 	}
@@ -124,7 +131,7 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 	}
 	t := &Task{cfg: cfg, out: map[int]int{}, in: map[int]*incoming{},
 		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs),
-		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}}
+		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, paused: map[int]bool{}}
 	for _, m := range cfg.Out {
 		t.out[m.Group] = m.To
 	}
@@ -224,11 +231,15 @@ func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int) (D
 		}
 	}
 	t.markSeen(input, seq)
+	var acts []TaskAction
 	if len(d.Hold) > 0 {
-		d.Withhold = true
-		t.withheld = append(t.withheld, withheld{input: input, seq: seq, groups: slices.Clone(d.Hold)})
+		t.held = append(t.held, heldBuffer{input: input, seq: seq, groups: slices.Clone(d.Hold)})
+		if t.cfg.HoldLimit > 0 && !t.paused[input] && t.heldOn(input) >= t.cfg.HoldLimit {
+			t.paused[input] = true
+			acts = append(acts, PauseInput{Input: input})
+		}
 	}
-	return d, t.progress(now), nil
+	return d, append(acts, t.progress(now)...), nil
 }
 
 // Fence says every consumer of this operator's outputs has processed all
@@ -295,7 +306,7 @@ func (t *Task) progress(now time.Duration) []TaskAction {
 		}
 		t.result.LongestPause = max(t.result.LongestPause, waited)
 		acts = append(acts, Release{Group: g, Waited: waited})
-		acts = append(acts, t.returnCredit(g)...)
+		acts = append(acts, t.unhold(g)...)
 	}
 	if t.cfg.Changed && waiting == 0 && t.handed && t.drained() {
 		t.done = true
@@ -334,27 +345,36 @@ func (t *Task) handoffs() []TaskAction {
 	return acts
 }
 
-// returnCredit gives back the credit of withheld buffers whose last paused
-// group is g.
-func (t *Task) returnCredit(g int) []TaskAction {
-	var acts []TaskAction
-	kept := t.withheld[:0]
-	for _, w := range t.withheld {
-		w.groups = slices.DeleteFunc(w.groups, func(x int) bool { return x == g })
-		if len(w.groups) > 0 {
-			kept = append(kept, w)
-			continue
+// unhold forgets group g in the held buffers and resumes the inputs that
+// fall below the hold limit.
+func (t *Task) unhold(g int) []TaskAction {
+	kept := t.held[:0]
+	for _, h := range t.held {
+		h.groups = slices.DeleteFunc(h.groups, func(x int) bool { return x == g })
+		if len(h.groups) > 0 {
+			kept = append(kept, h)
 		}
-		if n := len(acts); n > 0 && acts[n-1].(ReturnCredit).Input == w.input {
-			rc := acts[n-1].(ReturnCredit)
-			rc.Seqs = append(rc.Seqs, w.seq)
-			acts[n-1] = rc
-			continue
-		}
-		acts = append(acts, ReturnCredit{Input: w.input, Seqs: []uint64{w.seq}})
 	}
-	t.withheld = kept
+	t.held = kept
+	var acts []TaskAction
+	for _, in := range sortedKeys(t.paused) {
+		if t.paused[in] && t.heldOn(in) < t.cfg.HoldLimit {
+			delete(t.paused, in)
+			acts = append(acts, ResumeInput{Input: in})
+		}
+	}
 	return acts
+}
+
+// heldOn counts the buffers of input with held records.
+func (t *Task) heldOn(input int) int {
+	n := 0
+	for _, h := range t.held {
+		if h.input == input {
+			n++
+		}
+	}
+	return n
 }
 
 func (t *Task) outGroups() []int { return sortedKeys(t.out) }

@@ -7,7 +7,7 @@ import (
 
 // TaskAction is one thing a task's shell must do for a rescale, in the order
 // returned. The set is sealed: Switch, SetAside, Handoff, Restore, Release,
-// ReturnCredit, InputDrained, TaskDone and Stop.
+// PauseInput, ResumeInput, InputDrained, TaskDone and Stop.
 type TaskAction interface {
 	taskAction()
 	String() string
@@ -53,12 +53,13 @@ type Release struct {
 	Waited time.Duration
 }
 
-// ReturnCredit tells the task to give back the credit of buffers it withheld
-// because they held records of a paused group.
-type ReturnCredit struct {
-	Input int
-	Seqs  []uint64
-}
+// PauseInput tells the task to take no more buffers from Input: it holds
+// HoldLimit buffers' worth of records of paused groups from it. Its channel
+// then fills, and its producer waits for credit.
+type PauseInput struct{ Input int }
+
+// ResumeInput lets the task take buffers from Input again.
+type ResumeInput struct{ Input int }
 
 // InputDrained says the task has processed every buffer that Input's
 // producer sent before its rescale barrier. The shell reports it to the
@@ -89,7 +90,8 @@ func (SetAside) taskAction()     {}
 func (Handoff) taskAction()      {}
 func (Restore) taskAction()      {}
 func (Release) taskAction()      {}
-func (ReturnCredit) taskAction() {}
+func (PauseInput) taskAction()   {}
+func (ResumeInput) taskAction()  {}
 func (InputDrained) taskAction() {}
 func (TaskDone) taskAction()     {}
 func (Stop) taskAction()         {}
@@ -102,10 +104,9 @@ func (a Handoff) String() string { return fmt.Sprintf("handoff to=%d groups=%s",
 func (a Restore) String() string {
 	return fmt.Sprintf("restore from=%d groups=%s", a.From, ints(a.Groups))
 }
-func (a Release) String() string { return fmt.Sprintf("release group=%d waited=%s", a.Group, a.Waited) }
-func (a ReturnCredit) String() string {
-	return fmt.Sprintf("return-credit in=%d seqs=%s", a.Input, uints(a.Seqs))
-}
+func (a Release) String() string      { return fmt.Sprintf("release group=%d waited=%s", a.Group, a.Waited) }
+func (a PauseInput) String() string   { return fmt.Sprintf("pause in=%d", a.Input) }
+func (a ResumeInput) String() string  { return fmt.Sprintf("resume in=%d", a.Input) }
 func (a InputDrained) String() string { return fmt.Sprintf("input-drained in=%d", a.Input) }
 func (a TaskDone) String() string {
 	return fmt.Sprintf("done rescale=%d received=%d bytes=%d longest-pause=%s", a.Rescale, a.Result.Received, a.Result.Bytes, a.Result.LongestPause)
@@ -125,12 +126,4 @@ func ints(xs []int) string {
 		s += fmt.Sprint(x)
 	}
 	return s
-}
-
-func uints(xs []uint64) string {
-	is := make([]int, len(xs))
-	for i, x := range xs {
-		is[i] = int(x)
-	}
-	return ints(is)
 }
