@@ -44,6 +44,8 @@ type task struct {
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
+	rs *taskRescale // the live rescale this task takes part in (nil: none)
+
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
 	recordsTaken int64
@@ -145,6 +147,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.job.tasks.Add(-1)
 		t.stopTimers()
 		t.closeInstance()
+	default:
+		t.onRescaleMsg(ctx, m)
 	}
 }
 

@@ -107,7 +107,7 @@ func (c *Coordinator) Start(now time.Duration, p *Plan) ([]Action, error) {
 		return nil, fmt.Errorf("start rescale %d: rescale %d is %s: %w", p.Input.Seq, c.plan.Input.Seq, c.phase, ErrRescaleRunning)
 	}
 	c.plan, c.start = p, now
-	c.result = Result{Rescale: p.Input.Seq, Moved: p.Moved(), Minimum: p.Minimum()}
+	c.result = Result{Rescale: p.Input.Seq, Changes: p.Summary(), Moved: p.Moved(), Minimum: p.Minimum()}
 	c.pending = map[TaskKey]bool{}
 	for _, ch := range p.Changes {
 		for i := 0; i < max(ch.From, ch.To); i++ {

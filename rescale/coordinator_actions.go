@@ -65,6 +65,8 @@ type Recover struct {
 // Result is what a rescale measured.
 type Result struct {
 	Rescale uint64
+	// Changes is the plan's Summary.
+	Changes string
 	// Took is from Start to Commit, Waited the part spent waiting for a
 	// checkpoint to finish.
 	Took, Waited time.Duration

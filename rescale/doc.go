@@ -23,9 +23,11 @@
 //  3. It injects the rescale barrier at the sources. A task forwards it on
 //     every output channel it had before (Switch), and every record it emits
 //     after that point is routed by the new tables. A task whose operator does
-//     not change switches at its first barrier; a task of a changed operator
-//     switches once drained: barriers in on every old input and every buffer
-//     sent before them processed or set aside.
+//     not change switches at its first barrier; a task of a changed keyed
+//     operator once it has the barrier on every old input (what it has not
+//     processed of a leaving group is set aside, step 4); a task of a changed
+//     stateless operator once drained: barriers in on every old input and
+//     every buffer sent before them processed.
 //  4. An old owner of moving groups, once it has the barrier on every old
 //     input, hands each group's state to its new owner (Handoff), with the
 //     records of those groups that barriers overtook (SetAside, unaligned);
@@ -75,7 +77,8 @@
 // never ordered (they travel on different channels). Downstream, a key's
 // outputs came from one instance, over one channel per consumer; across the
 // rescale they come from O, then from N, over two. O emits every output of a
-// leaving group before it switches, and N emits none before O is fenced,
+// leaving group before it switches (it switches when it hands off, and
+// processes none of the group after), and N emits none before O is fenced,
 // that is before every consumer has processed all O sent before its switch:
 // so every consumer sees a key's outputs in order (the keycount verifier
 // checks exactly that). N also releases only after its own switch, so on a

@@ -78,10 +78,10 @@ func (p *Plan) Summary() string {
 	return b.String()
 }
 
-// MarshalZerologObject logs the plan's sequence number, job, changes and
-// figures.
+// MarshalZerologObject logs the plan's sequence number, changes and figures
+// (the job is the logger's).
 func (p *Plan) MarshalZerologObject(e *zerolog.Event) {
-	e.Uint64("rescale", p.Input.Seq).Str("job", p.Input.Topology.Job).Str("changes", p.Summary()).
+	e.Uint64("rescale", p.Input.Seq).Str("changes", p.Summary()).
 		Int("moved", p.Moved()).Int("min_moves", p.Minimum())
 	if len(p.Placement) > 0 {
 		arr := zerolog.Arr()

@@ -23,11 +23,18 @@ type TaskConfig struct {
 	// rescale, numbered 0..Inputs-1; each delivers one rescale barrier.
 	// Channels the rescale wires get the numbers from Inputs on.
 	Inputs int
+	// Seen is, per input, the seq of the last buffer the task took before
+	// the rescale began (nil or short: none).
+	Seen []uint64
 	// Source is true for a source: its barrier is injected (Inject).
 	Source bool
-	// Changed is true when the task's operator changes parallelism: the task
-	// switches only once drained, and reports TaskDone.
+	// Changed is true when the task's operator changes parallelism: it
+	// reports TaskDone, and switches once every barrier is in (Keyed) or
+	// once drained (not Keyed: it has no key groups to set aside, so it must
+	// process all that came before its barriers first).
 	Changed bool
+	// Keyed is true for an operator with a key-group table.
+	Keyed bool
 	// Removed is true for an instance that goes away: it stops after TaskDone.
 	Removed bool
 	// HoldLimit bounds the buffers with held records per input: at the limit
@@ -61,6 +68,7 @@ func TaskConfigFor(p *Plan, op string, instance, inputs int) TaskConfig {
 		return cfg
 	}
 	cfg.Changed = true
+	cfg.Keyed = c.New != nil
 	cfg.Removed = instance >= c.To
 	for _, m := range c.Moves {
 		if m.From == instance {
@@ -132,6 +140,9 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 	t := &Task{cfg: cfg, out: map[int]int{}, in: map[int]*incoming{},
 		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs),
 		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, paused: map[int]bool{}}
+	for i, seq := range cfg.Seen {
+		t.markSeen(i, seq)
+	}
 	for _, m := range cfg.Out {
 		t.out[m.Group] = m.To
 	}
@@ -282,7 +293,7 @@ func (t *Task) progress(now time.Duration) []TaskAction {
 	if t.done {
 		return acts
 	}
-	if t.cfg.Changed && !t.switched && t.drained() {
+	if t.cfg.Changed && !t.switched && (t.drained() || t.cfg.Keyed && t.barriers == t.cfg.Inputs) {
 		t.switched = true
 		acts = append(acts, Switch{Rescale: t.cfg.Rescale})
 	}

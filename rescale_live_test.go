@@ -1,0 +1,41 @@
+package weir_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// TestLiveRescaleKeycount rescales keycount's count stage 2 → 3 → 1 → 4
+// while it runs, behind a slow stage: the output holds every key's counts
+// 1..n/k, each once and in order, as an undisturbed run's does.
+func TestLiveRescaleKeycount(t *testing.T) {
+	const n, k = 80_000, 40
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := weir.Run(context.Background(), g, weir.WithRescaleSchedule(
+		weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
+		weir.RescaleStep{After: 100 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
+		weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 4}},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rescales {
+		t.Logf("rescale %d: %s took %v moved %d (min %d) bytes %d longest pause %v %s", r.Step, r.Changes, r.Took, r.Moved, r.Minimum, r.Bytes, r.LongestPause, r.Err)
+		if r.Err != "" {
+			t.Fatalf("rescale %d: %s", r.Step, r.Err)
+		}
+	}
+	if len(res.Rescales) != 3 {
+		t.Fatalf("%d rescales, want 3", len(res.Rescales))
+	}
+	verifyKeycount(t, out, n, k)
+}
