@@ -25,19 +25,22 @@ func WithRescaleSchedule(steps ...RescaleStep) RunOption {
 
 // RescaleStat is one scheduled rescale of a run.
 type RescaleStat struct {
-	Step int
+	Step int `json:"step"`
 	// Changes says what changed: "count 2→3 moves 42 of 128 (min 42)".
-	Changes string
+	Changes string `json:"changes,omitempty"`
 	// Took is from the start of the rescale to its commit.
-	Took time.Duration
+	Took   time.Duration `json:"-"`
+	TookMs float64       `json:"took_ms"`
 	// Moved key groups against the fewest any balanced table could move.
-	Moved, Minimum int
+	Moved   int `json:"moved"`
+	Minimum int `json:"min_moves"`
 	// Bytes of state handed off.
-	Bytes int64
+	Bytes int64 `json:"bytes"`
 	// LongestPause is the longest any moved key group waited for its state.
-	LongestPause time.Duration
+	LongestPause   time.Duration `json:"-"`
+	LongestPauseMs float64       `json:"longest_pause_ms"`
 	// Err says why the step failed or did not run ("" when it committed).
-	Err string
+	Err string `json:"error,omitempty"`
 }
 
 // rescaler runs a schedule against a job in one goroutine that Run owns: it
@@ -63,8 +66,8 @@ func startRescaler(steps []RescaleStep, job *actors.Job, start time.Time, log ze
 				return
 			}
 			res, err := job.Rescale(context.Background(), st.Parallelism)
-			stat := RescaleStat{Step: i + 1, Changes: res.Changes, Took: res.Took, Moved: res.Moved, Minimum: res.Minimum,
-				Bytes: res.Bytes, LongestPause: res.LongestPause}
+			stat := RescaleStat{Step: i + 1, Changes: res.Changes, Took: res.Took, TookMs: ms(res.Took), Moved: res.Moved,
+				Minimum: res.Minimum, Bytes: res.Bytes, LongestPause: res.LongestPause, LongestPauseMs: ms(res.LongestPause)}
 			if err != nil {
 				stat.Err = err.Error()
 				log.Error().Err(err).Int("step", i+1).Msg("scheduled rescale failed")
