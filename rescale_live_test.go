@@ -3,6 +3,7 @@ package weir_test
 import (
 	"context"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,4 +39,36 @@ func TestLiveRescaleKeycount(t *testing.T) {
 		t.Fatalf("%d rescales, want 3", len(res.Rescales))
 	}
 	verifyKeycount(t, out, n, k)
+}
+
+// TestLiveRescaleStatelessSink rescales keycount's discarding sink (no key
+// groups: its instances switch once drained and removed ones finish) and
+// count with it, so count → sink turns between forward and rebalance: every
+// record reaches the sink exactly once.
+func TestLiveRescaleStatelessSink(t *testing.T) {
+	const n, k = 80_000, 40
+	var got atomic.Int64
+	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, SleepMs: 0.05, Discarded: &got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := weir.Run(context.Background(), g, weir.WithRescaleSchedule(
+		weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3, "sink": 3}},
+		weir.RescaleStep{After: 100 * time.Millisecond, Parallelism: map[string]int{"sink": 1}},
+		weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 1, "sink": 2}},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rescales {
+		if r.Err != "" {
+			t.Fatalf("rescale %d: %s", r.Step, r.Err)
+		}
+	}
+	if len(res.Rescales) != 3 {
+		t.Fatalf("%d rescales, want 3", len(res.Rescales))
+	}
+	if got.Load() != n || res.RecordsOut != n {
+		t.Fatalf("sink got %d records (records out %d), want %d each", got.Load(), res.RecordsOut, n)
+	}
 }
