@@ -72,3 +72,25 @@ func TestLiveRescaleStatelessSink(t *testing.T) {
 		t.Fatalf("sink got %d records (records out %d), want %d each", got.Load(), res.RecordsOut, n)
 	}
 }
+
+// TestLiveRescaleAfterSourcesEnded rescales count once the sources have
+// sent everything (their outputs ended) while count still works through
+// its input: the added instances' channels from the sources end too, so the
+// job finishes, exactly once and in order.
+func TestLiveRescaleAfterSourcesEnded(t *testing.T) {
+	const n, k = 4_000, 40 // fits in the channels: the sources end at once
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := weir.Run(context.Background(), g, weir.WithRescaleSchedule(
+		weir.RescaleStep{After: 200 * time.Millisecond, Parallelism: map[string]int{"count": 4}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rescales) != 1 || res.Rescales[0].Err != "" {
+		t.Fatalf("rescales %+v, want one committed", res.Rescales)
+	}
+	verifyKeycount(t, out, n, k)
+}

@@ -41,11 +41,14 @@ func (o *outputs) rescaleSwitch(ctx actor.Context, next *plan.Operator, pids [][
 		for _, ch := range oe.channels {
 			old[ch.pid.Id] = ch
 		}
-		var chans []*outChannel
+		// A producer whose outputs end already ends the new channels too.
+		ending := len(oe.channels) > 0 && oe.channels[0].eos
+		var chans, added []*outChannel
 		for _, pid := range pids[e] {
 			ch, ok := old[pid.Id]
 			if !ok {
-				ch = &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity}
+				ch = &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, eos: ending}
+				added = append(added, ch)
 			}
 			delete(old, pid.Id)
 			chans = append(chans, ch)
@@ -64,6 +67,9 @@ func (o *outputs) rescaleSwitch(ctx actor.Context, next *plan.Operator, pids [][
 		}
 		oe.edge, oe.channels, oe.writer = edge, chans, firstChannels{EdgeWriter: w, n: n}
 		o.writers[e] = w
+		for _, ch := range added {
+			o.sendEOS(ch)
+		}
 	}
 	return nil
 }

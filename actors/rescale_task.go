@@ -255,6 +255,7 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{op: t.op.ID, instance: t.instance, input: a.Input})
 		case rescale.TaskDone:
 			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{op: t.op.ID, instance: t.instance, result: a.Result})
+			t.schedulePump(ctx) // it may end now if its inputs have
 		case rescale.Stop:
 			t.log.Debug().Msg("rescale: removed instance stops")
 			t.finish(ctx)

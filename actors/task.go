@@ -310,6 +310,9 @@ func (t *task) endInput(ctx actor.Context) {
 // finish runs once every input has ended: the operator finishes, outputs flush
 // and end, and the job is told when everything is sent.
 func (t *task) finish(ctx actor.Context) {
+	if t.rs != nil && t.rs.m.HoldsEnd() {
+		return // its part in a rescale first (rescaleCarryOut pumps again)
+	}
 	if t.phase.work != workFinishing {
 		t.move(evFinish)
 		t.out.ctx = ctx

@@ -158,6 +158,11 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 // Done reports whether the task has finished its part.
 func (t *Task) Done() bool { return t.done }
 
+// HoldsEnd reports whether the task must not end yet even if its inputs
+// have: it is an instance of a changed operator that has not done its part
+// (it may still hand off, receive or release key groups).
+func (t *Task) HoldsEnd() bool { return t.cfg.Changed && !t.done }
+
 func (t *Task) errorf(format string, args ...any) error {
 	return fmt.Errorf("rescale %d task %d: %s: %w", t.cfg.Rescale, t.cfg.Instance, fmt.Sprintf(format, args...), ErrProtocol)
 }
