@@ -53,7 +53,8 @@ func TestLiveRescaleStatelessSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := weir.Run(context.Background(), g, weir.WithRescaleSchedule(
-		weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3, "sink": 3}},
+		// At once: the request may come before the job is wired, and waits.
+		weir.RescaleStep{After: time.Nanosecond, Parallelism: map[string]int{"count": 3, "sink": 3}},
 		weir.RescaleStep{After: 100 * time.Millisecond, Parallelism: map[string]int{"sink": 1}},
 		weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 1, "sink": 2}},
 	))

@@ -235,6 +235,7 @@ func (a *jobActor) maybeWireAll(ctx actor.Context) {
 	if a.sv != nil {
 		a.startChaos(ctx)
 	}
+	a.rescaleWired(ctx)
 }
 
 // wireTasks connects the given tasks (nil: all) to their output channels and

@@ -14,8 +14,9 @@ import (
 // owner move, and the others never pause. It returns once the rescale has
 // committed, with what it measured; or an error if it cannot run (a plan
 // error, another rescale running, the job ending, checkpoints on, a cluster
-// job), or if the job ends first. ctx only bounds the wait: the rescale goes
-// on if ctx ends.
+// job), or if the job ends first. A request made before the job's tasks are
+// wired starts once they are. ctx only bounds the wait: the rescale goes on
+// if ctx ends.
 func (j *Job) Rescale(ctx context.Context, parallelism map[string]int) (rescale.Result, error) {
 	var targets []rescale.Target
 	for op, p := range parallelism {

@@ -23,6 +23,9 @@ type jobRescales struct {
 	chans    map[chanKey]*actor.PID
 	inputsOf map[taskid.ID][]taskid.ID
 	run      *liveRescale
+	// early are requests that came before the job was wired: they start
+	// once it is.
+	early []*rescaleRequestMsg
 }
 
 // chanKey names the channel from one task to another.
@@ -45,6 +48,10 @@ type liveRescale struct {
 func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 	switch m := m.(type) {
 	case *rescaleRequestMsg:
+		if !a.wired && !a.ended {
+			a.rescales().early = append(a.rescales().early, m)
+			return true
+		}
 		if err := a.startRescale(ctx, m); err != nil {
 			m.reply <- rescaleReply{err: err}
 		}
@@ -79,6 +86,21 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 	return true
 }
 
+// rescaleWired starts the requests that came before the job was wired: the
+// first one runs, the others are refused as concurrent.
+func (a *jobActor) rescaleWired(ctx actor.Context) {
+	if a.rs == nil {
+		return
+	}
+	early := a.rs.early
+	a.rs.early = nil
+	for _, m := range early {
+		if err := a.startRescale(ctx, m); err != nil {
+			m.reply <- rescaleReply{err: err}
+		}
+	}
+}
+
 func taskKey(t taskid.ID) rescale.TaskKey {
 	return rescale.TaskKey{Operator: t.Operator, Instance: t.Instance}
 }
@@ -96,8 +118,6 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 	switch {
 	case a.ended || a.draining || a.stopping:
 		return errors.New("rescale: the job is ending")
-	case !a.wired:
-		return errors.New("rescale: the job is not running yet")
 	case a.cl != nil:
 		return errors.New("rescale: a live rescale runs in one process; this job runs on a cluster")
 	case a.ckpt != nil:
