@@ -13,15 +13,15 @@ import (
 
 // The simulation runs the whole protocol over an in-memory dataflow with
 // random scheduling: P producers (each with its own numbered records of
-// random keys) → hash → a keyed operator rescaled from one parallelism to
-// another → hash → a keyed operator that is not rescaled, through FIFO
-// channels (with credit into the rescaled one) where a barrier may overtake
-// queued buffers (unaligned), and handoffs that arrive after random delays.
-// The coordinator and every task are the real machines; the simulation only
+// random keys) → hash → op, a keyed operator that is rescaled → hash → down,
+// a keyed operator rescaled in the same plan half of the time, through FIFO
+// channels (with credit into op) where a barrier may overtake queued
+// buffers (unaligned), and handoffs that arrive after random delays. The
+// coordinator and every task are the real machines; the simulation only
 // carries out their actions. At the end it checks what the package doc
-// promises: every record applied to state exactly once, per key and
-// producer in order, at both stages, every key group's state at its new
-// owner alone, every credit returned, the rescale committed.
+// promises, at both operators: every record applied to state exactly once,
+// per key and producer in order, every key group's state at its new owner
+// alone, nothing held, every credit returned, the rescale committed.
 
 type simRecord struct {
 	key, producer, n int
@@ -43,64 +43,62 @@ type simChannel struct {
 	producer, consumer int
 	items              []simItem
 	seq                uint64 // last seq sent
-	outstanding        int    // buffers sent and not credited
+	outstanding        int    // buffers sent and not taken (credit)
 }
 
 type simHandoff struct {
-	from, to int
-	groups   []int
-	state    map[int]map[int][]simRecord // group → key → applied records
-	records  map[int][]simRecord         // group → set aside, in order
+	stage, from, to int
+	groups          []int
+	state           map[int]map[int][]simRecord // group → key → applied records
+	records         map[int][]simRecord         // group → set aside, in order
 }
 
+// simConsumer is an instance of a keyed operator.
 type simConsumer struct {
-	task    *Task
-	state   map[int]map[int][]simRecord
-	held    map[int][]simRecord
-	aside   map[int][]simRecord // group → records set aside, in order
-	carried map[int][]simRecord // group → records that came with its handoff
-	inputs  map[int]*simChannel // input index → channel
-	stopped bool
-	paused  map[int]bool // input → paused
+	task     *Task
+	state    map[int]map[int][]simRecord
+	held     map[int][]simRecord // group → held records, in order
+	aside    map[int][]simRecord // group → records set aside, in order
+	carried  map[int][]simRecord // group → records that came with its handoff
+	paused   map[int]bool        // input → paused
+	stopped  bool
+	switched bool // its outputs route by the next operator's new table
+}
+
+// simStage is one keyed operator: its tables (equal when it is not
+// rescaled), its instances and the channels into them.
+type simStage struct {
+	name     string
+	old, new *keygroups.Table
+	cons     []*simConsumer
+	in       map[[2]int]*simChannel // producer instance, consumer instance
+	credit   bool
 }
 
 type sim struct {
-	t        *testing.T
-	seed     uint64
-	rng      *rand.Rand
-	max      int
-	old, new *keygroups.Table
-	plan     *Plan
-	coord    *Coordinator
-	unalign  bool
-	window   int
-	now      time.Duration
+	t       *testing.T
+	seed    uint64
+	rng     *rand.Rand
+	max     int
+	plan    *Plan
+	coord   *Coordinator
+	unalign bool
+	window  int
+	now     time.Duration
 
 	records   [][]simRecord // per producer, still to send
-	switched  []bool
+	switched  []bool        // per producer
 	injectOK  bool
-	channels  map[[2]int]*simChannel // producer, consumer
-	cons      []*simConsumer
+	stages    [2]*simStage // op, down
 	handoffs  []simHandoff
 	committed int
 	spawning  []TaskKey
 	sent      int // records the producers have in all
-
-	downTable *keygroups.Table
-	down      []*simDown
-	outCh     map[[2]int]*simChannel // op instance, down instance
-}
-
-// simDown is an instance of the downstream operator, which is not rescaled.
-type simDown struct {
-	task  *Task
-	state map[int][]simRecord // key → records applied
 }
 
 func (s *sim) fatalf(format string, args ...any) {
 	s.t.Helper()
-	s.t.Fatalf("seed %d (%d→%d of %d, unaligned=%t, window %d): %s", s.seed, s.old.Parallelism, s.new.Parallelism, s.max,
-		s.unalign, s.window, fmt.Sprintf(format, args...))
+	s.t.Fatalf("seed %d (%s, unaligned=%t, window %d): %s", s.seed, s.plan.Summary(), s.unalign, s.window, fmt.Sprintf(format, args...))
 }
 
 func TestSimulation(t *testing.T) {
@@ -110,43 +108,32 @@ func TestSimulation(t *testing.T) {
 func runSim(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0xba11))
 	maxP := []int{4, 8, 16}[rng.IntN(3)]
-	from := 1 + rng.IntN(min(4, maxP))
-	to := 1 + rng.IntN(min(5, maxP))
-	for to == from {
-		to = 1 + rng.IntN(min(5, maxP))
+	pick := func(limit int) int { return 1 + rng.IntN(min(limit, maxP)) }
+	producers := pick(3)
+	opFrom, downFrom := pick(4), pick(3)
+	req := []Target{{"op", pick(5)}}
+	for req[0].Parallelism == opFrom {
+		req[0].Parallelism = pick(5)
 	}
-	producers := 1 + rng.IntN(3)
-	old, err := keygroups.Contiguous(maxP, from)
-	if err != nil {
-		t.Fatal(err)
+	if rng.IntN(2) == 0 {
+		to := pick(4)
+		for to == downFrom {
+			to = pick(4)
+		}
+		req = append(req, Target{"down", to})
 	}
-	downP := 1 + rng.IntN(min(3, maxP))
-	downTable, err := keygroups.Contiguous(maxP, downP)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opOld, _ := keygroups.Contiguous(maxP, opFrom)
+	downOld, _ := keygroups.Contiguous(maxP, downFrom)
 	topo := Topology{Job: "sim", MaxParallelism: maxP,
-		Operators: []Operator{{Name: "src", Parallelism: producers, Source: true}, {Name: "op", Parallelism: from, Table: old},
-			{Name: "down", Parallelism: downP, Table: downTable}},
+		Operators: []Operator{{Name: "src", Parallelism: producers, Source: true}, {Name: "op", Parallelism: opFrom, Table: opOld},
+			{Name: "down", Parallelism: downFrom, Table: downOld}},
 		Edges: []Edge{{From: "src", To: "op", Partitioner: "hash"}, {From: "op", To: "down", Partitioner: "hash"}}}
-	plan, err := NewPlan(Input{Seq: 1, Topology: topo, Request: []Target{{"op", to}}})
+	plan, err := NewPlan(Input{Seq: 1, Topology: topo, Request: req})
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
-	c, _ := plan.Change("op")
-	s := &sim{t: t, seed: seed, rng: rng, max: maxP, old: old, new: c.New, plan: plan, coord: NewCoordinator(CoordinatorConfig{}),
-		unalign: rng.IntN(2) == 0, window: 1 + rng.IntN(3), channels: map[[2]int]*simChannel{},
-		downTable: downTable, outCh: map[[2]int]*simChannel{}}
-	for j := range downP {
-		tk, err := NewTask(TaskConfigFor(plan, "down", j, from))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.down = append(s.down, &simDown{task: tk, state: map[int][]simRecord{}})
-		for i := range max(from, to) {
-			s.outCh[[2]int{i, j}] = &simChannel{producer: i, consumer: j}
-		}
-	}
+	s := &sim{t: t, seed: seed, rng: rng, max: maxP, plan: plan, coord: NewCoordinator(CoordinatorConfig{}),
+		unalign: rng.IntN(2) == 0, window: 1 + rng.IntN(3)}
 	for p := range producers {
 		var rs []simRecord
 		for n := range 10 + rng.IntN(50) {
@@ -156,26 +143,37 @@ func runSim(t *testing.T, seed uint64) {
 		s.sent += len(rs)
 	}
 	s.switched = make([]bool, producers)
-	for i := range max(from, to) {
-		inputs := 0
-		if i < from {
-			inputs = producers
+	oldInputs := []int{producers, opFrom}
+	for i, old := range []*keygroups.Table{opOld, downOld} {
+		st := &simStage{name: topo.Operators[i+1].Name, old: old, new: old, in: map[[2]int]*simChannel{}, credit: i == 0}
+		if c, ok := plan.Change(st.name); ok {
+			st.new = c.New
 		}
-		cfg := TaskConfigFor(plan, "op", i, inputs)
-		cfg.HoldLimit = s.window
-		tk, err := NewTask(cfg)
-		if err != nil {
-			t.Fatal(err)
+		s.stages[i] = st
+	}
+	for i, st := range s.stages {
+		senders := producers
+		if i == 1 {
+			senders = max(opFrom, s.stages[0].new.Parallelism)
 		}
-		sc := &simConsumer{task: tk, state: map[int]map[int][]simRecord{}, held: map[int][]simRecord{}, aside: map[int][]simRecord{},
-			carried: map[int][]simRecord{},
-			inputs:  map[int]*simChannel{}, paused: map[int]bool{}}
-		for p := range producers {
-			ch := &simChannel{producer: p, consumer: i}
-			s.channels[[2]int{p, i}] = ch
-			sc.inputs[p] = ch
+		for c := range max(st.old.Parallelism, st.new.Parallelism) {
+			inputs := 0
+			if c < st.old.Parallelism {
+				inputs = oldInputs[i]
+			}
+			cfg := TaskConfigFor(plan, st.name, c, inputs)
+			cfg.HoldLimit = s.window
+			tk, err := NewTask(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.cons = append(st.cons, &simConsumer{task: tk, state: map[int]map[int][]simRecord{}, held: map[int][]simRecord{},
+				aside: map[int][]simRecord{}, carried: map[int][]simRecord{}, paused: map[int]bool{},
+				switched: c >= st.old.Parallelism})
+			for p := range senders {
+				st.in[[2]int{p, c}] = &simChannel{producer: p, consumer: c}
+			}
 		}
-		s.cons = append(s.cons, sc)
 	}
 	startAt, started := rng.IntN(40), false
 	for step := 0; ; step++ {
@@ -205,6 +203,16 @@ func (s *sim) start() {
 	s.coordActs(acts)
 }
 
+func (s *sim) stage(name string) int {
+	for i, st := range s.stages {
+		if st.name == name {
+			return i
+		}
+	}
+	s.fatalf("no operator %q", name)
+	return -1
+}
+
 func (s *sim) coordActs(acts []Action) {
 	for _, a := range acts {
 		switch a := a.(type) {
@@ -213,12 +221,15 @@ func (s *sim) coordActs(acts []Action) {
 		case InjectBarrier:
 			s.injectOK = true
 			// Added instances take part once wired.
-			for i := s.old.Parallelism; i < len(s.cons); i++ {
-				s.taskActs(i, s.cons[i].task.Begin(s.now))
+			for i, st := range s.stages {
+				for c := st.old.Parallelism; c < len(st.cons); c++ {
+					s.taskActs(i, c, st.cons[c].task.Begin(s.now), nil)
+				}
 			}
 		case Fence:
-			for c := range s.cons {
-				s.taskActs(c, s.cons[c].task.Fence(s.now, a.From))
+			i := s.stage(a.Operator)
+			for c, sc := range s.stages[i].cons {
+				s.taskActs(i, c, sc.task.Fence(s.now, a.From), nil)
 			}
 		case Commit:
 			s.committed++
@@ -253,106 +264,55 @@ func (s *sim) enabled() []func() {
 			out = append(out, func() { s.emit(p) })
 		}
 	}
-	for _, ch := range s.sortedChannels() {
-		if len(ch.items) == 0 {
-			continue
-		}
-		if !s.cons[ch.consumer].paused[ch.producer] || ch.items[0].barrier {
-			out = append(out, func() { s.deliver(ch, 0) })
-		}
-		if s.unalign {
-			for i, it := range ch.items {
-				if it.barrier && i > 0 {
-					out = append(out, func() { s.deliver(ch, i) })
-				}
-			}
-		}
-	}
-	for i := range s.handoffs {
-		out = append(out, func() { s.deliverHandoff(i) })
-	}
-	for i := range len(s.cons) {
-		for j := range s.down {
-			ch := s.outCh[[2]int{i, j}]
+	for i, st := range s.stages {
+		for _, ch := range sortedChannels(st.in) {
 			if len(ch.items) == 0 {
 				continue
 			}
-			out = append(out, func() { s.deliverDown(ch, 0) })
+			if !st.cons[ch.consumer].paused[ch.producer] || ch.items[0].barrier {
+				out = append(out, func() { s.deliver(i, ch, 0) })
+			}
 			if s.unalign {
 				for k, it := range ch.items {
 					if it.barrier && k > 0 {
-						out = append(out, func() { s.deliverDown(ch, k) })
+						out = append(out, func() { s.deliver(i, ch, k) })
 					}
 				}
 			}
 		}
 	}
-	return out
-}
-
-// deliverDown hands item i of a channel into the downstream operator.
-func (s *sim) deliverDown(ch *simChannel, i int) {
-	it := ch.items[i]
-	ch.items = slices.Delete(ch.items, i, i+1)
-	d := s.down[ch.consumer]
-	if it.barrier {
-		acts, err := d.task.Barrier(s.now, ch.producer, it.lastSeq)
-		if err != nil {
-			s.fatalf("down barrier: %v", err)
-		}
-		s.downActs(ch.consumer, acts)
-		return
-	}
-	var groups []int
-	for _, r := range it.buf.records {
-		groups = append(groups, r.key%s.max)
-	}
-	dec, acts, err := d.task.Buffer(s.now, ch.producer, it.buf.seq, groups)
-	if err != nil {
-		s.fatalf("down buffer: %v", err)
-	}
-	if len(dec.Hold) > 0 || len(dec.Drop) > 0 {
-		s.fatalf("down instance %d, which is not rescaled, decided %+v", ch.consumer, dec)
-	}
-	for _, r := range it.buf.records {
-		d.state[r.key] = append(d.state[r.key], r)
-	}
-	s.downActs(ch.consumer, acts)
-}
-
-func (s *sim) downActs(j int, acts []TaskAction) {
-	for _, a := range acts {
-		switch a := a.(type) {
-		case Switch:
-			// The last stage: nothing downstream.
-		case InputDrained:
-			s.coordActs(s.coord.InputDrained(s.now, TaskKey{"down", j}, TaskKey{"op", a.Input}))
-		default:
-			s.fatalf("unexpected down action %s", a)
-		}
-	}
-}
-
-func (s *sim) sortedChannels() []*simChannel {
-	var out []*simChannel
-	for p := range s.records {
-		for c := range s.cons {
-			out = append(out, s.channels[[2]int{p, c}])
-		}
+	for k := range s.handoffs {
+		out = append(out, func() { s.deliverHandoff(k) })
 	}
 	return out
 }
 
-func (s *sim) route(p int, r simRecord) int {
-	g := r.key % s.max
-	if s.switched[p] {
-		return s.new.Owner(g)
+func sortedChannels(in map[[2]int]*simChannel) []*simChannel {
+	keys := make([][2]int, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
 	}
-	return s.old.Owner(g)
+	slices.SortFunc(keys, func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	out := make([]*simChannel, len(keys))
+	for i, k := range keys {
+		out[i] = in[k]
+	}
+	return out
 }
 
+// channelFor is the channel producer p's next record r goes on.
 func (s *sim) channelFor(p int, r simRecord) *simChannel {
-	return s.channels[[2]int{p, s.route(p, r)}]
+	st := s.stages[0]
+	t := st.old
+	if s.switched[p] {
+		t = st.new
+	}
+	return st.in[[2]int{p, t.Owner(r.key % s.max)}]
 }
 
 // emit sends producer p's next 1..3 records that go to the same channel.
@@ -370,30 +330,32 @@ func (s *sim) emit(p int) {
 	ch.items = append(ch.items, simItem{buf: &b})
 }
 
+// inject switches producer p: the barrier on every channel it had.
 func (s *sim) inject(p int) {
 	s.switched[p] = true
-	for c := range s.old.Parallelism {
-		ch := s.channels[[2]int{p, c}]
+	for c := range s.stages[0].old.Parallelism {
+		ch := s.stages[0].in[[2]int{p, c}]
 		ch.items = append(ch.items, simItem{barrier: true, lastSeq: ch.seq})
 	}
 }
 
-// deliver hands item i of ch to its consumer: the head, or a barrier that
-// overtakes the items before it.
-func (s *sim) deliver(ch *simChannel, i int) {
+// deliver hands item i of a channel into stage si: the head, or a barrier
+// that overtakes the items before it.
+func (s *sim) deliver(si int, ch *simChannel, i int) {
+	st := s.stages[si]
 	it := ch.items[i]
 	ch.items = slices.Delete(ch.items, i, i+1)
-	c := s.cons[ch.consumer]
+	c := st.cons[ch.consumer]
 	if c.stopped {
-		s.fatalf("%v delivered to stopped instance %d", it, ch.consumer)
+		s.fatalf("%v delivered to stopped %s[%d]", it, st.name, ch.consumer)
 	}
 	if it.barrier {
 		acts, err := c.task.Barrier(s.now, ch.producer, it.lastSeq)
 		if err != nil {
-			s.fatalf("barrier: %v", err)
+			s.fatalf("%s barrier: %v", st.name, err)
 		}
 		// Copies of the overtaken buffers are what SetAside reads.
-		s.taskActsWith(ch.consumer, acts, ch.items[:i])
+		s.taskActs(si, ch.consumer, acts, ch.items[:i])
 		return
 	}
 	var groups []int
@@ -402,11 +364,11 @@ func (s *sim) deliver(ch *simChannel, i int) {
 	}
 	d, acts, err := c.task.Buffer(s.now, ch.producer, it.buf.seq, groups)
 	if err != nil {
-		s.fatalf("buffer: %v", err)
+		s.fatalf("%s buffer: %v", st.name, err)
 	}
 	for _, g := range d.Hold {
-		if s.old.Owner(g) == s.new.Owner(g) {
-			s.fatalf("instance %d paused group %d, which does not move", ch.consumer, g)
+		if st.old.Owner(g) == st.new.Owner(g) {
+			s.fatalf("%s[%d] paused group %d, which does not move", st.name, ch.consumer, g)
 		}
 	}
 	for _, r := range it.buf.records {
@@ -416,38 +378,52 @@ func (s *sim) deliver(ch *simChannel, i int) {
 		case slices.Contains(d.Hold, g):
 			c.held[g] = append(c.held[g], r)
 		default:
-			s.apply(ch.consumer, r)
+			s.apply(si, ch.consumer, r)
 		}
 	}
-	ch.outstanding--
-	s.taskActs(ch.consumer, acts)
+	if st.credit {
+		ch.outstanding--
+	}
+	s.taskActs(si, ch.consumer, acts, nil)
 }
 
-// apply applies r to instance c's state and emits it downstream.
-func (s *sim) apply(c int, r simRecord) {
+// apply applies r to instance c of stage si and, from op, sends it on to
+// down by the table op's instance routes by.
+func (s *sim) apply(si, c int, r simRecord) {
 	g := r.key % s.max
-	st := s.cons[c].state
-	if st[g] == nil {
-		st[g] = map[int][]simRecord{}
+	st := s.stages[si]
+	if st.cons[c].state[g] == nil {
+		st.cons[c].state[g] = map[int][]simRecord{}
 	}
-	st[g][r.key] = append(st[g][r.key], r)
-	ch := s.outCh[[2]int{c, s.downTable.Owner(g)}]
+	st.cons[c].state[g][r.key] = append(st.cons[c].state[g][r.key], r)
+	if si == 1 {
+		return
+	}
+	next := s.stages[1]
+	t := next.old
+	if st.cons[c].switched {
+		t = next.new
+	}
+	ch := next.in[[2]int{c, t.Owner(g)}]
 	ch.seq++
 	ch.items = append(ch.items, simItem{buf: &simBuffer{seq: ch.seq, records: []simRecord{r}}})
 }
 
-func (s *sim) taskActs(c int, acts []TaskAction) { s.taskActsWith(c, acts, nil) }
-
-func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
-	sc := s.cons[c]
+func (s *sim) taskActs(si, c int, acts []TaskAction, overtaken []simItem) {
+	st := s.stages[si]
+	sc := st.cons[c]
 	for _, a := range acts {
 		switch a := a.(type) {
 		case Switch:
-			// Its outputs' routing does not change (down is not rescaled):
-			// the barrier goes on every channel it had.
-			for j := range s.down {
-				ch := s.outCh[[2]int{c, j}]
-				ch.items = append(ch.items, simItem{barrier: true, lastSeq: ch.seq})
+			if sc.switched {
+				s.fatalf("%s[%d] switches twice", st.name, c)
+			}
+			sc.switched = true
+			if si == 0 { // the barrier on every channel it had into down
+				for j := range s.stages[1].old.Parallelism {
+					ch := s.stages[1].in[[2]int{c, j}]
+					ch.items = append(ch.items, simItem{barrier: true, lastSeq: ch.seq})
+				}
 			}
 		case SetAside:
 			for _, it := range overtaken {
@@ -461,7 +437,7 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 				}
 			}
 		case Handoff:
-			h := simHandoff{from: c, to: a.To, groups: a.Groups, state: map[int]map[int][]simRecord{}, records: map[int][]simRecord{}}
+			h := simHandoff{stage: si, from: c, to: a.To, groups: a.Groups, state: map[int]map[int][]simRecord{}, records: map[int][]simRecord{}}
 			for _, g := range a.Groups {
 				h.state[g] = sc.state[g]
 				delete(sc.state, g)
@@ -473,35 +449,39 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 			// Carried out in deliverHandoff, which has the state.
 		case Release:
 			for _, r := range sc.carried[a.Group] {
-				s.apply(c, r)
+				s.apply(si, c, r)
 			}
 			delete(sc.carried, a.Group)
 			for _, r := range sc.held[a.Group] {
-				s.apply(c, r)
+				s.apply(si, c, r)
 			}
 			delete(sc.held, a.Group)
-		case InputDrained:
-			s.coordActs(s.coord.InputDrained(s.now, TaskKey{"op", c}, TaskKey{"src", a.Input}))
 		case PauseInput:
 			if sc.paused[a.Input] {
-				s.fatalf("instance %d pauses input %d twice", c, a.Input)
+				s.fatalf("%s[%d] pauses input %d twice", st.name, c, a.Input)
 			}
 			sc.paused[a.Input] = true
 		case ResumeInput:
 			if !sc.paused[a.Input] {
-				s.fatalf("instance %d resumes input %d, not paused", c, a.Input)
+				s.fatalf("%s[%d] resumes input %d, not paused", st.name, c, a.Input)
 			}
 			delete(sc.paused, a.Input)
+		case InputDrained:
+			from := "src"
+			if si == 1 {
+				from = "op"
+			}
+			s.coordActs(s.coord.InputDrained(s.now, TaskKey{st.name, c}, TaskKey{from, a.Input}))
 		case TaskDone:
-			acts, err := s.coord.TaskDone(s.now, TaskKey{"op", c}, a.Result)
+			acts, err := s.coord.TaskDone(s.now, TaskKey{st.name, c}, a.Result)
 			if err != nil {
 				s.fatalf("task done: %v", err)
 			}
 			s.coordActs(acts)
 		case Stop:
-			for _, ch := range sc.inputs {
-				if len(ch.items) > 0 {
-					s.fatalf("instance %d stops with %d items queued from producer %d", c, len(ch.items), ch.producer)
+			for k, ch := range st.in {
+				if k[1] == c && len(ch.items) > 0 {
+					s.fatalf("%s[%d] stops with %d items queued from %d", st.name, c, len(ch.items), ch.producer)
 				}
 			}
 			sc.stopped = true
@@ -514,10 +494,11 @@ func (s *sim) taskActsWith(c int, acts []TaskAction, overtaken []simItem) {
 func (s *sim) deliverHandoff(i int) {
 	h := s.handoffs[i]
 	s.handoffs = slices.Delete(s.handoffs, i, i+1)
-	c := s.cons[h.to]
+	st := s.stages[h.stage]
+	c := st.cons[h.to]
 	for g, keys := range h.state {
 		if c.state[g] != nil {
-			s.fatalf("instance %d already has state of group %d", h.to, g)
+			s.fatalf("%s[%d] already has state of group %d", st.name, h.to, g)
 		}
 		if keys != nil {
 			c.state[g] = keys
@@ -534,7 +515,7 @@ func (s *sim) deliverHandoff(i int) {
 	for g, rs := range h.records {
 		c.carried[g] = rs
 	}
-	s.taskActs(h.to, acts[1:])
+	s.taskActs(h.stage, h.to, acts[1:], nil)
 }
 
 func (s *sim) check() {
@@ -546,77 +527,50 @@ func (s *sim) check() {
 			s.fatalf("producer %d has %d records left", p, len(s.records[p]))
 		}
 	}
-	for c, sc := range s.cons {
-		if !sc.task.Done() {
-			s.fatalf("instance %d not done", c)
-		}
-		if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.paused) > 0 || len(sc.carried) > 0 {
-			s.fatalf("instance %d ends with held %v, set aside %v, paused %v, carried %v", c, sc.held, sc.aside, sc.paused, sc.carried)
-		}
-		if (c >= s.new.Parallelism) != sc.stopped {
-			s.fatalf("instance %d stopped=%t, parallelism now %d", c, sc.stopped, s.new.Parallelism)
-		}
-	}
-	for _, ch := range s.channels {
-		if len(ch.items) > 0 || ch.outstanding != 0 {
-			s.fatalf("channel %d→%d ends with %d items, %d outstanding", ch.producer, ch.consumer, len(ch.items), ch.outstanding)
-		}
-	}
-	// Every group's state is at its new owner alone; per key and producer
-	// the records applied are in the producer's order, none twice; and all
-	// of them are there.
-	applied := map[[2]int]bool{} // producer, n
-	for c, sc := range s.cons {
-		for g, keys := range sc.state {
-			if s.new.Owner(g) != c {
-				s.fatalf("state of group %d at instance %d, owner %d", g, c, s.new.Owner(g))
+	for _, st := range s.stages {
+		_, changed := s.plan.Change(st.name)
+		for c, sc := range st.cons {
+			if changed && !sc.task.Done() {
+				s.fatalf("%s[%d] not done", st.name, c)
 			}
-			for key, rs := range keys {
-				next := map[int]int{}
-				for _, r := range rs {
-					if r.key != key || r.key%s.max != g {
-						s.fatalf("record %v in key %d's state of group %d", r, key, g)
+			if len(sc.held) > 0 || len(sc.aside) > 0 || len(sc.paused) > 0 || len(sc.carried) > 0 {
+				s.fatalf("%s[%d] ends with held %v, set aside %v, paused %v, carried %v", st.name, c, sc.held, sc.aside, sc.paused, sc.carried)
+			}
+			if (c >= st.new.Parallelism) != sc.stopped {
+				s.fatalf("%s[%d] stopped=%t, parallelism now %d", st.name, c, sc.stopped, st.new.Parallelism)
+			}
+		}
+		for _, ch := range st.in {
+			if len(ch.items) > 0 || ch.outstanding != 0 {
+				s.fatalf("channel %d→%s[%d] ends with %d items, %d outstanding", ch.producer, st.name, ch.consumer, len(ch.items), ch.outstanding)
+			}
+		}
+		// Every group's state is at its new owner alone; per key and
+		// producer the records applied are in the producer's order, none
+		// twice; and all of them are there.
+		applied := 0
+		for c, sc := range st.cons {
+			for g, keys := range sc.state {
+				if st.new.Owner(g) != c {
+					s.fatalf("state of %s group %d at instance %d, owner %d", st.name, g, c, st.new.Owner(g))
+				}
+				for key, rs := range keys {
+					next := map[int]int{}
+					for _, r := range rs {
+						if r.key != key || r.key%s.max != g {
+							s.fatalf("record %v in key %d's state of %s group %d", r, key, st.name, g)
+						}
+						if r.n < next[r.producer] {
+							s.fatalf("%s key %d: producer %d's record %d applied after %d (out of order or twice)", st.name, key, r.producer, r.n, next[r.producer]-1)
+						}
+						next[r.producer] = r.n + 1
+						applied++
 					}
-					if r.n < next[r.producer] {
-						s.fatalf("key %d: producer %d's record %d applied after %d", key, r.producer, r.n, next[r.producer]-1)
-					}
-					next[r.producer] = r.n + 1
-					id := [2]int{r.producer, r.n}
-					if applied[id] {
-						s.fatalf("record %v applied twice", r)
-					}
-					applied[id] = true
 				}
 			}
 		}
-	}
-	if len(applied) != s.sent {
-		s.fatalf("%d records applied, %d sent", len(applied), s.sent)
-	}
-	// Downstream, each key's records, per producer, arrive in order, once,
-	// all of them, though they came from two instances across the rescale.
-	for _, ch := range s.outCh {
-		if len(ch.items) > 0 {
-			s.fatalf("channel op[%d]→down[%d] ends with %d items", ch.producer, ch.consumer, len(ch.items))
+		if applied != s.sent {
+			s.fatalf("%s applied %d records, %d sent", st.name, applied, s.sent)
 		}
-	}
-	got := 0
-	for j, d := range s.down {
-		for key, rs := range d.state {
-			if s.downTable.Owner(key%s.max) != j {
-				s.fatalf("key %d at down[%d]", key, j)
-			}
-			next := map[int]int{}
-			for _, r := range rs {
-				if r.n < next[r.producer] {
-					s.fatalf("downstream key %d: producer %d's record %d after %d (out of order or twice)", key, r.producer, r.n, next[r.producer]-1)
-				}
-				next[r.producer] = r.n + 1
-				got++
-			}
-		}
-	}
-	if got != s.sent {
-		s.fatalf("%d records downstream, %d sent", got, s.sent)
 	}
 }
