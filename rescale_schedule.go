@@ -18,7 +18,7 @@ type RescaleStep struct {
 }
 
 // WithRescaleSchedule rescales operators live while the job runs, step by
-// step (see actors.Job.Rescale; not with checkpoints yet).
+// step (see actors.Job.Rescale).
 func WithRescaleSchedule(steps ...RescaleStep) RunOption {
 	return func(c *RunConfig) { c.Rescale = append(c.Rescale, steps...) }
 }

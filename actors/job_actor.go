@@ -96,6 +96,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.finished++
 		a.finishedTasks[a.idOf(m.op, m.instance)] = true
 		a.job.log.Debug().Str("task", taskName(a.job.Plan.Operators[m.op], m.instance)).Msg("task finished")
+		a.rescaleFinished(ctx, m.op, m.instance)
 		a.maybeEnd(ctx)
 	case *sinkCommittedMsg:
 		a.onSinkCommitted(ctx, m)

@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -10,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/store"
 )
 
 // jobRescales is the job actor's side of live rescales: the rescale.Coordinator
@@ -26,6 +28,12 @@ type jobRescales struct {
 	// early are requests that came before the job was wired: they start
 	// once it is.
 	early []*rescaleRequestMsg
+	// restarts is the job's region restarts when the registry was built: a
+	// restart respawns the tasks wired as a fresh plan is.
+	restarts int
+	// retiring are the actors of removed instances: each is stopped once it
+	// has finished (its outputs ended), freeing its name.
+	retiring map[string]taskid.ID
 }
 
 // chanKey names the channel from one task to another.
@@ -59,8 +67,8 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 		a.rescaleInputsAdded(ctx, m)
 	case *rescaleDrainedMsg:
 		r := a.rescales()
-		if r.run == nil {
-			return true
+		if r.run == nil || m.seq != r.run.plan.Input.Seq {
+			return true // of a rescale an abort ended
 		}
 		consumer := a.idOf(m.op, m.instance)
 		ins := r.inputsOf[consumer]
@@ -71,8 +79,8 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 		a.carryOutRescale(ctx, r.coord.InputDrained(a.job.now(), taskKey(consumer), taskKey(ins[m.input])))
 	case *rescaleTaskDoneMsg:
 		r := a.rescales()
-		if r.run == nil {
-			return true
+		if r.run == nil || m.seq != r.run.plan.Input.Seq {
+			return true // of a rescale an abort ended
 		}
 		acts, err := r.coord.TaskDone(a.job.now(), taskKey(a.idOf(m.op, m.instance)), m.result)
 		if err != nil {
@@ -108,9 +116,43 @@ func taskKey(t taskid.ID) rescale.TaskKey {
 // rescales returns the job's rescale side, made on first use.
 func (a *jobActor) rescales() *jobRescales {
 	if a.rs == nil {
-		a.rs = &jobRescales{coord: rescale.NewCoordinator(rescale.CoordinatorConfig{})}
+		a.rs = &jobRescales{coord: rescale.NewCoordinator(rescale.CoordinatorConfig{Timeout: rescaleTimeout})}
 	}
 	return a.rs
+}
+
+// rescaleTimeout fails a live rescale that has not committed this long after
+// it started (checked on the checkpoint coordinator's ticks).
+const rescaleTimeout = 30 * time.Second
+
+// rescaleTick fails a rescale past its timeout: the job restarts from its
+// latest checkpoint, as after any failure during a rescale.
+func (a *jobActor) rescaleTick(ctx actor.Context) {
+	if a.rs == nil || a.rs.run == nil {
+		return
+	}
+	acts := a.rs.coord.Tick(a.job.now())
+	if len(acts) == 0 {
+		return
+	}
+	err := errors.New("live rescale timed out")
+	a.carryOutRescale(ctx, acts)
+	if a.sv != nil && len(a.topo.Tasks) > 0 {
+		a.restartAllRegions(ctx, a.topo.Tasks[0], err)
+	} else {
+		a.end(ctx, err)
+	}
+}
+
+// rescaleTerminated turns the end of an instance a running rescale added
+// (the supervisor does not know it yet) into a failure; it reports whether
+// it did.
+func (a *jobActor) rescaleTerminated(ctx actor.Context, who *actor.PID, at taskid.ID) bool {
+	if a.rs == nil || a.rs.run == nil || !slices.Contains(a.rs.run.added, at) {
+		return false
+	}
+	a.onFailure(ctx, who, errors.New("task actor stopped from outside"))
+	return true
 }
 
 // startRescale plans a rescale and starts it, or says why it cannot.
@@ -120,19 +162,29 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		return errors.New("rescale: the job is ending")
 	case a.cl != nil:
 		return errors.New("rescale: a live rescale runs in one process; this job runs on a cluster")
-	case a.ckpt != nil:
-		return errors.New("rescale: a live rescale of a job with checkpoints is not supported yet")
+	case a.restarting():
+		return errors.New("rescale: a region of the job is restarting")
+	case a.ckpt != nil && len(a.topo.Regions) > 1:
+		return fmt.Errorf("rescale: with checkpoints a live rescale needs the job's tasks in one failover region, this job has %d", len(a.topo.Regions))
 	}
 	r := a.rescales()
 	if r.run != nil {
 		return fmt.Errorf("rescale: rescale %d is running: %w", r.run.plan.Input.Seq, rescale.ErrRescaleRunning)
 	}
-	if r.chans == nil {
+	if restarts := a.job.Supervision().Restarts; r.chans == nil || restarts != r.restarts {
 		a.registerChannels()
+		r.restarts = restarts
 	}
 	p, err := rescale.NewPlan(rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets})
 	if err != nil {
 		return err
+	}
+	if a.ckpt != nil {
+		for _, c := range p.Changes {
+			if a.job.Plan.Operators[a.opIndex(c.Operator)].Kind == plan.KindSink {
+				return fmt.Errorf("rescale: sink %q stages its output per instance until a checkpoint completes: with checkpoints it cannot change parallelism live", c.Operator)
+			}
+		}
 	}
 	next := clonePlan(a.job.Plan)
 	if err := p.Apply(next); err != nil {
@@ -148,10 +200,21 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 	}
 	r.run = run
 	a.job.log.Info().EmbedObject(p).Msg("rescale planned")
+	if a.ckpt != nil {
+		if id, ok := a.ckpt.coord.Pending(); ok {
+			if err := r.coord.CheckpointStarted(id); err != nil {
+				r.run = nil
+				return err
+			}
+		}
+	}
 	acts, err := r.coord.Start(a.job.now(), p)
 	if err != nil {
 		r.run = nil
 		return err
+	}
+	if a.ckpt != nil {
+		a.ckpt.coord.Pause() // no checkpoint starts until the rescale commits or fails
 	}
 	a.carryOutRescale(ctx, acts)
 	return nil
@@ -199,12 +262,10 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 				}
 			}
 		case rescale.Commit:
-			if err := r.run.plan.Apply(a.job.Plan); err != nil {
+			if err := a.rescaleCommit(ctx); err != nil {
 				a.end(ctx, fmt.Errorf("rescale %d: commit: %w", act.Rescale, err))
 				return
 			}
-			a.topo = topologyOf(a.job.Plan)
-			a.toAll(ctx, &rescaleEndMsg{})
 		case rescale.Finished:
 			res := act.Result
 			a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
@@ -215,13 +276,13 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 		case rescale.WaitCheckpoint:
 			a.job.log.Info().Uint64("checkpoint", act.ID).Msg("rescale waits for the checkpoint")
 		case rescale.Abort:
-			err := fmt.Errorf("rescale %d aborted: %s", act.Rescale, act.Reason)
-			r.run.reply <- rescaleReply{err: err}
+			a.job.log.Warn().Uint64("rescale", act.Rescale).Str("reason", act.Reason).Msg("rescale aborted")
+			r.run.reply <- rescaleReply{err: fmt.Errorf("rescale %d aborted: %s", act.Rescale, act.Reason)}
+			a.rescaleDropAdded(ctx)
 			r.run = nil
-			a.end(ctx, err)
-			return
 		case rescale.Recover:
-			// Without checkpoints there is nothing to recover to: Abort ended the job.
+			// The failure that aborted the rescale restarts the job
+			// (rescaleOnFailure): from its latest checkpoint, old tables.
 		}
 	}
 	if spawned {
@@ -310,8 +371,8 @@ func (a *jobActor) rescaleOnReady(ctx actor.Context, m *taskReadyMsg) {
 
 // rescaleInputsAdded registers the channels a consumer added.
 func (a *jobActor) rescaleInputsAdded(ctx actor.Context, m *rescaleInputsAddedMsg) {
-	if a.rs == nil || a.rs.run == nil {
-		return
+	if a.rs == nil || a.rs.run == nil || m.seq != a.rs.run.plan.Input.Seq {
+		return // of a rescale an abort ended
 	}
 	run := a.rs.run
 	to := a.idOf(m.op, m.instance)
@@ -417,4 +478,166 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 	for _, pid := range sources {
 		ctx.Send(pid, &rescaleInjectMsg{})
 	}
+}
+
+// rescaleCommit makes the rescale's plan the job's: its tables and
+// parallelisms, the checkpoint coordinator's and the supervisor's task sets,
+// and each task's inputs and outputs without those of removed instances.
+func (a *jobActor) rescaleCommit(ctx actor.Context) error {
+	run := a.rs.run
+	removed := map[taskid.ID]bool{}
+	for _, c := range run.plan.Changes {
+		for _, i := range c.Removed {
+			removed[taskID(a.job.Plan.Operators[a.opIndex(c.Operator)], i)] = true
+		}
+	}
+	if a.rs.retiring == nil {
+		a.rs.retiring = map[string]taskid.ID{}
+	}
+	for id := range removed {
+		if pid := a.tasks[id.OperatorID][id.Instance]; pid != nil {
+			a.rs.retiring[pid.Id] = id
+			if a.finishedTasks[id] {
+				a.rescaleStopRetired(ctx, pid)
+			}
+		}
+	}
+	if err := run.plan.Apply(a.job.Plan); err != nil {
+		return err
+	}
+	a.topo = topologyOf(a.job.Plan)
+	if a.ckpt != nil {
+		if err := a.ckpt.coord.Rebuild(a.topo.Tasks, a.topo.Sources, a.topo.Sinks); err != nil {
+			return err
+		}
+	}
+	if a.sv != nil {
+		if err := a.sv.sup.Rebuild(a.topo.Regions); err != nil {
+			return err
+		}
+		for _, id := range run.added {
+			a.sv.sup.OnTaskStarted(id, a.gens[id])
+		}
+	}
+	for _, id := range a.topo.Tasks {
+		var retired []int
+		for i, from := range a.rs.inputsOf[id] {
+			if removed[from] {
+				retired = append(retired, i)
+			}
+		}
+		ctx.Send(a.tasks[id.OperatorID][id.Instance], &rescaleEndMsg{retired: retired})
+	}
+	if a.ckpt != nil {
+		a.carryOutCheckpoint(ctx, a.ckpt.coord.Resume(a.job.now()))
+	}
+	return nil
+}
+
+// rescaleCheckpointEnded tells the rescale machine that checkpoint id
+// completed or was aborted: a rescale waiting for it starts.
+func (a *jobActor) rescaleCheckpointEnded(ctx actor.Context, id uint64) {
+	if a.rs == nil {
+		return
+	}
+	a.carryOutRescale(ctx, a.rs.coord.CheckpointEnded(a.job.now(), id))
+}
+
+// rescaleOnFailure aborts a running rescale on any failure in the job. It
+// reports whether it did; the caller then restarts every region from the
+// latest checkpoint, which has the old tables (no checkpoint ran since the
+// rescale began).
+func (a *jobActor) rescaleOnFailure(ctx actor.Context, reason string) bool {
+	if a.rs == nil || a.rs.run == nil {
+		return false
+	}
+	a.carryOutRescale(ctx, a.rs.coord.Failed(a.job.now(), reason))
+	return true
+}
+
+// rescaleDropAdded stops the instances an aborted rescale added and forgets
+// them and the channels it made; the restart respawns the rest as wired
+// from the plan.
+func (a *jobActor) rescaleDropAdded(ctx actor.Context) {
+	run := a.rs.run
+	for _, id := range run.added {
+		if pid := a.tasks[id.OperatorID][id.Instance]; pid != nil {
+			delete(a.byPID, pid.Id)
+			ctx.Stop(pid)
+			a.tasks[id.OperatorID][id.Instance] = nil
+		}
+		a.setReady(id, false)
+		a.total--
+	}
+	a.rs.chans, a.rs.inputsOf = nil, nil
+}
+
+// restartAllRegions restarts every region after a failure during a rescale
+// (tasks everywhere took part in it): the failed task's region as it
+// failed, each other one as if its first task had.
+func (a *jobActor) restartAllRegions(ctx actor.Context, failed taskid.ID, err error) {
+	own, known := a.sv.sup.RegionOfTask(failed)
+	if known {
+		a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(failed, err.Error(), a.job.now()))
+	}
+	for _, r := range a.topo.Regions {
+		if (known && r.ID == own) || len(r.Tasks) == 0 {
+			continue
+		}
+		a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(r.Tasks[0], "rescale aborted: "+err.Error(), a.job.now()))
+	}
+}
+
+// rescaleFinished stops a removed instance once it has finished.
+func (a *jobActor) rescaleFinished(ctx actor.Context, op, instance int) {
+	if a.rs == nil {
+		return
+	}
+	if pid := a.tasks[op][instance]; pid != nil {
+		if _, ok := a.rs.retiring[pid.Id]; ok {
+			a.rescaleStopRetired(ctx, pid)
+		}
+	}
+}
+
+// rescaleStopRetired stops a finished removed instance; its end is no
+// failure.
+func (a *jobActor) rescaleStopRetired(ctx actor.Context, pid *actor.PID) {
+	id := a.rs.retiring[pid.Id]
+	delete(a.rs.retiring, pid.Id)
+	delete(a.byPID, pid.Id)
+	if a.tasks[id.OperatorID][id.Instance] == pid {
+		a.tasks[id.OperatorID][id.Instance] = nil
+	}
+	ctx.Stop(pid)
+}
+
+// rescaleLayoutChannels renumbers the channel state of a task's checkpoint
+// from its live input indices, which live rescales leave irregular (inputs
+// of removed instances stay, added ones come last), to the plan's layout
+// (edge by edge, producer instance by instance), which a restore wires. An
+// input of a removed instance carries no channel state.
+func (a *jobActor) rescaleLayoutChannels(id taskid.ID, snap *store.TaskSnapshot) error {
+	if a.rs == nil || a.rs.inputsOf == nil || len(snap.Channels) == 0 {
+		return nil
+	}
+	op := a.job.Plan.Operators[id.OperatorID]
+	ins := a.rs.inputsOf[id]
+	for k, cb := range snap.Channels {
+		if cb.Input < 0 || cb.Input >= len(ins) {
+			return fmt.Errorf("checkpoint of %s: channel state of input %d, of %d", id, cb.Input, len(ins))
+		}
+		from := ins[cb.Input]
+		layout := -1
+		for _, e := range op.Inputs {
+			if e.From.Name == from.Operator && from.Instance < e.From.Parallelism {
+				layout = inputBase(e) + from.Instance
+			}
+		}
+		if layout < 0 {
+			return fmt.Errorf("checkpoint of %s: channel state of input %d, from %s, which a rescale removed", id, cb.Input, from)
+		}
+		snap.Channels[k].Input = layout
+	}
+	return nil
 }

@@ -55,14 +55,19 @@ type rescaleFenceMsg struct {
 	from int
 }
 
-// rescaleEndMsg tells every task that the rescale is over (committed).
-type rescaleEndMsg struct{ priority }
+// rescaleEndMsg tells every task that the rescale committed; retired are its
+// inputs from removed instances, which deliver no more barriers.
+type rescaleEndMsg struct {
+	priority
+	retired []int
+}
 
 // --- task → job -----------------------------------------------------------------
 
 // rescaleInputsAddedMsg returns the channels a rescaleAddInputsMsg made.
 type rescaleInputsAddedMsg struct {
 	priority
+	seq          uint64 // the rescale (one an abort left behind is ignored)
 	op, instance int
 	edge         int
 	producers    []int
@@ -73,6 +78,7 @@ type rescaleInputsAddedMsg struct {
 // sent before its rescale barrier.
 type rescaleDrainedMsg struct {
 	priority
+	seq          uint64
 	op, instance int
 	input        int
 }
@@ -80,6 +86,7 @@ type rescaleDrainedMsg struct {
 // rescaleTaskDoneMsg says an instance of a changed operator has done its part.
 type rescaleTaskDoneMsg struct {
 	priority
+	seq          uint64
 	op, instance int
 	result       rescale.TaskResult
 }

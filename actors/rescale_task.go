@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/barriers"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/rescale"
 )
@@ -32,8 +33,13 @@ type taskRescale struct {
 	handoff   *rescaleHandoffMsg
 }
 
-// onRescaleMsg handles the live-rescale messages.
+// onRescaleMsg handles the live-rescale messages. A stopping task takes
+// none: a channel spawned now would outlive its stop (the actor waits for
+// its children), and the rescale is being aborted anyway.
 func (t *task) onRescaleMsg(ctx actor.Context, m any) {
+	if t.phase.work == workStopping {
+		return
+	}
 	switch m := m.(type) {
 	case *rescaleAddInputsMsg:
 		t.rescaleAddInputs(ctx, m)
@@ -47,6 +53,12 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 		t.rescaleCarryOut(ctx, acts, err)
 	case *rescaleEndMsg:
 		t.rs = nil
+		t.retired.inputs = append(t.retired.inputs, m.retired...)
+		for _, oe := range t.out.edges {
+			if err := dropRetired(oe); err != nil {
+				t.fail(err)
+			}
+		}
 	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
 		if t.rs == nil {
 			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
@@ -59,11 +71,13 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 	}
 }
 
-// rescaleBusy reports whether a buffer is in progress: the machine took it,
-// the operator has not processed all of it yet.
+// rescaleBusy reports whether a buffer is in progress (the machine took it,
+// the operator has not processed all of it yet) or restored channel state
+// is still to be replayed: that data came before any rescale barrier and
+// passes no machine, so the rescale's events wait until it is processed.
 func (t *task) rescaleBusy() bool {
 	for _, c := range t.in.chans {
-		if c.cur != nil {
+		if c.cur != nil || len(c.replay) > 0 {
 			return true
 		}
 	}
@@ -106,7 +120,26 @@ func (t *task) rescaleAddInputs(ctx actor.Context, m *rescaleAddInputsMsg) {
 		t.in.add(pid, m.edge)
 		pids = append(pids, pid)
 	}
-	ctx.Send(ctx.Parent(), &rescaleInputsAddedMsg{op: t.op.ID, instance: t.instance, edge: m.edge, producers: m.producers, pids: pids})
+	if t.aligner != nil {
+		// Checkpoints wait while a rescale runs: the aligner is between two.
+		consumed := make([]uint64, len(t.in.chans))
+		for i, c := range t.in.chans {
+			consumed[i] = takenSeq(c)
+		}
+		if err := t.aligner.Rebuild(consumed); err != nil {
+			t.fail(fmt.Errorf("rescale: add inputs: %w", err))
+		}
+	}
+	ctx.Send(ctx.Parent(), &rescaleInputsAddedMsg{seq: m.seq, op: t.op.ID, instance: t.instance, edge: m.edge, producers: m.producers, pids: pids})
+}
+
+// takenSeq is the seq of the last buffer of input c taken from its channel
+// (processed, or in progress); restored channel state does not count.
+func takenSeq(c *inChannel) uint64 {
+	if c.cur != nil && !c.curReplay {
+		return c.cur.Seq
+	}
+	return c.last
 }
 
 // rescaleBegin makes the task's machine.
@@ -114,10 +147,7 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 	cfg := m.cfg
 	cfg.Seen = make([]uint64, len(t.in.chans))
 	for i, c := range t.in.chans {
-		cfg.Seen[i] = c.last
-		if c.cur != nil {
-			cfg.Seen[i] = c.cur.Seq
-		}
+		cfg.Seen[i] = takenSeq(c)
 	}
 	mach, err := rescale.NewTask(cfg)
 	if err != nil {
@@ -252,9 +282,9 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			delete(rs.paused, a.Input)
 			t.schedulePump(ctx)
 		case rescale.InputDrained:
-			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{op: t.op.ID, instance: t.instance, input: a.Input})
+			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{seq: rs.m.Config().Rescale, op: t.op.ID, instance: t.instance, input: a.Input})
 		case rescale.TaskDone:
-			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{op: t.op.ID, instance: t.instance, result: a.Result})
+			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{seq: a.Rescale, op: t.op.ID, instance: t.instance, result: a.Result})
 			t.schedulePump(ctx) // it may end now if its inputs have
 		case rescale.Stop:
 			t.log.Debug().Msg("rescale: removed instance stops")
@@ -337,5 +367,36 @@ func (t *task) rescaleRestore(a rescale.Restore) {
 	}
 	for _, g := range a.Groups {
 		rs.carried[g] = h.records[g]
+	}
+}
+
+// retiredInputs are a task's inputs from instances that live rescales
+// removed: they ended, and deliver no more barriers. The task gives the
+// aligner their barrier of each checkpoint itself, at the first real one.
+type retiredInputs struct {
+	inputs []int
+	fed    uint64 // newest checkpoint whose barriers they were given
+}
+
+// feedRetired gives the aligner the barrier of checkpoint id on every
+// retired input, once per checkpoint: in order, after all they delivered.
+func (t *task) feedRetired(ctx actor.Context, id uint64, final bool) {
+	if len(t.retired.inputs) == 0 || id <= t.retired.fed || t.aligner == nil {
+		return
+	}
+	t.retired.fed = id
+	for _, i := range t.retired.inputs {
+		last := takenSeq(t.in.chans[i])
+		var acts []barriers.Action
+		var err error
+		if final {
+			acts, err = t.aligner.OnFinalBarrier(i, id, last, t.now())
+		} else {
+			acts, err = t.aligner.OnBarrier(i, id, last, false, t.now())
+		}
+		if err != nil {
+			t.fail(fmt.Errorf("barrier %d on retired input %d: %w", id, i, err))
+		}
+		t.carryOut(ctx, acts, nil)
 	}
 }

@@ -114,6 +114,10 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		a.end(ctx, err)
 		return
 	}
+	if a.rescaleOnFailure(ctx, err.Error()) {
+		a.restartAllRegions(ctx, at, err)
+		return
+	}
 	r, _ := a.sv.sup.RegionOfTask(at)
 	if st, _ := a.sv.sup.State(r); st == supervision.Restoring {
 		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(r, err.Error(), a.job.now()))
@@ -172,6 +176,9 @@ func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
 func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 	at, ok := a.byPID[who.Id]
 	if !ok || a.ended {
+		return
+	}
+	if a.rescaleTerminated(ctx, who, at) {
 		return
 	}
 	if a.sv != nil {

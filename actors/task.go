@@ -44,7 +44,8 @@ type task struct {
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
-	rs *taskRescale // the live rescale this task takes part in (nil: none)
+	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
+	retired retiredInputs // inputs from instances live rescales removed
 
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)

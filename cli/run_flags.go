@@ -64,7 +64,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
 	f.operators = operatorParallelism{}
 	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source not read by splits keeps its checkpoint's")
-	fs.Var(&f.rescale, "rescale", "rescale operators live at times since the start: `TIME:NAME=N[,NAME=N][,TIME:NAME=N…]` (e.g. 2s:count=3,4s:count=1); needs --checkpoint-mode none")
+	fs.Var(&f.rescale, "rescale", "rescale operators live at times since the start: `TIME:NAME=N[,NAME=N][,TIME:NAME=N…]` (e.g. 2s:count=3,4s:count=1)")
 	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
 	fs.IntVar(&f.params.ValueBytes, "value-bytes", defaultValueBytes, "bytes of keyed state per key (bigstate)")
@@ -123,8 +123,6 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--chaos-kill-every needs checkpoints to recover from: drop --checkpoint-mode none")
 	case f.restore != "" && mode == weir.CheckpointNone:
 		return fmt.Errorf("--restore needs checkpoints: drop --checkpoint-mode none")
-	case len(f.rescale) > 0 && mode != weir.CheckpointNone:
-		return fmt.Errorf("--rescale needs --checkpoint-mode none: a live rescale of a job with checkpoints is not supported yet")
 	}
 	if f.restore != "" && f.restore != "latest" {
 		if id, err := strconv.ParseUint(f.restore, 10, 64); err != nil || id == 0 {

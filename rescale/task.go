@@ -155,6 +155,9 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 	return t, nil
 }
 
+// Config returns the task's part as it was given.
+func (t *Task) Config() TaskConfig { return t.cfg }
+
 // Done reports whether the task has finished its part.
 func (t *Task) Done() bool { return t.done }
 
