@@ -23,11 +23,7 @@ func TestLiveRescaleKeycount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := weir.Run(context.Background(), g, weir.WithRescaleSchedule(
-		weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
-		weir.RescaleStep{After: 100 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
-		weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 4}},
-	))
+	res, err := weir.Run(context.Background(), g, countTo3To1To4(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +112,7 @@ func TestLiveRescaleKeycountCheckpoints(t *testing.T) {
 			res, err := weir.Run(context.Background(), g,
 				weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: 30 * time.Millisecond, Timeout: 30 * time.Second, Retain: 2,
 					StateDir: filepath.Join(dir, "state")}),
-				weir.WithRescaleSchedule(
-					weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
-					weir.RescaleStep{After: 100 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
-					weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 4}},
-				))
+				countTo3To1To4(50*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +153,7 @@ func TestLiveRescaleUnderChaosKills(t *testing.T) {
 				res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: 30 * time.Millisecond, Timeout: 30 * time.Second, Retain: 2,
 					StateDir: filepath.Join(dir, "state")}),
 					weir.WithSupervision(sup),
-					weir.WithRescaleSchedule(
-						weir.RescaleStep{After: 50 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
-						weir.RescaleStep{After: 150 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
-						weir.RescaleStep{After: 250 * time.Millisecond, Parallelism: map[string]int{"count": 4}},
-					))
+					countTo3To1To4(100*time.Millisecond))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -184,4 +172,14 @@ func TestLiveRescaleUnderChaosKills(t *testing.T) {
 			})
 		}
 	}
+}
+
+// countTo3To1To4 rescales keycount's count to 3, 1 and 4 instances, a step
+// every gap from gap/2 on (each step also waits for the one before it).
+func countTo3To1To4(gap time.Duration) weir.RunOption {
+	return weir.WithRescaleSchedule(
+		weir.RescaleStep{After: gap / 2, Parallelism: map[string]int{"count": 3}},
+		weir.RescaleStep{After: gap/2 + gap, Parallelism: map[string]int{"count": 1}},
+		weir.RescaleStep{After: gap/2 + 2*gap, Parallelism: map[string]int{"count": 4}},
+	)
 }
