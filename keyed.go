@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
@@ -123,7 +124,8 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	if info.Table == nil || len(info.Table.Owners) != info.MaxParallelism {
 		return fmt.Errorf("operator %q: no key-group table for %d key groups", t.name, info.MaxParallelism)
 	}
-	t.owners = info.Table.Owners
+	// A copy: a live rescale moves groups in and out (keyed_rescale.go).
+	t.owners = slices.Clone(info.Table.Owners)
 	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
 	t.ctx.core.op = t.name
 	for i := 0; i < t.backend.NumTables(); i++ {

@@ -38,6 +38,8 @@ type RunConfig struct {
 	// Supervision says how failed regions restart (with checkpoints); the zero
 	// value takes DefaultSupervision.
 	Supervision *SupervisionConfig
+	// Rescale is a schedule of live rescales (WithRescaleSchedule).
+	Rescale []RescaleStep
 	// OwnsStore says this run is the only writer of the job's checkpoints in
 	// its store, so checkpoints that never completed (no valid manifest) are
 	// deleted before it starts. A local state directory is always owned by
@@ -108,6 +110,8 @@ type Result struct {
 	// Restore sums where restored state came from; nil when nothing was
 	// restored.
 	Restore *RestoreStat
+	// Rescales are the scheduled live rescales, in order.
+	Rescales []RescaleStat
 }
 
 // RecordsPerSecond is input records per second of wall time.
@@ -187,6 +191,10 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 		defer t.Stop()
 		progress = t.C
 	}
+	var rescales *rescaler
+	if len(cfg.Rescale) > 0 {
+		rescales = startRescaler(cfg.Rescale, job, start, cfg.Logger)
+	}
 	cancelled, stopped := ctx.Done(), false
 	lastIn, lastAt := int64(0), start
 wait:
@@ -230,6 +238,7 @@ wait:
 		slowStop = stopped
 	}
 	res := &Result{
+		Rescales:            rescales.wait(),
 		Job:                 p.Name,
 		RecordsIn:           job.Metrics.RecordsIn.Load(),
 		RecordsOut:          job.Metrics.RecordsOut.Load(),

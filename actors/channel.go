@@ -84,6 +84,8 @@ func (c *channel) Receive(ctx actor.Context) {
 		c.dump(m)
 	case *linkFailedMsg:
 		panic(fmt.Errorf("channel %s: %s", c.name, m.reason))
+	case *rescaleBarrierMsg:
+		c.overtakeRescale(ctx, m)
 	}
 }
 
@@ -124,23 +126,31 @@ func (c *channel) onAck(ctx actor.Context, seq uint64) {
 // lastSeq that the consumer has not acknowledged: delivered ones, queued ones,
 // and the producer's pending ones not received yet.
 func (c *channel) overtake(ctx actor.Context, m *barrierMsg) {
+	over := c.overtakenUpTo(m.lastSeq, m.pending)
+	ctx.Send(c.consumer, &barrierOvertakeMsg{input: c.input, id: m.id, lastSeq: m.lastSeq, overtaken: over})
+}
+
+// overtakenUpTo is every buffer up to lastSeq that the consumer has not
+// acknowledged: delivered ones, queued ones, and those of the producer's
+// pending ones not received yet.
+func (c *channel) overtakenUpTo(lastSeq uint64, pending []*Buffer) []*Buffer {
 	var over []*Buffer
 	for _, b := range c.unacked {
-		if b.Seq <= m.lastSeq {
+		if b.Seq <= lastSeq {
 			over = append(over, b)
 		}
 	}
 	for _, b := range c.queue {
-		if b.Seq <= m.lastSeq {
+		if b.Seq <= lastSeq {
 			over = append(over, b)
 		}
 	}
-	for _, b := range m.pending {
-		if b.Seq > c.lastReceived && b.Seq <= m.lastSeq {
+	for _, b := range pending {
+		if b.Seq > c.lastReceived && b.Seq <= lastSeq {
 			over = append(over, b)
 		}
 	}
-	ctx.Send(c.consumer, &barrierOvertakeMsg{input: c.input, id: m.id, lastSeq: m.lastSeq, overtaken: over})
+	return over
 }
 
 // onSwitch turns barrier id unaligned: a queued one is delivered at once, a

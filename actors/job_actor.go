@@ -43,6 +43,7 @@ type jobActor struct {
 	wired         bool
 	finishedTasks map[taskid.ID]bool
 	topo          planTopology // the plan's tasks, sources, sinks and regions
+	rs            *jobRescales // live rescales (nil before the first)
 }
 
 func newJobActor(j *Job) *jobActor {
@@ -87,6 +88,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		if !a.regionReady(ctx, a.idOf(m.op, m.instance)) {
 			a.maybeWireAll(ctx)
 		}
+		a.rescaleOnReady(ctx, m)
 	case *taskFinishedMsg:
 		if a.stale(m.op, m.instance, m.gen) || a.finishedTasks[a.idOf(m.op, m.instance)] {
 			return
@@ -94,6 +96,7 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.finished++
 		a.finishedTasks[a.idOf(m.op, m.instance)] = true
 		a.job.log.Debug().Str("task", taskName(a.job.Plan.Operators[m.op], m.instance)).Msg("task finished")
+		a.rescaleFinished(ctx, m.op, m.instance)
 		a.maybeEnd(ctx)
 	case *sinkCommittedMsg:
 		a.onSinkCommitted(ctx, m)
@@ -138,6 +141,8 @@ func (a *jobActor) Receive(ctx actor.Context) {
 		a.stopFlushTicker()
 		a.stopChaos()
 		a.stopIO()
+	default:
+		a.onRescaleMsg(ctx, m)
 	}
 }
 
@@ -174,6 +179,12 @@ func (a *jobActor) deploy(ctx actor.Context) {
 
 // spawnTask starts one task instance as a child, restoring from m (nil: fresh).
 func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *store.Manifest) error {
+	return a.spawnTaskNamed(ctx, op, i, m, fmt.Sprintf("%s-%d", op.Name, i))
+}
+
+// spawnTaskNamed is spawnTask with the actor's name (a live rescale adds
+// instances while removed ones with the same index may still be there).
+func (a *jobActor) spawnTaskNamed(ctx actor.Context, op *plan.Operator, i int, m *store.Manifest, name string) error {
 	key := taskID(op, i)
 	if _, seen := a.gens[key]; seen {
 		a.gens[key]++
@@ -192,7 +203,7 @@ func (a *jobActor) spawnTask(ctx actor.Context, op *plan.Operator, i int, m *sto
 		}
 	} else {
 		props := taskProps(a.job, op, i, gen, m)
-		if pid, err = ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, i)); err != nil {
+		if pid, err = ctx.SpawnNamed(props, name); err != nil {
 			return fmt.Errorf("deploy task %s: %w", taskName(op, i), err)
 		}
 	}
@@ -225,6 +236,7 @@ func (a *jobActor) maybeWireAll(ctx actor.Context) {
 	if a.sv != nil {
 		a.startChaos(ctx)
 	}
+	a.rescaleWired(ctx)
 }
 
 // wireTasks connects the given tasks (nil: all) to their output channels and

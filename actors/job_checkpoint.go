@@ -100,6 +100,7 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.sv != nil {
 			a.carryOutSupervision(ctx, a.sv.sup.Tick(now))
 		}
+		a.rescaleTick(ctx)
 		if c.coord.FinalDone() || a.restarting() || !a.wired {
 			return true // no checkpoint before the job is wired, nor while a region is being restored
 		}
@@ -107,6 +108,10 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 	case *taskAckMsg:
 		op := a.job.Plan.Operators[m.op]
 		id := taskID(op, m.instance)
+		if err := a.rescaleLayoutChannels(id, &m.snap); err != nil {
+			a.end(ctx, err)
+			return true
+		}
 		if pending, ok := c.coord.Pending(); ok && pending == m.id {
 			c.acks[id] = m
 		}
@@ -160,11 +165,13 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 				a.sv.sup.OnCheckpointCompleted(act.ID) // restarts resume from it; backoff starts over
 			}
 			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
+			a.rescaleCheckpointEnded(ctx, act.ID)
 		case checkpoints.Aborted:
 			delete(c.triggeredAt, act.ID)
 			a.job.log.Warn().Uint64("checkpoint", act.ID).Str("reason", act.Reason).Msg("checkpoint aborted")
 			a.toAll(ctx, &checkpointAbortMsg{id: act.ID})
 			a.deleteCheckpoints([]uint64{act.ID}) // its blobs will never have a manifest
+			a.rescaleCheckpointEnded(ctx, act.ID)
 		case checkpoints.Delete:
 			a.deleteCheckpoints(act.IDs)
 		case checkpoints.FinalDone:

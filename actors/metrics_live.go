@@ -78,12 +78,12 @@ type channelGauges struct {
 // liveMetrics are a job's per-task and per-channel figures on this node.
 type liveMetrics struct {
 	mu       sync.Mutex
-	tasks    map[taskKey]*taskCounters
+	tasks    map[liveTaskKey]*taskCounters
 	channels map[string]*channelGauges
 }
 
-// taskKey names a task instance within a job.
-type taskKey struct {
+// liveTaskKey names a task instance within a job, for its counters.
+type liveTaskKey struct {
 	op       string
 	instance int
 }
@@ -92,12 +92,12 @@ type taskKey struct {
 func (l *liveMetrics) task(op string, instance int) *taskCounters {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	k := taskKey{op, instance}
+	k := liveTaskKey{op, instance}
 	if c, ok := l.tasks[k]; ok {
 		return c
 	}
 	if l.tasks == nil {
-		l.tasks = map[taskKey]*taskCounters{}
+		l.tasks = map[liveTaskKey]*taskCounters{}
 	}
 	c := &taskCounters{operator: op, instance: instance, since: time.Now()}
 	l.tasks[k] = c

@@ -122,6 +122,10 @@ func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 		a.end(ctx, err)
 		return
 	}
+	if a.rescaleOnFailure(ctx, err.Error()) {
+		a.restartAllRegions(ctx, at, err)
+		return
+	}
 	r, _ := a.sv.sup.RegionOfTask(at)
 	a.sv.noteCause(r, restartCause(err, a.sv.chaosPending))
 	a.sv.chaosPending = false
@@ -183,6 +187,9 @@ func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
 func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 	at, ok := a.byPID[who.Id]
 	if !ok || a.ended {
+		return
+	}
+	if a.rescaleTerminated(ctx, who, at) {
 		return
 	}
 	if a.sv != nil {

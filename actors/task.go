@@ -45,6 +45,8 @@ type task struct {
 	resumed     bool            // reported its first input after a restore (once)
 
 	ctr *taskCounters // figures for /metrics, shared by the task's incarnations
+	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
+	retired retiredInputs // inputs from instances live rescales removed
 
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
@@ -152,6 +154,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.job.tasks.Add(-1)
 		t.stopTimers()
 		t.closeInstance()
+	default:
+		t.onRescaleMsg(ctx, m)
 	}
 }
 
@@ -320,6 +324,9 @@ func (t *task) endInput(ctx actor.Context) {
 // finish runs once every input has ended: the operator finishes, outputs flush
 // and end, and the job is told when everything is sent.
 func (t *task) finish(ctx actor.Context) {
+	if t.rs != nil && t.rs.m.HoldsEnd() {
+		return // its part in a rescale first (rescaleCarryOut pumps again)
+	}
 	if t.phase.work != workFinishing {
 		t.move(evFinish)
 		t.out.ctx = ctx

@@ -73,6 +73,7 @@ func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overt
 	}
 	t.declineSuperseded(ctx, acts, id)
 	t.carryOut(ctx, acts, overtaken)
+	t.feedRetired(ctx, id, false)
 }
 
 // declineSuperseded tells the coordinator at once that a checkpoint this task
@@ -104,6 +105,7 @@ func (t *task) onFinalBarrier(ctx actor.Context, input int, id, lastSeq uint64) 
 		}
 	}
 	t.carryOut(ctx, acts, nil)
+	t.feedRetired(ctx, id, true)
 }
 
 // carryOut performs the aligner's actions in order.

@@ -99,11 +99,12 @@ func (in *inputs) take(t *task, i int, round uint64) bool {
 		c.cur, c.curReplay = c.replay[0], true
 		c.replay[0] = nil
 		c.replay = c.replay[1:]
-	case len(c.pending) > 0 && round == 0:
+	case len(c.pending) > 0 && round == 0 && !t.rescalePaused(i):
 		c.cur, c.curReplay = c.pending[0], false
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
 		t.captureIfNeeded(i, c.cur)
+		t.rescaleFilter(i, c)
 	default:
 		return false
 	}
@@ -123,6 +124,7 @@ func (in *inputs) finishBuffer(ctx actor.Context, t *task, i int) {
 		ctx.Send(c.pid, &ackMsg{seq: b.Seq})
 	}
 	t.afterBuffer(ctx, i, b)
+	t.rescaleAfterBuffer(ctx)
 	if c.barrier != nil {
 		t.handleInOrderBarrier(ctx, i)
 	}

@@ -123,6 +123,9 @@ func (o *outputs) send(ch *outChannel, b *Buffer) {
 // credit returns n slots of a channel and sends what was waiting for them.
 func (o *outputs) credit(ctx actor.Context, edge, channel, n int) {
 	o.ctx = ctx
+	if channel >= len(o.edges[edge].channels) {
+		return // a channel to an instance a live rescale removed: it took all it was sent
+	}
 	ch := o.edges[edge].channels[channel]
 	ch.credit += n
 	if len(ch.outbox) > 0 {

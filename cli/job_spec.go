@@ -79,6 +79,9 @@ func (r *registry) parseJob(cmd string, args []string, env bool) (*jobSpec, erro
 	if err := f.operators.checkOperators(job.Graph); err != nil {
 		return nil, usagef("%s %s: %v", cmd, entry.name, err)
 	}
+	if err := f.rescale.checkOperators(job.Graph); err != nil {
+		return nil, usagef("%s %s: %v", cmd, entry.name, err)
+	}
 	spec.job = job
 	return spec, nil
 }

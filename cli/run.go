@@ -71,6 +71,9 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 		announceWeb(stderr, base, srv)
 		opts = append(opts, weir.WithMetrics(reg), weir.WithJobObserver(jobs.add))
 	}
+	if len(f.rescale) > 0 {
+		opts = append(opts, weir.WithRescaleSchedule(f.rescale...))
+	}
 	log.Info().Int("parallelism", f.params.Parallelism).Int64("records", f.params.Records).
 		Str("checkpoint_mode", f.checkpointMode).Msg("job starting")
 	defer dumpOnSignal(stderr)() // SIGUSR1 prints the actors' state
@@ -87,7 +90,7 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 		if err := sum.WriteJSON(stdout); err != nil {
 			return fmt.Errorf("write summary: %w", err)
 		}
-		return nil
+		return rescaleFailed(sum)
 	}
 	if err := sum.WriteText(stdout); err != nil {
 		return fmt.Errorf("write summary: %w", err)
@@ -95,6 +98,16 @@ func (r *registry) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if job.Report != nil {
 		if err := job.Report(stdout); err != nil {
 			return fmt.Errorf("job %s report: %w", entry.name, err)
+		}
+	}
+	return rescaleFailed(sum)
+}
+
+// rescaleFailed is an error naming the first --rescale step that failed.
+func rescaleFailed(sum Summary) error {
+	for _, r := range sum.Rescales {
+		if r.Err != "" {
+			return fmt.Errorf("--rescale step %d failed: %s", r.Step, r.Err)
 		}
 	}
 	return nil

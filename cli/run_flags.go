@@ -17,11 +17,13 @@ type runFlags struct {
 	params JobParams
 	// operators overrides --parallelism per operator.
 	operators operatorParallelism
-	duration  time.Duration
-	drain     bool
-	json      bool
-	pretty    bool
-	logLevel  string
+	// rescale is the schedule of live rescales.
+	rescale  rescaleSchedule
+	duration time.Duration
+	drain    bool
+	json     bool
+	pretty   bool
+	logLevel string
 
 	batchSize       int
 	channelCapacity int
@@ -63,6 +65,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.params.Parallelism, "parallelism", defaultParallelism, "instances of each operator")
 	f.operators = operatorParallelism{}
 	fs.Var(f.operators, "operator-parallelism", "instances of the named operators instead of --parallelism: `NAME=N[,NAME=N…]`, repeatable; on --restore a source not read by splits keeps its checkpoint's")
+	fs.Var(&f.rescale, "rescale", "rescale operators live at times since the start: `TIME:NAME=N[,NAME=N][,TIME:NAME=N…]` (e.g. 2s:count=3,4s:count=1)")
 	fs.Int64Var(&f.params.Records, "records", defaultRecords, "input records to generate (unbounded by default with --duration)")
 	fs.IntVar(&f.params.Keys, "keys", defaultKeys, "distinct keys (keycount)")
 	fs.IntVar(&f.params.ValueBytes, "value-bytes", defaultValueBytes, "bytes of keyed state per key (bigstate)")

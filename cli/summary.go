@@ -40,6 +40,8 @@ type Summary struct {
 	// Restore is where restored state came from (local copy or checkpoint
 	// store), set when tasks restored state.
 	Restore *weir.RestoreStat `json:"restore,omitempty"`
+	// Rescales are the live rescales of --rescale, in order.
+	Rescales []weir.RescaleStat `json:"rescales,omitempty"`
 }
 
 // NewSummary summarises a run's result.
@@ -57,6 +59,7 @@ func NewSummary(res *weir.Result, parallelism int) Summary {
 		Failures:     res.Failures,
 		Restarts:     res.Restarts,
 		Restore:      res.Restore,
+		Rescales:     res.Rescales,
 	}
 	if len(res.Recovery) > 0 {
 		r := make([]float64, len(res.Recovery))
@@ -123,6 +126,17 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	if err == nil && s.RecoveryMsP50 != nil {
 		_, err = fmt.Fprintf(w, "recovery: p50 %.3f ms, p95 %.3f ms, max %.3f ms\n", *s.RecoveryMsP50, *s.RecoveryMsP95, *s.RecoveryMsMax)
+	}
+	for _, r := range s.Rescales {
+		if err != nil {
+			break
+		}
+		if r.Err != "" {
+			_, err = fmt.Fprintf(w, "rescale %d: failed: %s\n", r.Step, r.Err)
+			continue
+		}
+		_, err = fmt.Fprintf(w, "rescale %d: %s, took %.3f ms, %d bytes moved, longest pause of a moved group %.3f ms\n",
+			r.Step, r.Changes, ms(r.Took), r.Bytes, ms(r.LongestPause))
 	}
 	if r := s.Restore; err == nil && r != nil {
 		_, err = fmt.Fprintf(w, "restore: %d task restores, %d bytes in %d sections local, %d bytes in %d sections remote, %.3f ms\n",

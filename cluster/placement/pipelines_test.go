@@ -1,4 +1,4 @@
-package placement
+package placement_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/placement"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/samples/keycount"
@@ -18,12 +19,12 @@ import (
 // slot sharing puts subtask i of each operator into slot i.
 func TestPipelines(t *testing.T) {
 	p := mustPlan(t)(keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2}))
-	if got, want := Pipelines(p), pipelineGroups(t, p, 2, "source", "count", "sink"); !maps.Equal(got, want) {
+	if got, want := placement.Pipelines(p), pipelineGroups(t, p, 2, "source", "count", "sink"); !maps.Equal(got, want) {
 		t.Fatalf("keycount pipelines %v, want %v", got, want)
 	}
 	wp := mustPlan(t)(wordcount.Build(wordcount.Config{Records: 10, Parallelism: 2}))
 	// source →forward→ split →hash→ count →forward→ sink: one pipeline per instance.
-	if got, wantWC := Pipelines(wp), pipelineGroups(t, wp, 2, "source", "split", "count", "sink"); !maps.Equal(got, wantWC) {
+	if got, wantWC := placement.Pipelines(wp), pipelineGroups(t, wp, 2, "source", "split", "count", "sink"); !maps.Equal(got, wantWC) {
 		t.Fatalf("wordcount pipelines %v, want %v", got, wantWC)
 	}
 }
@@ -59,7 +60,7 @@ func pipelineGroups(t *testing.T, job *plan.Job, p int, ops ...string) map[task.
 // nodes puts pipeline i on one node and the two pipelines on different nodes.
 func TestPlaceAllKeepsPipelinesTogether(t *testing.T) {
 	p := mustPlan(t)(keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 2}))
-	placed, err := PlaceJob("keycount", p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}}, nil)
+	placed, err := placement.PlaceJob("keycount", p, []cluster.Heartbeat{{Node: "n1", Slots: 8}, {Node: "n2", Slots: 8}, {Node: "n3", Slots: 8}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +96,14 @@ func TestPipelineNode(t *testing.T) {
 		{Operator: "count", Instance: 0}:  "n1",
 	}
 	free := map[string]int{"n1": 5, "n3": 7}
-	if got := PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 1}, free); got != "n3" {
+	if got := placement.PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 1}, free); got != "n3" {
 		t.Fatalf("count[1] goes to %q, want n3 (where source[1] went)", got)
 	}
 	free["n3"] = 0
-	if got := PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 1}, free); got != "" {
+	if got := placement.PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 1}, free); got != "" {
 		t.Fatalf("count[1] goes to full node %q, want no preference", got)
 	}
-	if got := PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 0}, free); got != "" {
+	if got := placement.PipelineNode(groups, placed, task.ID{Operator: "count", Instance: 0}, free); got != "" {
 		t.Fatalf("count[0], alone in its pipeline, goes to %q, want no preference", got)
 	}
 }
@@ -118,11 +119,11 @@ func TestFreeSlotsDuringARegionRestart(t *testing.T) {
 	}
 	eligible := map[string]cluster.Heartbeat{"n1": {Node: "n1", Slots: 8, Used: 0}, "n3": {Node: "n3", Slots: 8, Used: 1}}
 	ref := task.ID{Operator: "source", Instance: 1}
-	free, slots := FreeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
+	free, slots := placement.FreeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
 	if !maps.Equal(free, map[string]int{"n1": 5, "n3": 7}) {
 		t.Fatalf("free slots %v, want n1: 5 (its heartbeat's 0 used is stale), n3: 7", free)
 	}
-	got, err := Place([]task.ID{ref}, slots, nil)
+	got, err := placement.Place([]task.ID{ref}, slots, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestFreeSlotsDuringARegionRestart(t *testing.T) {
 	// A heartbeat that still counts the job's tasks being restarted: they
 	// are the job's own, so only the tasks placed there count.
 	eligible["n1"] = cluster.Heartbeat{Node: "n1", Slots: 8, Used: 7, Tasks: map[string]int{"keycount": 6}}
-	free, _ = FreeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
+	free, _ = placement.FreeSlots("keycount", []string{"n1", "n2", "n3"}, eligible, placed, ref)
 	if !maps.Equal(free, map[string]int{"n1": 4, "n3": 7}) {
 		t.Fatalf("free slots %v, want n1: 4 (8 less 1 of another job and 3 of pipeline 0), n3: 7", free)
 	}
@@ -143,7 +144,7 @@ func named(t *testing.T, p *plan.Job, op string, i int) task.ID {
 	t.Helper()
 	for _, o := range p.Operators {
 		if o.Name == op {
-			return TaskID(o, i)
+			return placement.TaskID(o, i)
 		}
 	}
 	t.Fatalf("job %s has no operator %s", p.Name, op)

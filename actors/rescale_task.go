@@ -1,0 +1,402 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/weirstream/weir/actors/mailbox"
+	"github.com/weirstream/weir/barriers"
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/rescale"
+)
+
+// taskRescale is a task's part in a live rescale: the rescale.Task machine
+// and what carrying out its actions keeps.
+type taskRescale struct {
+	m       *rescale.Task
+	next    *plan.Operator // the task's operator after the rescale
+	outputs [][]*actor.PID // per output edge, the channels to switch to (nil: none)
+	peers   []*actor.PID   // the operator's instances, handoff targets
+	// groups finds records' key groups, per input edge (nil: none needed).
+	groups   []plan.RecordGroups
+	deferred []any                // rescale messages waiting for the buffer in progress
+	after    []rescale.TaskAction // actions of the buffer in progress
+	aside    map[int][]heldBatch  // group → records set aside for its handoff
+	carried  map[int][]heldBatch  // group → records that came with its handoff
+	held     map[int][]heldBatch  // group → records held until its release
+	paused   map[int]bool         // inputs paused at the hold limit
+	// overtaken and handoff are the barrier's copies and the handoff being
+	// carried out (SetAside and Restore read them).
+	overtaken []*Buffer
+	handoff   *rescaleHandoffMsg
+}
+
+// onRescaleMsg handles the live-rescale messages. A stopping task takes
+// none: a channel spawned now would outlive its stop (the actor waits for
+// its children), and the rescale is being aborted anyway.
+func (t *task) onRescaleMsg(ctx actor.Context, m any) {
+	if t.phase.work == workStopping {
+		return
+	}
+	switch m := m.(type) {
+	case *rescaleAddInputsMsg:
+		t.rescaleAddInputs(ctx, m)
+	case *rescaleBeginMsg:
+		t.rescaleBegin(ctx, m)
+	case *rescaleInjectMsg:
+		if t.rs == nil {
+			t.fail(fmt.Errorf("rescale barrier injected before the rescale began"))
+		}
+		acts, err := t.rs.m.Inject(t.now())
+		t.rescaleCarryOut(ctx, acts, err)
+	case *rescaleEndMsg:
+		t.rs = nil
+		t.retired.inputs = append(t.retired.inputs, m.retired...)
+		for _, oe := range t.out.edges {
+			if err := dropRetired(oe); err != nil {
+				t.fail(err)
+			}
+		}
+	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
+		if t.rs == nil {
+			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
+		}
+		if t.rescaleBusy() {
+			t.rs.deferred = append(t.rs.deferred, m)
+			return
+		}
+		t.rescaleEvent(ctx, m)
+	}
+}
+
+// rescaleBusy reports whether a buffer is in progress (the machine took it,
+// the operator has not processed all of it yet) or restored channel state
+// is still to be replayed: that data came before any rescale barrier and
+// passes no machine, so the rescale's events wait until it is processed.
+func (t *task) rescaleBusy() bool {
+	for _, c := range t.in.chans {
+		if c.cur != nil || len(c.replay) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rescaleEvent feeds a barrier, a handoff or a fence to the machine.
+func (t *task) rescaleEvent(ctx actor.Context, m any) {
+	var acts []rescale.TaskAction
+	var err error
+	switch m := m.(type) {
+	case *rescaleBarrierOvertakeMsg:
+		t.rs.overtaken = m.overtaken
+		acts, err = t.rs.m.Barrier(t.now(), m.input, m.lastSeq)
+		defer func() { t.rs.overtaken = nil }()
+	case *rescaleHandoffMsg:
+		t.rs.handoff = m
+		acts, err = t.rs.m.Handoff(t.now(), m.from, m.groups, m.bytes)
+		defer func() { t.rs.handoff = nil }()
+	case *rescaleFenceMsg:
+		acts = t.rs.m.Fence(t.now(), m.from)
+	}
+	t.rescaleCarryOut(ctx, acts, err)
+	t.schedulePump(ctx)
+}
+
+// rescaleAddInputs spawns an input channel per added producer instance.
+func (t *task) rescaleAddInputs(ctx actor.Context, m *rescaleAddInputsMsg) {
+	edge := t.op.Inputs[m.edge]
+	var pids []*actor.PID
+	for _, j := range m.producers {
+		input := len(t.in.chans)
+		name := fmt.Sprintf("%s[%d]→%s", edge.From.Name, j, t.name)
+		props := actor.PropsFromProducer(func() actor.Actor { return newChannel(t.job, name, ctx.Self(), input) },
+			actor.WithMailbox(mailbox.New()), actor.WithDispatcher(t.job.node.dispatcher))
+		pid, err := ctx.SpawnNamed(props, fmt.Sprintf("in-%s-%d-r%d", edge.From.Name, j, m.seq))
+		if err != nil {
+			t.fail(fmt.Errorf("spawn input channel %s: %w", name, err))
+		}
+		t.in.add(pid, m.edge)
+		pids = append(pids, pid)
+	}
+	if t.aligner != nil {
+		// Checkpoints wait while a rescale runs: the aligner is between two.
+		consumed := make([]uint64, len(t.in.chans))
+		for i, c := range t.in.chans {
+			consumed[i] = takenSeq(c)
+		}
+		if err := t.aligner.Rebuild(consumed); err != nil {
+			t.fail(fmt.Errorf("rescale: add inputs: %w", err))
+		}
+	}
+	ctx.Send(ctx.Parent(), &rescaleInputsAddedMsg{seq: m.seq, op: t.op.ID, instance: t.instance, edge: m.edge, producers: m.producers, pids: pids})
+}
+
+// takenSeq is the seq of the last buffer of input c taken from its channel
+// (processed, or in progress); restored channel state does not count.
+func takenSeq(c *inChannel) uint64 {
+	if c.cur != nil && !c.curReplay {
+		return c.cur.Seq
+	}
+	return c.last
+}
+
+// rescaleBegin makes the task's machine.
+func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
+	cfg := m.cfg
+	cfg.Seen = make([]uint64, len(t.in.chans))
+	for i, c := range t.in.chans {
+		cfg.Seen[i] = takenSeq(c)
+	}
+	mach, err := rescale.NewTask(cfg)
+	if err != nil {
+		t.fail(err)
+	}
+	rs := &taskRescale{m: mach, next: m.next, outputs: m.outputs, peers: m.peers,
+		aside: map[int][]heldBatch{}, carried: map[int][]heldBatch{}, held: map[int][]heldBatch{}, paused: map[int]bool{}}
+	if len(cfg.Out) > 0 || len(cfg.In) > 0 {
+		rs.groups = make([]plan.RecordGroups, len(t.op.Inputs))
+		for e, edge := range t.op.Inputs {
+			if edge.Groups == nil {
+				t.fail(fmt.Errorf("rescale: input %s → %s has no key groups, and key groups move", edge.From.Name, edge.To.Name))
+			}
+			if rs.groups[e], err = edge.Groups(t.job.Plan.MaxParallelism); err != nil {
+				t.fail(fmt.Errorf("rescale: input %s → %s: %w", edge.From.Name, edge.To.Name, err))
+			}
+		}
+	}
+	t.rs = rs
+	t.rescaleCarryOut(ctx, mach.Begin(t.now()), nil)
+}
+
+// rescalePaused reports whether input i is paused at the hold limit.
+func (t *task) rescalePaused(i int) bool { return t.rs != nil && t.rs.paused[i] }
+
+// rescaleFilter feeds the buffer just taken on input i to the machine and
+// keeps out of it the records the machine holds or drops. The machine's
+// actions wait until the buffer is processed (rescaleAfterBuffer).
+func (t *task) rescaleFilter(i int, c *inChannel) {
+	if t.rs == nil {
+		return
+	}
+	b := c.cur
+	var of []int // key group of each record
+	var groups []int
+	if t.rs.groups != nil {
+		rg := t.rs.groups[c.edgeIndex]
+		n := b.Records.Len()
+		of = make([]int, n)
+		for k := 0; k < n; k++ {
+			g, err := rg.Group(b.Records, k)
+			if err != nil {
+				t.fail(fmt.Errorf("rescale: input %d buffer %d: %w", i, b.Seq, err))
+			}
+			of[k] = g
+			if !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+		}
+	}
+	d, acts, err := t.rs.m.Buffer(t.now(), i, b.Seq, groups)
+	if err != nil {
+		t.fail(err)
+	}
+	t.rs.after = append(t.rs.after, acts...)
+	if len(d.Hold) == 0 && len(d.Drop) == 0 {
+		return
+	}
+	rg := t.rs.groups[c.edgeIndex]
+	var keep []int
+	hold := map[int][]int{}
+	for k, g := range of {
+		switch {
+		case slices.Contains(d.Drop, g):
+		case slices.Contains(d.Hold, g):
+			hold[g] = append(hold[g], k)
+		default:
+			keep = append(keep, k)
+		}
+	}
+	for _, g := range d.Hold {
+		recs, err := rg.Pick(b.Records, hold[g])
+		if err != nil {
+			t.fail(fmt.Errorf("rescale: hold key group %d: %w", g, err))
+		}
+		t.rs.held[g] = append(t.rs.held[g], heldBatch{edge: c.edgeIndex, recs: recs})
+	}
+	kept, err := rg.Pick(b.Records, keep)
+	if err != nil {
+		t.fail(fmt.Errorf("rescale: input %d buffer %d: %w", i, b.Seq, err))
+	}
+	c.cur = &Buffer{Seq: b.Seq, Records: kept, round: b.round}
+}
+
+// rescaleAfterBuffer carries out the actions of the buffer just processed,
+// then the rescale messages that waited for it.
+func (t *task) rescaleAfterBuffer(ctx actor.Context) {
+	if t.rs == nil {
+		return
+	}
+	acts := t.rs.after
+	t.rs.after = nil
+	t.rescaleCarryOut(ctx, acts, nil)
+	for t.rs != nil && len(t.rs.deferred) > 0 && !t.rescaleBusy() {
+		m := t.rs.deferred[0]
+		t.rs.deferred = t.rs.deferred[1:]
+		t.rescaleEvent(ctx, m)
+	}
+}
+
+// rescaleCarryOut performs the machine's actions in order.
+func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err error) {
+	if err != nil {
+		t.fail(err)
+	}
+	rs := t.rs
+	for _, a := range acts {
+		switch a := a.(type) {
+		case rescale.Switch:
+			if rs.outputs != nil {
+				if err := t.out.rescaleSwitch(ctx, rs.next, rs.outputs); err != nil {
+					t.fail(err)
+				}
+			}
+		case rescale.SetAside:
+			t.rescaleSetAside(a)
+		case rescale.Handoff:
+			t.rescaleHandoff(ctx, a)
+		case rescale.Restore:
+			t.rescaleRestore(a)
+		case rescale.Release:
+			t.out.ctx = ctx
+			for _, hb := range append(rs.carried[a.Group], rs.held[a.Group]...) {
+				t.callOperator(hb.edge, hb.recs)
+			}
+			delete(rs.carried, a.Group)
+			delete(rs.held, a.Group)
+			t.log.Debug().Int("group", a.Group).Dur("waited", a.Waited).Msg("rescale: key group released")
+		case rescale.PauseInput:
+			rs.paused[a.Input] = true
+		case rescale.ResumeInput:
+			delete(rs.paused, a.Input)
+			t.schedulePump(ctx)
+		case rescale.InputDrained:
+			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{seq: rs.m.Config().Rescale, op: t.op.ID, instance: t.instance, input: a.Input})
+		case rescale.TaskDone:
+			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{seq: a.Rescale, op: t.op.ID, instance: t.instance, result: a.Result})
+			t.schedulePump(ctx) // it may end now if its inputs have
+		case rescale.Stop:
+			t.log.Debug().Msg("rescale: removed instance stops")
+			t.finish(ctx)
+		}
+	}
+}
+
+// rescaleSetAside keeps, from the barrier's overtaken copies, the records of
+// the groups that leave.
+func (t *task) rescaleSetAside(a rescale.SetAside) {
+	rs := t.rs
+	edge := t.in.chans[a.Input].edgeIndex
+	rg := rs.groups[edge]
+	for _, b := range rs.overtaken {
+		if b.Seq <= a.AfterSeq || b.Seq > a.LastSeq {
+			continue
+		}
+		idx := map[int][]int{}
+		for k := 0; k < b.Records.Len(); k++ {
+			g, err := rg.Group(b.Records, k)
+			if err != nil {
+				t.fail(fmt.Errorf("rescale: set aside from input %d buffer %d: %w", a.Input, b.Seq, err))
+			}
+			if slices.Contains(a.Groups, g) {
+				idx[g] = append(idx[g], k)
+			}
+		}
+		for _, g := range a.Groups {
+			if len(idx[g]) == 0 {
+				continue
+			}
+			recs, err := rg.Pick(b.Records, idx[g])
+			if err != nil {
+				t.fail(fmt.Errorf("rescale: set aside key group %d: %w", g, err))
+			}
+			rs.aside[g] = append(rs.aside[g], heldBatch{edge: edge, recs: recs})
+		}
+	}
+}
+
+// rescaleHandoff sends groups' state and the records set aside for them to
+// their new owner, and drops them here.
+func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
+	rs := t.rs
+	m := &rescaleHandoffMsg{from: t.instance, groups: a.Groups, records: map[int][]heldBatch{}}
+	if mover, ok := t.inst.(plan.GroupMover); ok {
+		blobs, err := mover.ExportGroups(a.Groups)
+		if err != nil {
+			t.fail(fmt.Errorf("rescale: hand off key groups %v: %w", a.Groups, err))
+		}
+		m.blobs = blobs
+		for _, b := range blobs {
+			m.bytes += int64(len(b))
+		}
+	} else if t.op.Keyed {
+		t.fail(fmt.Errorf("rescale: keyed instance %T cannot hand key groups off", t.inst))
+	}
+	for _, g := range a.Groups {
+		m.records[g] = rs.aside[g]
+		delete(rs.aside, g)
+	}
+	if a.To < 0 || a.To >= len(rs.peers) || rs.peers[a.To] == nil {
+		t.fail(fmt.Errorf("rescale: hand off to instance %d, which is not running", a.To))
+	}
+	ctx.Send(rs.peers[a.To], m)
+}
+
+// rescaleRestore installs the state of the handoff being carried out and
+// keeps its records for the release.
+func (t *task) rescaleRestore(a rescale.Restore) {
+	rs := t.rs
+	h := rs.handoff
+	if mover, ok := t.inst.(plan.GroupMover); ok {
+		if err := mover.ImportGroups(a.Groups, h.blobs); err != nil {
+			t.fail(fmt.Errorf("rescale: restore key groups %v from instance %d: %w", a.Groups, a.From, err))
+		}
+	} else if len(h.blobs) > 0 {
+		t.fail(fmt.Errorf("rescale: instance %T cannot take key groups' state", t.inst))
+	}
+	for _, g := range a.Groups {
+		rs.carried[g] = h.records[g]
+	}
+}
+
+// retiredInputs are a task's inputs from instances that live rescales
+// removed: they ended, and deliver no more barriers. The task gives the
+// aligner their barrier of each checkpoint itself, at the first real one.
+type retiredInputs struct {
+	inputs []int
+	fed    uint64 // newest checkpoint whose barriers they were given
+}
+
+// feedRetired gives the aligner the barrier of checkpoint id on every
+// retired input, once per checkpoint: in order, after all they delivered.
+func (t *task) feedRetired(ctx actor.Context, id uint64, final bool) {
+	if len(t.retired.inputs) == 0 || id <= t.retired.fed || t.aligner == nil {
+		return
+	}
+	t.retired.fed = id
+	for _, i := range t.retired.inputs {
+		last := takenSeq(t.in.chans[i])
+		var acts []barriers.Action
+		var err error
+		if final {
+			acts, err = t.aligner.OnFinalBarrier(i, id, last, t.now())
+		} else {
+			acts, err = t.aligner.OnBarrier(i, id, last, false, t.now())
+		}
+		if err != nil {
+			t.fail(fmt.Errorf("barrier %d on retired input %d: %w", id, i, err))
+		}
+		t.carryOut(ctx, acts, nil)
+	}
+}
