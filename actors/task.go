@@ -44,7 +44,7 @@ type task struct {
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
-	ctr *taskCounters // figures for /metrics, shared by the task's incarnations
+	ctr     *taskCounters // figures for /metrics, shared by the task's incarnations
 	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
 	retired retiredInputs // inputs from instances live rescales removed
 

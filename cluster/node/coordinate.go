@@ -42,7 +42,7 @@ type coordJob struct {
 	// restarted tasks (which runs on the job's actors: the first placement
 	// comes before job is set).
 	running atomic.Pointer[actors.Job]
-	tally     restartTally       // restarts before this coordinator
+	tally   restartTally // restarts before this coordinator
 }
 
 // onSubmit takes a job submission from `node submit`.
