@@ -271,6 +271,11 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 			a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
 				Int("min_moves", res.Minimum).Int64("bytes", res.Bytes).Dur("longest_pause", res.LongestPause).
 				Str("changes", r.run.plan.Summary()).Msg("rescale committed")
+			for _, c := range r.run.plan.Changes {
+				a.job.node.metrics.RecordRescale(a.job.Plan.Name, c.Operator, res.Took, len(c.Moves))
+			}
+			a.job.noteEvent(EventRescale, "", fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v",
+				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took))
 			r.run.reply <- rescaleReply{result: res}
 			r.run = nil
 		case rescale.WaitCheckpoint:

@@ -44,10 +44,11 @@ func (o *outputs) rescaleSwitch(ctx actor.Context, next *plan.Operator, pids [][
 		// A producer whose outputs end already ends the new channels too.
 		ending := len(oe.channels) > 0 && oe.channels[0].eos
 		var chans, added []*outChannel
-		for _, pid := range pids[e] {
+		for c, pid := range pids[e] {
 			ch, ok := old[pid.Id]
 			if !ok {
-				ch = &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, eos: ending}
+				ch = newOutChannel(t, oe.edge, c, pid)
+				ch.eos = ending
 				added = append(added, ch)
 			}
 			delete(old, pid.Id)

@@ -56,10 +56,7 @@ func (o *outputs) wire(t *task, pids [][]*actor.PID) error {
 		edge := t.op.Outputs[e]
 		oe := &outEdge{edge: edge}
 		for c, pid := range row {
-			g := t.job.live.channel(channelName(t.op.Name, t.instance, taskName(edge.To, c)))
-			g.credits.Store(int64(t.job.opts.ChannelCapacity))
-			g.hasCredits.Store(true)
-			oe.channels = append(oe.channels, &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, gauges: g})
+			oe.channels = append(oe.channels, newOutChannel(t, edge, c, pid))
 		}
 		w, err := edge.NewWriter(plan.WriterConfig{Edge: edge, Instance: t.instance, Channels: len(row),
 			MaxParallelism: t.job.Plan.MaxParallelism, BatchSize: t.job.opts.BatchSize,
@@ -111,6 +108,15 @@ func (o *outputs) flushEdge(oe *outEdge) {
 			o.seal(ch, b)
 		}
 	}
+}
+
+// newOutChannel is t's channel on edge to consumer instance c, with a full
+// credit and its gauges for /metrics.
+func newOutChannel(t *task, edge *plan.Edge, c int, pid *actor.PID) *outChannel {
+	g := t.job.live.channel(channelName(t.op.Name, t.instance, taskName(edge.To, c)))
+	g.credits.Store(int64(t.job.opts.ChannelCapacity))
+	g.hasCredits.Store(true)
+	return &outChannel{pid: pid, credit: t.job.opts.ChannelCapacity, gauges: g}
 }
 
 func (o *outputs) send(ch *outChannel, b *Buffer) {
