@@ -17,7 +17,7 @@ import (
 // 3 slots for the job's 5 tasks, so node b runs a part of it.
 func TestTwoAgentsRunAJob(t *testing.T) {
 	s := startNATS(t)
-	const timeout = 500 * time.Millisecond
+	const timeout = agentTestHeartbeat
 	a := startAgent(t, connect(t, s), "a", 3, timeout)
 	b := startAgent(t, connect(t, s), "b", 3, timeout)
 	for _, ag := range []*Agent{a, b} {
@@ -64,7 +64,7 @@ func TestTwoAgentsRunAJob(t *testing.T) {
 // exactly once.
 func TestAgentTakesOverFromAStoppedCoordinator(t *testing.T) {
 	s := startNATS(t)
-	const timeout = 500 * time.Millisecond
+	const timeout = agentTestHeartbeat
 	agents := map[string]*Agent{}
 	for _, id := range []string{"a", "b", "c"} {
 		agents[id] = startAgent(t, connect(t, s), id, 4, timeout)

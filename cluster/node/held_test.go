@@ -22,7 +22,7 @@ import (
 // with that workdir under another id, it refuses: it adopts nothing.
 func TestAgentReportsLocalStateAndReconcilesAtStart(t *testing.T) {
 	s := startNATS(t)
-	const timeout = 500 * time.Millisecond
+	const timeout = agentTestHeartbeat
 	workdir := t.TempDir()
 	a := startAgentIn(t, connect(t, s), "a", workdir, 8, timeout)
 	b := startAgentIn(t, connect(t, s), "b", t.TempDir(), 1, timeout)
@@ -59,6 +59,10 @@ func TestAgentReportsLocalStateAndReconcilesAtStart(t *testing.T) {
 	}
 	if !poll.Until(60*time.Second, 20*time.Millisecond, ended) {
 		t.Fatal("job did not end")
+	}
+	// Only a finished job's state goes: a failed one's stays to restore from.
+	if rec, _, err := a.jobs.Get(context.Background(), "keycount"); err != nil || rec.State != cluster.JobFinished {
+		t.Fatalf("job record %+v (%v), want it finished", rec, err)
 	}
 	a.Shutdown()
 
