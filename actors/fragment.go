@@ -215,7 +215,7 @@ func (f *fragment) ofThisRun(run int, what string) bool {
 	if run == 0 || f.run == 0 || run == f.run {
 		return true
 	}
-	f.job.log.Debug().Str("message", what).Int("run", run).Int("part_run", f.run).
+	f.job.log.Debug().Str("request", what).Int("run", run).Int("part_run", f.run).
 		Msg("message of another run of the job: ignored")
 	return false
 }

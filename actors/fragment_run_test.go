@@ -71,6 +71,14 @@ func TestLateEndOfAnEarlierRunIsIgnored(t *testing.T) {
 	if err := job1.Err(); err != nil {
 		t.Fatalf("run 1: %v", err)
 	}
+	// Run 1's actors are gone on both nodes; once the server has taken in
+	// everything they published, none of it can reach run 2's actors
+	// (their subscriptions are new) but the end this test sends again.
+	for _, n := range []*Node{a, b} {
+		if err := n.remote.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var late *nats.Msg
 	if !poll.Until(flowDeadline, poll.Every, func() bool {
 		mu.Lock()
@@ -182,5 +190,31 @@ func TestEndWithoutRunIsBadInput(t *testing.T) {
 	}
 	if m, err := a.remote.decode(j, ref, &wireBody{K: kEnd, Reason: "over"}); err == nil {
 		t.Fatalf("an end without its run decoded as %#v", m)
+	}
+}
+
+// TestStandInOfANewRunWhileTheOldOneStops: when a part of a job needs a
+// stand-in for an actor on another node while the stand-in an earlier run
+// of the job had for it is still stopping (its name still taken), it gets a
+// new stand-in, not none (which left the part without its coordinator).
+func TestStandInOfANewRunWhileTheOldOneStops(t *testing.T) {
+	url := startNATS(t)
+	b, _ := clusterNode(t, url, "b")
+	r := b.remote
+	coord := WireRef{Node: "a", ID: "node/job-remote", Kind: refJob}
+	// The earlier run's stand-in: forgotten by the remote, name still taken.
+	old, err := b.system.Root.SpawnNamed(actor.PropsFromFunc(func(actor.Context) {}), "remote/a/node/job-remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := r.resolve("remote", coord)
+	if pid == nil || pid.Equal(old) {
+		t.Fatalf("stand-in %v for the coordinator (the stopping one is %v)", pid, old)
+	}
+	if got := r.refOf(pid); got != coord {
+		t.Fatalf("the new stand-in speaks for %+v, want %+v", got, coord)
+	}
+	if again := r.resolve("remote", coord); !again.Equal(pid) {
+		t.Fatalf("a second resolve gave %v, want the same stand-in %v", again, pid)
 	}
 }
