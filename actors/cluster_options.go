@@ -15,9 +15,25 @@ type ClusterOptions struct {
 	// this node sends to another carries it; a node refuses messages of the
 	// job from a lower epoch than the highest it has seen (see Remote.Fence).
 	Epoch uint64
+	// Run names this run of the job (one deploy by one coordinator): the
+	// same on the coordinator and on every part it prepared. A part acts
+	// only on the job-level messages of its own run (end, prune, spawn), so
+	// a late message of an earlier run of a job with the same name, even
+	// at the same epoch, does not end or change the part of the next one.
+	// 0 on the coordinator: it stamps one; 0 on a part: it takes the run of
+	// the first spawn request it gets.
+	Run int
 	// Holds, on the coordinator's node, reports whether the coordinator still
 	// holds its lease. It is asked before the coordinator acts on any
 	// message; once false, the coordinator abandons the job (another node
 	// may coordinate it now). nil: always held.
 	Holds func() bool
+}
+
+// runOf is the run o names (0 without cluster options).
+func (o *ClusterOptions) runOf() int {
+	if o == nil {
+		return 0
+	}
+	return o.Run
 }

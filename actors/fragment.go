@@ -20,6 +20,7 @@ type fragment struct {
 	job    *Job
 	r      *Remote
 	coord  *actor.PID // stand-in for the coordinator (from the latest spawn request)
+	run    int        // the run of the job this part belongs to (0: not known yet)
 	tasks  map[taskid.ID]*fragTask
 	byID   map[string]taskid.ID
 	queued map[taskid.ID]*spawnTaskMsg
@@ -54,7 +55,7 @@ func (n *Node) StartFragment(p *plan.Job, opts Options) (*Job, error) {
 	if o.Checkpoint.Enabled() {
 		j.uploads = newUploader(n.quit, 2, 64, o.Checkpoint.Timeout)
 	}
-	f := &fragment{job: j, r: n.remote, tasks: map[taskid.ID]*fragTask{}, byID: map[string]taskid.ID{}, queued: map[taskid.ID]*spawnTaskMsg{},
+	f := &fragment{job: j, r: n.remote, run: o.Cluster.runOf(), tasks: map[taskid.ID]*fragTask{}, byID: map[string]taskid.ID{}, queued: map[taskid.ID]*spawnTaskMsg{},
 		ready: make(chan error, 1)}
 	reply := make(chan error, 1)
 	props := actor.PropsFromProducer(func() actor.Actor { return f }, actor.WithMailbox(mailbox.New()), actor.WithSupervisor(f))
@@ -103,6 +104,12 @@ func (f *fragment) Receive(ctx actor.Context) {
 			ctx.Send(t.pid, m)
 		}
 	case *spawnTaskMsg:
+		if f.run == 0 {
+			f.run = m.run // a part not told its run takes the first spawn's
+		}
+		if !f.ofThisRun(m.run, "spawn request") {
+			return
+		}
 		f.coord = m.coordinator
 		key := f.idOf(m.op, m.instance)
 		if old, ok := f.tasks[key]; ok {
@@ -147,13 +154,18 @@ func (f *fragment) Receive(ctx actor.Context) {
 	case *dumpJobMsg:
 		f.dump(m)
 	case *pruneMsg:
-		f.prune(m.ids)
+		if f.ofThisRun(m.run, "checkpoint deletion") {
+			f.prune(m.ids)
+		}
 	case *linkFailedMsg:
 		// A control message to this node may be lost: fail every task here.
 		for _, t := range f.tasks {
 			ctx.Send(t.pid, m)
 		}
 	case *endFragmentMsg:
+		if !f.ofThisRun(m.run, "end of the job") {
+			return
+		}
 		f.job.log.Info().Str("reason", m.reason).Msg("job over: stopping its part on this node")
 		f.end(ctx, nil)
 	case *actor.Stopping:
@@ -192,6 +204,20 @@ func (f *fragment) spawn(ctx actor.Context, m *spawnTaskMsg) {
 	f.tasks[key] = &fragTask{pid: pid, token: m.token}
 	f.byID[pid.Id] = key
 	f.job.log.Debug().Str("task", taskName(op, m.instance)).Int("gen", m.gen).Msg("task started on this node")
+}
+
+// ofThisRun reports whether a job-level message of run (0: unstamped) is
+// for this part: a part acts only on its own run's messages, so a late one
+// from an earlier run of a job with the same name, or an early one from a
+// later run, is logged and ignored. A part that does not know its run yet
+// acts on every message.
+func (f *fragment) ofThisRun(run int, what string) bool {
+	if run == 0 || f.run == 0 || run == f.run {
+		return true
+	}
+	f.job.log.Debug().Str("request", what).Int("run", run).Int("part_run", f.run).
+		Msg("message of another run of the job: ignored")
+	return false
 }
 
 // toCoordinator forwards m to the coordinator.

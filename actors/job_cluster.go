@@ -21,6 +21,7 @@ type jobCluster struct {
 	placed map[taskid.ID]string // task → node
 	unsubs []func()
 	gen    int // link incarnation of the coordinator's own messages to nodes
+	run    int // this run of the job: its parts act only on its messages (ClusterOptions.Run)
 }
 
 // nodeLostMsg tells the coordinator that a node stopped heartbeating.
@@ -74,7 +75,10 @@ func (a *jobActor) startCluster(ctx actor.Context) error {
 		return nil
 	}
 	r := a.job.node.remote
-	a.cl = &jobCluster{r: r, placed: map[taskid.ID]string{}, gen: stamp()}
+	a.cl = &jobCluster{r: r, placed: map[taskid.ID]string{}, gen: stamp(), run: a.job.opts.Cluster.Run}
+	if a.cl.run == 0 {
+		a.cl.run = stamp()
+	}
 	r.addJob(a.job)
 	r.register(ctx.Self(), WireRef{Kind: refCoordinator})
 	name := a.job.Plan.Name
@@ -103,7 +107,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason}, nil); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason, run: a.cl.run}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node the job is over")
 		}
 	}
@@ -116,7 +120,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 // of the coordinator.
 func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int, node string, m *store.Manifest) (*actor.PID, error) {
 	target := WireRef{Node: node, ID: ctx.Self().Id + fmt.Sprintf("/%s-%d", op.Name, i), Kind: refTask, Op: op.ID, Instance: i}
-	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), manifest: m}
+	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), run: a.cl.run, manifest: m}
 	p := newProxy(a.cl.r, a.job.Plan.Name, target, spawn)
 	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), fmt.Sprintf("%s-%d", op.Name, i))
 	if err != nil {
@@ -256,10 +260,12 @@ func (a *jobActor) abandon(ctx actor.Context, reason string) {
 }
 
 // pruneMsg tells a node's part of a job that checkpoints ids are deleted:
-// it drops its local copies of them.
+// it drops its local copies of them. run names the run of the job that
+// deleted them.
 type pruneMsg struct {
 	priority
 	ids []uint64
+	run int
 }
 
 // pruneParts tells the nodes with a part of the job which checkpoints were
@@ -274,7 +280,7 @@ func (a *jobActor) pruneParts(ids []uint64) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids}, nil); err != nil {
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids, run: a.cl.run}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node to drop old checkpoints")
 		}
 	}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -208,15 +209,22 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 		return e.pid
 	}
 	p := newProxy(r, job, ref, nil)
-	pid, err := r.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }),
-		fmt.Sprintf("remote/%s/%s", ref.Node, ref.ID))
-	if err != nil {
+	props := actor.PropsFromProducer(func() actor.Actor { return p })
+	name := fmt.Sprintf("remote/%s/%s", ref.Node, ref.ID)
+	pid, err := r.sys.Root.SpawnNamed(props, name)
+	if errors.Is(err, actor.ErrNameExists) {
 		// Spawned concurrently by another message: use that one.
 		r.mu.Lock()
-		defer r.mu.Unlock()
-		if e, ok := r.proxies[key]; ok {
+		e, ok := r.proxies[key]
+		r.mu.Unlock()
+		if ok {
 			return e.pid
 		}
+		// Or a stand-in of an earlier run of a job with the same name
+		// that is still stopping: this one gets a name of its own.
+		pid, err = r.sys.Root.SpawnNamed(props, fmt.Sprintf("%s#%d", name, stamp()))
+	}
+	if err != nil {
 		r.log.Error().Err(err).Str("peer", ref.Node).Str("actor", ref.ID).Msg("spawn stand-in")
 		return nil
 	}

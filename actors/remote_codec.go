@@ -45,6 +45,7 @@ type wireBody struct {
 	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
 	IDs       []uint64            `msgpack:"ids,omitempty"`
 	Epoch     uint64              `msgpack:"epoch,omitempty"` // the sending part's coordinator epoch (fencing)
+	Run       int                 `msgpack:"run,omitempty"`   // the run of the job a job-level message belongs to
 }
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).
@@ -91,6 +92,7 @@ type spawnTaskMsg struct {
 	priority
 	op, instance, gen int
 	token             int // the stand-in's incarnation, echoed in terminatedMsg
+	run               int // the run of the job (jobCluster.run) that asks
 	manifest          *store.Manifest
 	coordinator       *actor.PID
 }
@@ -110,10 +112,13 @@ type remoteTerminatedMsg struct {
 	op, instance, token int
 }
 
-// endFragmentMsg tells a node's part of a job that the job is over.
+// endFragmentMsg tells a node's part of a job that the job is over. run
+// names the run of the job that is over (0: this node's own agent asks, for
+// whatever run the part belongs to).
 type endFragmentMsg struct {
 	priority
 	reason string
+	run    int
 }
 
 // linkFailedMsg tells an actor that a message to it was lost on the wire.
@@ -240,7 +245,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *spawnTaskMsg:
 		ref := r.refOf(m.coordinator)
 		return transport.TypeControl, &wireBody{K: kSpawn, Op: m.op, Instance: m.instance, Gen: m.gen, Token: m.token,
-			Manifest: m.manifest, Ref: &ref}, nil
+			Run: m.run, Manifest: m.manifest, Ref: &ref}, nil
 	case *stopTaskMsg:
 		return transport.TypeControl, &wireBody{K: kStopTask, Op: m.op, Instance: m.instance, Token: m.token}, nil
 	case *stopActorMsg:
@@ -248,9 +253,12 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *remoteTerminatedMsg:
 		return transport.TypeControl, &wireBody{K: kTerminated, Op: m.op, Instance: m.instance, Token: m.token}, nil
 	case *endFragmentMsg:
-		return transport.TypeControl, &wireBody{K: kEnd, Reason: m.reason}, nil
+		if m.run == 0 {
+			return "", nil, errors.New("end of a job without its run: only the node's own agent ends any run")
+		}
+		return transport.TypeControl, &wireBody{K: kEnd, Reason: m.reason, Run: m.run}, nil
 	case *pruneMsg:
-		return transport.TypeControl, &wireBody{K: kPrune, IDs: m.ids}, nil
+		return transport.TypeControl, &wireBody{K: kPrune, IDs: m.ids, Run: m.run}, nil
 	}
 	return "", nil, fmt.Errorf("%T: %w", m, errNotRemote)
 }
@@ -350,7 +358,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if b.Ref == nil {
 			return nil, errors.New("spawn request without a coordinator")
 		}
-		return &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, manifest: b.Manifest,
+		return &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, run: b.Run, manifest: b.Manifest,
 			coordinator: r.resolve(name, *b.Ref)}, nil
 	case kStopTask:
 		return &stopTaskMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
@@ -359,9 +367,14 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 	case kTerminated:
 		return &remoteTerminatedMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
 	case kEnd:
-		return &endFragmentMsg{reason: b.Reason}, nil
+		// From another node, an end always names its run: one without
+		// would end whatever run of the job the part here belongs to.
+		if b.Run == 0 {
+			return nil, errors.New("end of a job without its run")
+		}
+		return &endFragmentMsg{reason: b.Reason, run: b.Run}, nil
 	case kPrune:
-		return &pruneMsg{ids: b.IDs}, nil
+		return &pruneMsg{ids: b.IDs, run: b.Run}, nil
 	}
 	return nil, fmt.Errorf("unknown message kind %q: %w", b.K, transport.ErrUnknownType)
 }

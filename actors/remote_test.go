@@ -163,7 +163,7 @@ func TestWireRoundTrip(t *testing.T) {
 		&taskAckMsg{id: 5, op: 1, instance: 1, snap: snap, alignment: time.Millisecond, unaligned: true, stateB: 10, inflightB: 20, buffers: 2},
 		&taskDeclineMsg{id: 5, op: 1, instance: 0, reason: "disk full"},
 		&stopTaskMsg{op: 1, instance: 1, token: 77}, &stopActorMsg{}, &remoteTerminatedMsg{op: 1, instance: 1, token: 77},
-		&endFragmentMsg{reason: "finished"}, &pruneMsg{ids: []uint64{3, 4}},
+		&endFragmentMsg{reason: "finished", run: 12}, &pruneMsg{ids: []uint64{3, 4}, run: 12},
 	}
 	for _, m := range msgs {
 		typ, body, err := r.encode(j, ch, m, nil)

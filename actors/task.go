@@ -100,6 +100,14 @@ func (t *task) Receive(ctx actor.Context) {
 		t.in.end(m.input)
 		t.pump(ctx)
 	case *creditMsg:
+		if m.output < 0 || m.output >= len(t.out.edges) || m.channel < 0 {
+			// Not an output of this incarnation (a late credit of an earlier
+			// run of a job with the same name, whose task had this id, or of
+			// an earlier wiring): nothing it could open is ours.
+			t.log.Warn().Int("output", m.output).Int("channel", m.channel).Int("outputs", len(t.out.edges)).
+				Msg("credit for an output this task does not have: ignored")
+			return
+		}
 		t.out.credit(ctx, m.output, m.channel, m.n)
 		t.pump(ctx)
 	case *flushTickMsg:

@@ -31,6 +31,7 @@ type coordJob struct {
 	nodes     []string         // nodes with a part of the job
 	incarn    map[string]int64 // node → the incarnation (start time) that has the part (under the agent's mu)
 	epoch     uint64           // the coordinator lease's epoch
+	run       int              // this run of the job (actors.ClusterOptions.Run), the same on every part
 	restored  uint64           // the checkpoint the job was restored from at set-up (0: none)
 	started   time.Time
 	lastEvent time.Time
@@ -148,6 +149,10 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
+	// One deploy of the job by this coordinator: its parts act only on its
+	// messages, whatever a late message of an earlier run of the same name
+	// (even at the same epoch) says. Increasing, also across restarts.
+	run := int(time.Now().UnixNano())
 	var used []string
 	incarn := map[string]int64{}
 	for _, n := range nodes {
@@ -157,7 +162,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	for act.Kind == coord.Prepare {
 		var r CmdReply
 		err := Request(a.nc, CmdSubject(act.Node), Cmd{Kind: CmdPrepare, Job: name, Args: args,
-			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Restore: restored}, &r, prepareTimeout)
+			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Run: run, Restore: restored}, &r, prepareTimeout)
 		if err == nil && r.Error != "" {
 			err = errors.New(r.Error)
 		}
@@ -173,13 +178,14 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 			return fmt.Errorf("job %s: %w", name, err)
 		}
 	}
-	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, epoch: epoch, restored: restored, started: time.Now(),
+	cj := &coordJob{name: name, args: args, nodes: used, incarn: incarn, epoch: epoch, run: run, restored: restored, started: time.Now(),
 		duration: spec.Run.Duration, groups: placement.Pipelines(p), plan: p}
 	prev := placed
 	rt.Cluster = &actors.ClusterOptions{
 		Place: func(op *plan.Operator, i int) (string, error) { return a.placeTask(cj, prev, op, i) },
 		Nodes: func() []string { return cj.nodes },
 		Epoch: epoch,
+		Run:   run,
 		Holds: func() bool { return a.holds(name) },
 	}
 	if !a.holds(name) {
@@ -195,7 +201,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	a.coord[name] = cj
 	a.core.Coordinating(name)
 	a.mu.Unlock()
-	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Msg("coordinating job")
+	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Int("run", run).Msg("coordinating job")
 	a.wg.Add(1)
 	go a.watch(cj)
 	return nil

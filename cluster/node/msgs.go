@@ -49,6 +49,9 @@ type Cmd struct {
 	Fingerprint string   `msgpack:"fingerprint,omitempty"`
 	Coordinator string   `msgpack:"coordinator,omitempty"`
 	Epoch       uint64   `msgpack:"epoch,omitempty"` // the coordinator's lease epoch (fencing)
+	// Run names the run of the job the coordinator deploys (see
+	// actors.ClusterOptions.Run): the part acts only on that run's messages.
+	Run int `msgpack:"run,omitempty"`
 	// Restore is the checkpoint the coordinator restores the job from (0:
 	// none): a prepared part takes its parallelisms and key-group tables.
 	Restore uint64 `msgpack:"restore,omitempty"`

@@ -160,8 +160,9 @@ func (a *Agent) prepare(req Cmd) error {
 		return err
 	}
 	// The part's messages carry the coordinator's epoch: once a newer
-	// coordinator prepares the other nodes, they refuse this part's.
-	rt.Cluster = &actors.ClusterOptions{Epoch: req.Epoch}
+	// coordinator prepares the other nodes, they refuse this part's. It
+	// acts only on the job-level messages of the coordinator's run.
+	rt.Cluster = &actors.ClusterOptions{Epoch: req.Epoch, Run: req.Run}
 	j, err := a.node.StartFragment(p, rt)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", a.cfg.ID, err)
@@ -183,7 +184,8 @@ func (a *Agent) prepare(req Cmd) error {
 		}
 		a.mu.Unlock()
 	}()
-	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).Msg("prepared the job's part on this node")
+	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).Int("run", req.Run).
+		Msg("prepared the job's part on this node")
 	return nil
 }
 

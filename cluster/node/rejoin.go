@@ -45,7 +45,7 @@ func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error
 	}
 	var r CmdReply
 	err := Request(a.nc, CmdSubject(node), Cmd{Kind: CmdPrepare, Job: cj.name, Args: cj.args, Fingerprint: cj.plan.Fingerprint(),
-		Coordinator: a.cfg.ID, Epoch: cj.epoch, Restore: cj.restored}, &r, prepareTimeout)
+		Coordinator: a.cfg.ID, Epoch: cj.epoch, Run: cj.run, Restore: cj.restored}, &r, prepareTimeout)
 	if err == nil && r.Error != "" {
 		err = errors.New(r.Error)
 	}
