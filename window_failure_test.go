@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/logbuf"
 	"github.com/weirstream/weir/internal/testseed"
 	"github.com/weirstream/weir/samples/sessions"
 )
@@ -38,7 +41,14 @@ func TestSessionWindowsExactlyOnceUnderActorKills(t *testing.T) {
 		sup.MaxRestarts = 1000 // every kill restarts; the test is about what comes out
 		sup.ChaosKillEvery, sup.ChaosSeed = 100*time.Millisecond, int64(seed)
 		cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state")}
-		res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cc), weir.WithSupervision(sup))
+		var logs logbuf.Buffer // the run's log, shown only if the run fails
+		defer func() {
+			if t.Failed() {
+				t.Logf("the run's log:\n%s", logs.String())
+			}
+		}()
+		logger := zerolog.New(&logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+		res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cc), weir.WithSupervision(sup), weir.WithLogger(logger))
 		if err != nil && strings.Contains(err.Error(), "after the final checkpoint") {
 			// A kill between the final checkpoint and its commit fails the
 			// run by design, keeping the checkpoint: a restore finishes it.

@@ -167,7 +167,10 @@ func (a *jobActor) carryOutSupervision(ctx actor.Context, acts []supervision.Act
 // them) and aborts the checkpoint they can no longer finish.
 func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
 	// A source counts even if its actor is already gone (stopped or
-	// poisoned): its idle report is void and it will read again.
+	// poisoned): its idle report is void and it will read again. Its
+	// generation is bumped only when it is respawned, so until then an idle
+	// report it sent before it stopped is ignored by the coordinator, not
+	// by the generation check.
 	a.ckpt.coord.OnSourcesRestarting(act.Tasks)
 	for _, t := range act.Alive {
 		if pid := a.tasks[t.OperatorID][t.Instance]; pid != nil {
@@ -234,6 +237,9 @@ func (a *jobActor) restartRegion(ctx actor.Context, act supervision.RestartRegio
 		}
 		a.sv.sup.OnTaskStarted(t, a.gens[t])
 	}
+	// The respawned sources' idle reports count again; until now any came
+	// from the stopped incarnations (see stopRegion).
+	a.ckpt.coord.OnSourcesRestarted(act.Tasks)
 }
 
 // pidID is the actor id a task instance runs under.

@@ -38,6 +38,9 @@ type Coordinator struct {
 
 	sources   map[task.ID]bool   // source → idle
 	committed map[task.ID]uint64 // sink → newest checkpoint it committed
+	// restarting holds the sources stopped for a restart and not respawned
+	// yet: an idle report then comes from the incarnation that was stopped.
+	restarting map[task.ID]bool
 }
 
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
@@ -57,6 +60,7 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 	}
 	c.cfg.Tasks = slices.Clone(cfg.Tasks)
 	c.sources = make(map[task.ID]bool, len(cfg.Sources))
+	c.restarting = make(map[task.ID]bool)
 	for _, t := range cfg.Sources {
 		c.sources[t] = false
 	}

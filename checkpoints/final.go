@@ -11,11 +11,17 @@ import (
 
 // OnSourceIdle records that source t read all its input and waits for the
 // final checkpoint. Once every source is idle the final checkpoint is
-// requested (RequestFinal). A task that is not a source is Ignored.
+// requested (RequestFinal). A task that is not a source is Ignored, and so
+// is a source between OnSourcesRestarting and OnSourcesRestarted: its report
+// comes from the incarnation being stopped, whose successor reads again from
+// the restored offset.
 func (c *Coordinator) OnSourceIdle(t task.ID, now time.Duration) []Action {
 	idle, ok := c.sources[t]
 	if !ok {
 		return []Action{Ignored{Task: t, Reason: "idle report from a task that is not a source"}}
+	}
+	if c.restarting[t] {
+		return []Action{Ignored{Task: t, Reason: "idle report from a source being restarted"}}
 	}
 	if idle {
 		return nil
@@ -29,8 +35,9 @@ func (c *Coordinator) OnSourceIdle(t task.ID, now time.Duration) []Action {
 
 // OnSourcesRestarting records that tasks are being restarted: the sources
 // among them have input to read again, so their idle reports are void and a
-// requested final checkpoint is withdrawn (CancelFinal). After the final
-// checkpoint completed it does nothing.
+// requested final checkpoint is withdrawn (CancelFinal). Until
+// OnSourcesRestarted names them, their idle reports are ignored. After the
+// final checkpoint completed it does nothing.
 func (c *Coordinator) OnSourcesRestarting(tasks []task.ID) {
 	if c.finalDone {
 		return
@@ -39,11 +46,20 @@ func (c *Coordinator) OnSourcesRestarting(tasks []task.ID) {
 	for _, t := range tasks {
 		if _, ok := c.sources[t]; ok {
 			c.sources[t] = false
+			c.restarting[t] = true
 			restarting = true
 		}
 	}
 	if restarting {
 		c.CancelFinal()
+	}
+}
+
+// OnSourcesRestarted records that tasks were respawned from a checkpoint:
+// the idle reports of the sources among them count again.
+func (c *Coordinator) OnSourcesRestarted(tasks []task.ID) {
+	for _, t := range tasks {
+		delete(c.restarting, t)
 	}
 }
 
@@ -118,9 +134,14 @@ func (c *Coordinator) Rebuild(tasks, sources, sinks []task.ID) error {
 		c.tasks[t] = struct{}{}
 	}
 	idle := make(map[task.ID]bool, len(sources))
+	restarting := make(map[task.ID]bool)
 	for _, t := range sources {
 		idle[t] = c.sources[t]
+		if c.restarting[t] {
+			restarting[t] = true
+		}
 	}
+	c.restarting = restarting
 	committed := make(map[task.ID]uint64, len(sinks))
 	for _, t := range sinks {
 		committed[t] = c.committed[t]

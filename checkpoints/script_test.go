@@ -33,6 +33,7 @@ import (
 //	pending | completed
 //	idle task=op/i now=D                 a source waits for the final checkpoint
 //	restarting tasks=op/i,...            tasks restart: their sources read again
+//	restarted tasks=op/i,...             the restarting tasks were respawned
 //	committed task=op/i id=K             a sink committed checkpoint K
 //	end                                  idle sources, final requested, end checkpoint, all committed
 //	rebuild tasks=op/i,... [sources=...] [sinks=...]   Rebuild (a new plan)
@@ -103,6 +104,9 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 		return actionLines(c.OnSourceIdle(a.Task("task"), a.Duration("now")))
 	case "restarting":
 		c.OnSourcesRestarting(a.TaskListOr("tasks"))
+		return []string{"ok"}
+	case "restarted":
+		c.OnSourcesRestarted(a.TaskListOr("tasks"))
 		return []string{"ok"}
 	case "committed":
 		return actionLines(c.OnSinkCommitted(a.Task("task"), a.Uint64("id")))
