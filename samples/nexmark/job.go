@@ -16,10 +16,10 @@ type Output struct {
 	Discarded *atomic.Int64 // results discarded (File empty)
 }
 
-// sinkTo ends s in o.
+// sinkTo ends s in o (a file is written by one instance).
 func sinkTo[T any](s weir.Stream[T], o Output) {
 	if o.File != "" {
-		weir.ToSink(s, "sink", weir.FileSink[T](o.File))
+		weir.ToSink(s, "sink", weir.FileSink[T](o.File), weir.Parallelism(1))
 		return
 	}
 	weir.ToSink(s, "sink", weir.DiscardSink[T](o.Discarded))
