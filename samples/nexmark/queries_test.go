@@ -50,9 +50,16 @@ func (c *collector[T]) Write(b []T) error {
 // edge shuffles) and returns its output.
 func runQuery[T any](t *testing.T, query func(weir.Stream[Event]) weir.Stream[T]) []T {
 	t.Helper()
+	return runQueryOn(t, query, testGenerator(t).Event, testEvents)
+}
+
+// runQueryOn runs query over events 0 … n-1 of event at parallelism 2.
+func runQueryOn[T any](t *testing.T, query func(weir.Stream[Event]) weir.Stream[T], event func(int64) Event, n int64) []T {
+	t.Helper()
 	g := weir.NewGraph("nexmark-test", weir.WithParallelism(2))
+	src := weir.WithTimestamps(weir.Generate(g, "events", n, event), "timestamps", eventTime, weir.BoundedOutOfOrderness(0))
 	var c collector[T]
-	weir.ToSink(query(Source(g, testGenerator(t), testEvents)), "collect", func(int) weir.Sink[T] { return &c })
+	weir.ToSink(query(src), "collect", func(int) weir.Sink[T] { return &c })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := weir.Run(ctx, g); err != nil {
@@ -85,9 +92,17 @@ func sameSet[T any](t *testing.T, what string, got, want []T) {
 	}
 	for i := range g {
 		if g[i] != w[i] {
-			t.Fatalf("%s: result %d of the sorted output is %s, want %s", what, i, g[i], w[i])
+			t.Fatalf("%s: result %d of the sorted output is %s, want %s", what, i, clip(g[i]), clip(w[i]))
 		}
 	}
+}
+
+// clip shortens a long record for a failure message.
+func clip(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
 }
 
 func TestGeneratorProportionsAndDeterminism(t *testing.T) {
@@ -185,4 +200,27 @@ func TestQ11BidderSessions(t *testing.T) {
 		got = append(got, refSession{Bidder: s.Key, Start: s.Start.UnixMilli(), End: s.End.UnixMilli(), Bids: s.Value})
 	}
 	sameSet(t, "q11", got, refQ11(refEvents(testGenerator(t), testEvents), SessionGap.Milliseconds()))
+}
+
+// tiedBid is bid i of a stream made of ties: four auctions bid on in turn,
+// prices 0, 100 and 200 in turn, 100 bids per second of event time.
+func tiedBid(i int64) Event {
+	return Event{Kind: KindBid, Bid: Bid{Auction: FirstAuctionID + i%4, Bidder: FirstPersonID + i%7, Price: 100 * (i % 3),
+		DateTime: DefaultConfig(0).Base.UnixMilli() + i*10}}
+}
+
+// TestQ5AndQ7KeepTies: every auction with the top count and every bid with
+// the top price is reported (the seeded input has no ties).
+func TestQ5AndQ7KeepTies(t *testing.T) {
+	const n = 12_000
+	events := make([]Event, n)
+	for i := range int64(n) {
+		events[i] = tiedBid(i)
+	}
+	hot := refQ5(events, WindowSize.Milliseconds(), WindowPeriod.Milliseconds())
+	if len(hot[len(hot)/2].Auctions) != 4 {
+		t.Fatalf("the input has no tie: %+v", hot[len(hot)/2])
+	}
+	sameSet(t, "q5", runQueryOn(t, Q5, tiedBid, n), hot)
+	sameSet(t, "q7", runQueryOn(t, Q7, tiedBid, n), refQ7(events, WindowSize.Milliseconds()))
 }
