@@ -1,6 +1,7 @@
 package nexmark
 
 import (
+	"math"
 	"time"
 
 	"github.com/weirstream/weir"
@@ -72,8 +73,12 @@ func WinningBids(events weir.Stream[Event]) weir.Stream[WinningBid] {
 		OnB: func(ctx *weir.KeyedContext[int64], b Bid, _ *weir.Emitter[WinningBid]) error {
 			w, ok := open.Value(ctx)
 			if !ok {
+				// One timer per key stands for the waiting bids: set with the
+				// first, moved to the earliest one left each time it fires.
+				if len(early.Get(ctx)) == 0 {
+					ctx.Timers().RegisterEventTime(time.UnixMilli(b.DateTime))
+				}
 				early.Add(ctx, b)
-				ctx.Timers().RegisterEventTime(time.UnixMilli(b.DateTime))
 				return nil
 			}
 			if Valid(w.Auction, b) && (!w.HasPrice || Beats(b, w.Bid)) {
@@ -86,15 +91,24 @@ func WinningBids(events weir.Stream[Event]) weir.Stream[WinningBid] {
 			at := t.At.UnixMilli()
 			w, ok := open.Value(ctx)
 			if !ok { // the bids that came before their auction: none can win now
-				var keep []Bid
-				for _, b := range early.Get(ctx) {
+				waiting := early.Get(ctx)
+				keep := waiting[:0:0]
+				next := int64(math.MaxInt64)
+				for _, b := range waiting {
 					if b.DateTime > at {
 						keep = append(keep, b)
+						next = min(next, b.DateTime)
 					}
+				}
+				if len(keep) == len(waiting) && len(keep) > 0 {
+					return nil // a later timer, set when the list was last empty, stands for them
 				}
 				early.Clear(ctx)
 				for _, b := range keep {
 					early.Add(ctx, b)
+				}
+				if len(keep) > 0 {
+					ctx.Timers().RegisterEventTime(time.UnixMilli(next))
 				}
 				return nil
 			}
