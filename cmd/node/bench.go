@@ -18,8 +18,8 @@ import (
 
 // registerBench adds `node bench backpressure`.
 func registerBench() {
-	cli.RegisterCommand("bench", "backpressure|cluster|recovery|metrics [flags]",
-		"run a benchmark: backpressure (the FLIP-76 experiment), cluster (3 node processes vs one; wire bytes; SIGKILL recovery), recovery (a state-heavy job's restart of one node and of the whole cluster, local recovery on and off) or metrics (keycount with /metrics served and scraped vs not)", runBench)
+	cli.RegisterCommand("bench", "backpressure|cluster|recovery|metrics|nexmark [flags]",
+		"run a benchmark: backpressure (the FLIP-76 experiment), cluster (3 node processes vs one; wire bytes; SIGKILL recovery), recovery (a state-heavy job's restart of one node and of the whole cluster, local recovery on and off), metrics (keycount with /metrics served and scraped vs not) or nexmark (a Nexmark query or all: events/s and events/s per core used, unaligned checkpoints every 10 s)", runBench)
 }
 
 // runBench parses the bench flags, runs the experiment and prints the table.
@@ -30,11 +30,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(args) > 0 && args[0] == "recovery" {
 		return runRecoveryBench(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "nexmark" {
+		return runNexmarkBench(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "metrics" {
 		return runMetricsBench(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "backpressure" {
-		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure, cluster, recovery or metrics (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure, cluster, recovery, metrics or nexmark (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	cfg := backpressure.DefaultBenchConfig()

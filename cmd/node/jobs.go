@@ -36,6 +36,7 @@ func registerSamples() {
 		"FLIP-76 benchmark: source → map → map → sleepy map (--sleep-ms) → measure, every edge shuffled; reports latency; --out writes the records as JSON lines",
 		buildBackpressure)
 	registerJetStream()
+	registerNexmark()
 	cli.Register("sessions",
 		"session windows in event time: --records clicks of --keys users (--seed), out of order by up to 0.5 s, sessions end after 1.5 s of silence; --out (required) writes {key,start,end,value} JSON lines, one per session with its click count, and the hour-late clicks to <out>.late",
 		buildSessions)
