@@ -102,6 +102,14 @@ func (a *jobActor) HandleFailure(_ *actor.ActorSystem, _ actor.Supervisor, child
 // latest checkpoint, or fail the job.
 func (a *jobActor) onFailure(ctx actor.Context, who *actor.PID, reason any) {
 	err := a.failure(&taskFailedMsg{who: who, reason: reason})
+	if a.ended {
+		// Over, or abandoned because the lease lapsed: nothing restarts. A
+		// region restarted here would respawn this node's sink, whose
+		// recovery rolls the shared output back under the coordinator that
+		// owns it now.
+		a.job.log.Debug().Err(err).Msg("task failed after the job ended here: not restarted")
+		return
+	}
 	at, ok := a.byPID[who.Id]
 	if !ok {
 		return
@@ -222,6 +230,9 @@ func (a *jobActor) onTerminated(ctx actor.Context, who *actor.PID) {
 
 // restartRegion respawns a region from the checkpoint the state machine names.
 func (a *jobActor) restartRegion(ctx actor.Context, act supervision.RestartRegion) {
+	if a.ended {
+		return // over or abandoned: nothing respawns
+	}
 	m, err := a.manifest(act.Checkpoint)
 	if err != nil {
 		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(act.Region, err.Error(), a.job.now()))

@@ -188,6 +188,10 @@ func (t *task) onStarted(ctx actor.Context) {
 		Parallelism: t.op.Parallelism, MaxParallelism: t.job.Plan.MaxParallelism,
 		Table: t.op.Table, KeyGroups: t.ownedGroups(),
 		Checkpointing: t.job.opts.Checkpoint.Enabled(), Restoring: t.restoreFrom != nil}
+	// A sink on a coordinator's node whose lease lapsed opens nothing: its
+	// opening and recovery clear staging and roll the output back, which
+	// belongs to the coordinator that holds the lease now.
+	t.checkLease()
 	if err := inst.Open(info); err != nil {
 		t.fail(fmt.Errorf("open: %w", err))
 	}
