@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -86,10 +88,33 @@ func (s *ClusterSource) Jobs(ctx context.Context) ([]JobSummary, error) {
 		if l, ok := here[j.Name]; ok && sum.State == "running" {
 			sum.RecordsIn, sum.RecordsOut, sum.InPerS, sum.OutPerS = l.RecordsIn, l.RecordsOut, l.InPerS, l.OutPerS
 			sum.Checkpoints = l.Checkpoints
+			s.addPartTotals(ctx, &sum)
 		}
 		out = append(out, sum)
 	}
 	return out, nil
+}
+
+// addPartTotals adds the records the job's parts on other nodes counted
+// to the totals of sum, a job this node coordinates.
+func (s *ClusterSource) addPartTotals(ctx context.Context, sum *JobSummary) {
+	j := s.local.find(sum.Name)
+	if j == nil || s.parts == nil {
+		return
+	}
+	others := map[string]bool{}
+	for _, n := range j.Placement() {
+		if n != s.local.node {
+			others[n] = true
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	for _, r := range s.parts(ctx, sum.Name, slices.Sorted(maps.Keys(others))) {
+		sum.RecordsIn += r.RecordsIn
+		sum.RecordsOut += r.RecordsOut
+	}
 }
 
 // Job implements Source.
@@ -112,8 +137,7 @@ func (s *ClusterSource) Job(ctx context.Context, name string) (*JobDetail, error
 		if rec != nil {
 			d.State, d.Coordinator, d.Error = rec.State, rec.Coordinator, rec.Error
 		}
-		// The job's rates over all nodes: its sources' and sinks' (the
-		// totals count this node's only).
+		// The job's rates over all nodes: its sources' and sinks'.
 		d.InPerS, d.OutPerS = 0, 0
 		for _, o := range d.Operators {
 			switch o.Kind {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"time"
 
 	"github.com/weirstream/weir/actors"
@@ -11,9 +12,12 @@ import (
 // jobFacts is everything read from a job at one poll; buildDetail turns it
 // into the API's JobDetail without reading anything else.
 type jobFacts struct {
-	summary     JobSummary
-	plan        *plan.Job
-	dump        *actors.JobDump // nil: not available
+	summary JobSummary
+	plan    *plan.Job
+	dump    *actors.JobDump // nil: not available
+	// parts are the other nodes' reports of their parts of a cluster job:
+	// their record counters, restores and restore events join this node's.
+	parts       []actors.PartReport
 	checkpoints []actors.CheckpointStat
 	supervision actors.SupervisionStats
 	restores    actors.RestoreStats
@@ -98,10 +102,21 @@ func buildDetail(f jobFacts, rates *Rates, now time.Time) *JobDetail {
 		d.Failures.RecoveryMs = append(d.Failures.RecoveryMs, ms(r))
 	}
 	rs := f.restores
+	events := f.events
+	for _, p := range f.parts {
+		d.RecordsIn += p.RecordsIn
+		d.RecordsOut += p.RecordsOut
+		rs.Restores += p.Restores.Restores
+		rs.Read.Add(p.Restores.Read)
+		events = append(events, p.Events...)
+	}
+	if len(f.parts) > 0 {
+		slices.SortStableFunc(events, func(a, b actors.JobEvent) int { return a.At.Compare(b.At) })
+	}
 	d.Restores = Restores{Count: rs.Restores, LocalBytes: rs.Read.LocalBytes, RemoteBytes: rs.Read.RemoteBytes,
 		LocalSections: rs.Read.LocalSections, RemoteSections: rs.Read.RemoteSections}
 	d.Timeline = []Event{}
-	for _, e := range f.events {
+	for _, e := range events {
 		ev := Event{At: e.At, Kind: e.Kind, Task: e.Task, Detail: e.Detail}
 		d.Timeline = append(d.Timeline, ev)
 		if e.Kind == actors.EventFailure {

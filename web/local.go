@@ -47,8 +47,10 @@ func (s *LocalSource) Job(ctx context.Context, name string) (*JobDetail, error) 
 	return s.detail(ctx, j, nil, nil)
 }
 
-// PartDumps asks the nodes for their tasks of a job (see ClusterSource).
-type PartDumps func(ctx context.Context, job string, nodes []string) []actors.TaskDump
+// PartDumps asks the nodes for their parts of a job (see ClusterSource):
+// tasks, record counters and restores; a node that does not answer is left
+// out.
+type PartDumps func(ctx context.Context, job string, nodes []string) []actors.PartReport
 
 // detail reads job j and builds its detail; held, when set, says which
 // nodes hold a key group locally (otherwise this node, once a checkpoint
@@ -66,10 +68,11 @@ func (s *LocalSource) detail(ctx context.Context, j *actors.Job, held func(op st
 		}
 	}
 	placement := j.Placement()
+	var reports []actors.PartReport
 	if dump != nil && parts != nil {
-		fillRemoteTasks(ctx, dump, j.Plan.Name, placement, parts)
+		reports = fillRemoteTasks(ctx, dump, j.Plan.Name, placement, parts)
 	}
-	f := jobFacts{plan: j.Plan, dump: dump, checkpoints: j.Checkpoints(), supervision: j.Supervision(),
+	f := jobFacts{plan: j.Plan, dump: dump, parts: reports, checkpoints: j.Checkpoints(), supervision: j.Supervision(),
 		restores: j.Restores(), events: j.Events(), stateBytes: j.TaskStateBytes(), placement: placement,
 		defaultNode: s.node, held: held}
 	if held == nil && len(f.checkpoints) > 0 {
@@ -138,8 +141,8 @@ func jobState(j *actors.Job) string {
 }
 
 // fillRemoteTasks replaces the dump's tasks on other nodes with what those
-// nodes report of them.
-func fillRemoteTasks(ctx context.Context, dump *actors.JobDump, job string, placement map[string]string, parts PartDumps) {
+// nodes report of them, and returns their reports.
+func fillRemoteTasks(ctx context.Context, dump *actors.JobDump, job string, placement map[string]string, parts PartDumps) []actors.PartReport {
 	nodes := map[string]bool{}
 	for _, td := range dump.Tasks {
 		if td.Phase == actors.PhaseRemote && placement[td.Task] != "" {
@@ -147,19 +150,23 @@ func fillRemoteTasks(ctx context.Context, dump *actors.JobDump, job string, plac
 		}
 	}
 	if len(nodes) == 0 {
-		return
+		return nil
 	}
 	ask := make([]string, 0, len(nodes))
 	for n := range nodes {
 		ask = append(ask, n)
 	}
+	reports := parts(ctx, job, ask)
 	got := map[string]actors.TaskDump{}
-	for _, td := range parts(ctx, job, ask) {
-		got[td.Task] = td
+	for _, r := range reports {
+		for _, td := range r.Tasks {
+			got[td.Task] = td
+		}
 	}
 	for i, td := range dump.Tasks {
 		if r, ok := got[td.Task]; ok && td.Phase == actors.PhaseRemote {
 			dump.Tasks[i] = r
 		}
 	}
+	return reports
 }

@@ -40,11 +40,6 @@ type partDumpRequest struct {
 	Job string `msgpack:"job"`
 }
 
-// partDumpReply is a node's part of a job: its tasks' dumps.
-type partDumpReply struct {
-	Tasks []actors.TaskDump `msgpack:"tasks"`
-}
-
 // onPartDump answers a partDumpRequest; a job with no part here answers no
 // tasks.
 func (a *Agent) onPartDump(m *nats.Msg) {
@@ -57,39 +52,39 @@ func (a *Agent) onPartDump(m *nats.Msg) {
 	a.mu.Lock()
 	j := a.parts[req.Job]
 	a.mu.Unlock()
-	var r partDumpReply
+	r := actors.PartReport{Node: a.ID()}
 	if j != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), partDumpWait)
-		d, err := j.Dump(ctx)
-		cancel()
-		if err == nil {
-			r.Tasks = d.Tasks
+		if got, err := j.PartReport(ctx, a.ID()); err == nil {
+			r = got
 		}
+		cancel()
 	}
 	a.reply(m, r)
 }
 
-// PartDumps asks nodes for their parts of job and returns the tasks'
-// dumps they answered with in time; a node that does not answer is left
-// out.
-func (a *Agent) PartDumps(ctx context.Context, job string, nodes []string) []actors.TaskDump {
-	replies := make(chan []actors.TaskDump, len(nodes))
+// PartDumps asks nodes for their parts of job and returns the reports
+// they answered with in time; a node that does not answer is left out.
+func (a *Agent) PartDumps(ctx context.Context, job string, nodes []string) []actors.PartReport {
+	replies := make(chan *actors.PartReport, len(nodes))
 	for _, n := range nodes {
 		go func() {
-			var r partDumpReply
+			r := &actors.PartReport{}
 			wait := 2 * partDumpWait
 			if dl, ok := ctx.Deadline(); ok {
 				wait = min(wait, time.Until(dl))
 			}
-			if err := Request(a.nc, PartDumpSubject(n), partDumpRequest{Job: job}, &r, wait); err != nil {
-				r.Tasks = nil
+			if err := Request(a.nc, PartDumpSubject(n), partDumpRequest{Job: job}, r, wait); err != nil {
+				r = nil
 			}
-			replies <- r.Tasks
+			replies <- r
 		}()
 	}
-	var out []actors.TaskDump
+	var out []actors.PartReport
 	for range nodes {
-		out = append(out, <-replies...)
+		if r := <-replies; r != nil {
+			out = append(out, *r)
+		}
 	}
 	return out
 }

@@ -99,6 +99,27 @@ func TestWebAPIOfAThreeNodeCluster(t *testing.T) {
 	}) {
 		t.Fatalf("n1's API never showed a rate of a source task on another node: %+v", d.Tasks)
 	}
+	// The job's record totals count the sources on every node, in the
+	// detail and in the list (read later: the counters only grow).
+	var srcHere, srcElsewhere int64
+	for _, tk := range d.Tasks {
+		if tk.Operator != "source" {
+			continue
+		}
+		if tk.Node == "n1" {
+			srcHere += tk.RecordsIn
+		} else {
+			srcElsewhere += tk.RecordsIn
+		}
+	}
+	if srcElsewhere == 0 || d.RecordsIn < srcHere+srcElsewhere/2 {
+		t.Fatalf("n1's job total records_in %d, want about its sources' on all nodes: %d on n1 + %d on others",
+			d.RecordsIn, srcHere, srcElsewhere)
+	}
+	var listed []web.JobSummary
+	if !apiGet(urls["n1"]+"api/jobs", &listed) || len(listed) != 1 || listed[0].RecordsIn < d.RecordsIn {
+		t.Fatalf("n1's /api/jobs %+v: want records_in at least the detail's %d read before", listed, d.RecordsIn)
+	}
 	if d.Coordinator != "n1" || len(d.Operators) != 3 || d.Operators[1].Parallelism != 3 || len(d.Tasks) != 9 {
 		t.Fatalf("job %+v: want coordinator n1, 3 operators at parallelism 3, 9 tasks", d.JobSummary)
 	}
@@ -137,6 +158,29 @@ func TestWebAPIOfAThreeNodeCluster(t *testing.T) {
 		return false
 	}) {
 		t.Fatalf("after SIGKILL of n3, n1's API never showed a restart without n3: %+v", d)
+	}
+	// The restores of the tasks on n2 (which keeps its tasks: its state is
+	// there) are on the coordinator's timeline and in its restore counts.
+	restoredOn := func(d web.JobDetail) map[string]int {
+		nodeOf := map[string]string{}
+		for _, tk := range d.Tasks {
+			nodeOf[tk.Name] = tk.Node
+		}
+		on := map[string]int{}
+		for _, e := range d.Timeline {
+			if e.Kind == "restore" {
+				on[nodeOf[e.Task]]++
+			}
+		}
+		return on
+	}
+	if !poll.Until(clusterDeadline, 100*time.Millisecond, func() bool {
+		d = web.JobDetail{}
+		return apiGet(urls["n1"]+"api/jobs/keycount", &d) && spread(d)["n2"] > 0 &&
+			restoredOn(d)["n2"] >= spread(d)["n2"] && d.Restores.Count >= len(d.Tasks)
+	}) {
+		t.Fatalf("n1's API never showed the restores of the tasks on n2: tasks on %v, restores on %v, %+v",
+			spread(d), restoredOn(d), d.Restores)
 	}
 	if !poll.Until(clusterDeadline, 100*time.Millisecond, func() bool {
 		nodes = nil
