@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,8 +57,8 @@ func (t *task) restore() error {
 		}
 		redistributed = n
 	}
-	// Every section this task needs, read in one go, each named by what it
-	// holds so that a node's local copy serves it whichever instance wrote it.
+	// Every section this task needs, each named by what it holds so that a
+	// node's local copy serves it whichever instance wrote it.
 	var secs []store.SectionRequest
 	var groups []int
 	if t.op.Keyed {
@@ -78,31 +79,51 @@ func (t *task) restore() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
-	data, stats, err := store.ReadSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs)
+	// Key groups are restored one by one as their sections are read (a
+	// node's local copy reads each into one reused buffer, so the task never
+	// holds all of its state twice); operator and channel state are kept
+	// for after.
+	stateful, _ := t.inst.(plan.Stateful)
+	rest := make([][]byte, len(secs)-len(groups))
+	var loadErr error // of restoring a key group, returned by EachSection as it is
+	one := plan.Snapshot{CheckpointID: m.CheckpointID, KeyGroups: make(map[int][]byte, 1), KeyGroupCRCs: make(map[int]uint32, 1)}
+	stats, err := store.EachSection(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs, func(i int, data []byte) error {
+		if i >= len(groups) {
+			rest[i-len(groups)] = bytes.Clone(data)
+			return nil
+		}
+		if stateful == nil {
+			return nil
+		}
+		g := groups[i]
+		clear(one.KeyGroups)
+		clear(one.KeyGroupCRCs)
+		one.KeyGroups[g] = data
+		one.KeyGroupCRCs[g] = secs[i].Ref.CRC32C // EachSection verified it
+		if err := stateful.RestoreState(one); err != nil {
+			loadErr = wrap("operator", err)
+			return loadErr
+		}
+		return nil
+	})
 	read.Add(stats)
 	var se *store.SectionError
 	if errors.As(err, &se) && se.Index < len(secs) {
 		return wrap(sectionWhat(secs[se.Index].Key), err)
 	}
+	if loadErr != nil {
+		return loadErr
+	}
 	if err != nil {
 		return wrap("state", err)
 	}
-
 	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
-	if t.op.Keyed {
-		snap.KeyGroups = make(map[int][]byte, len(groups))
-		snap.KeyGroupCRCs = make(map[int]uint32, len(groups)) // ReadSections verified them
-		for i, g := range groups {
-			snap.KeyGroups[g] = data[i]
-			snap.KeyGroupCRCs[g] = secs[i].Ref.CRC32C
-		}
-	}
-	data = data[len(groups):]
+	data := rest
 	if ts.OperatorState != nil {
 		snap.Operator, data = data[0], data[1:]
 	}
-	if s, ok := t.inst.(plan.Stateful); ok {
-		if err := s.RestoreState(snap); err != nil {
+	if stateful != nil {
+		if err := stateful.RestoreState(snap); err != nil {
 			return wrap("operator", err)
 		}
 	}
@@ -133,7 +154,7 @@ func (t *task) restore() error {
 	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
 	t.job.noteEvent(EventRestore, t.name, restoreDetail(m.CheckpointID, read))
 	t.job.node.metrics.ObserveRestore(t.job.Plan.Name, took)
-	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(snap.KeyGroups)).
+	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(groups)).
 		Int("channels", len(ownChannels)+redistributed).Int64("offset", offset).
 		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).
 		Int("local_sections", read.LocalSections).Int("remote_sections", read.RemoteSections).

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -117,7 +118,8 @@ func (b *Backend) SnapshotGroup(g int) ([]byte, error) {
 // or a table of another kind ErrMismatch, a table that is not registered
 // ErrUnknownTable. The tables of this package are all decoded before any is
 // changed, so on error the backend is unchanged (a Table implemented
-// elsewhere is restored in place and may be left changed).
+// elsewhere is restored in place and may be left changed). The backend
+// keeps nothing of blob: the caller may reuse it once RestoreGroup returns.
 func (b *Backend) RestoreGroup(g int, blob []byte) error {
 	return b.restoreGroup(g, blob, blobCRC{})
 }
@@ -173,7 +175,9 @@ func (b *Backend) restoreGroup(g int, blob []byte, crc blobCRC) error {
 	}
 	for j, en := range entries {
 		if _, ok := targets[j].(stager); !ok {
-			if err := targets[j].RestoreGroup(g, en.data); err != nil {
+			// A Table implemented elsewhere may keep what it is given, and
+			// blob is the caller's (a restore reuses its read buffer).
+			if err := targets[j].RestoreGroup(g, bytes.Clone(en.data)); err != nil {
 				return fmt.Errorf("state: restore key group %d table %q: %w", g, en.name, err)
 			}
 		}

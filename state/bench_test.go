@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/cputime"
 )
 
 // benchKeys returns n keys spread over maxParallelism groups.
@@ -149,7 +151,7 @@ func BenchmarkBackendRestoreTask(b *testing.B) {
 		b.Run(map[bool]string{false: "plain", true: "checked"}[checked], func(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
-			c0 := cpuNow()
+			c0 := cputime.Now()
 			for b.Loop() {
 				be := NewBackend(128)
 				t := NewValueTable[benchEntry]("value", 128)
@@ -177,7 +179,7 @@ func BenchmarkBackendRestoreTask(b *testing.B) {
 // reportCPU reports the process's CPU time per op since start (of the
 // benchmark loop), when it can be measured.
 func reportCPU(b *testing.B, start time.Duration) {
-	if now := cpuNow(); now > 0 {
+	if now := cputime.Now(); now > 0 {
 		b.ReportMetric(float64(now-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 }

@@ -15,11 +15,12 @@ type sectionFiles struct {
 	files map[string]File
 }
 
-// read returns the verified bytes ref names in its blob file: only the
-// section is read when the file can read at an offset (an *os.File can);
-// otherwise the whole file is read. A missing file wraps ErrNotFound, a
-// section that does not match ref ErrCorrupt.
-func (s *sectionFiles) read(ref BlobRef) ([]byte, error) {
+// readInto returns the verified bytes ref names in its blob file: only the
+// section is read, into buf when its capacity suffices, when the file can
+// read at an offset (an *os.File can); otherwise the whole file is read
+// into a new slice. A missing file wraps ErrNotFound, a section that does
+// not match ref ErrCorrupt.
+func (s *sectionFiles) readInto(ref BlobRef, buf []byte) ([]byte, error) {
 	if err := ValidateBlobName(ref.Name); err != nil {
 		return nil, err
 	}
@@ -51,7 +52,15 @@ func (s *sectionFiles) read(ref BlobRef) ([]byte, error) {
 		}
 		return data, nil
 	}
-	data := make([]byte, ref.Size)
+	if ref.Size < 0 || ref.Offset < 0 {
+		return nil, fmt.Errorf("job %q checkpoint %d blob %q: section [%d, +%d): %w",
+			s.job, s.ckpt, ref.Name, ref.Offset, ref.Size, ErrCorrupt)
+	}
+	data := buf[:0]
+	if int64(cap(data)) < ref.Size {
+		data = make([]byte, ref.Size)
+	}
+	data = data[:ref.Size]
 	n, err := ra.ReadAt(data, ref.Offset)
 	if n < len(data) {
 		if err == nil || err == io.EOF {

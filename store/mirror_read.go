@@ -16,6 +16,21 @@ import (
 // remotely while the others stay local. A missing index reads everything
 // remotely; a damaged one is logged and ignored.
 func (m *Mirror) ReadSections(ctx context.Context, job string, ckpt uint64, secs []SectionRequest) ([][]byte, ReadStats, error) {
+	out := make([][]byte, len(secs))
+	stats, err := m.eachSection(ctx, job, ckpt, secs, false, func(i int, data []byte) error {
+		out[i] = data
+		return nil
+	})
+	if err != nil {
+		return nil, stats, err
+	}
+	return out, stats, nil
+}
+
+// eachSection is ReadSections handing each section to fn as it is read
+// (local ones first); with reuse, local sections are read into one buffer
+// that fn's data aliases until fn returns.
+func (m *Mirror) eachSection(ctx context.Context, job string, ckpt uint64, secs []SectionRequest, reuse bool, fn func(i int, data []byte) error) (ReadStats, error) {
 	idx := m.localIndex(job, ckpt)
 	return m.readLocalFirst(ctx, job, ckpt, refsOf(secs), func(i int) (BlobRef, bool) {
 		e, ok := idx.lookup(secs[i].Key)
@@ -29,44 +44,73 @@ func (m *Mirror) ReadSections(ctx context.Context, job string, ckpt uint64, secs
 			return BlobRef{}, false
 		}
 		return e.Ref, true
-	}, true, func(i int, e *zerolog.Event) *zerolog.Event { return secs[i].Key.logFields(e) })
+	}, true, func(i int, e *zerolog.Event) *zerolog.Event { return secs[i].Key.logFields(e) }, reuse, fn)
 }
 
 // GetSections implements SectionReader, section by section: each ref from
 // the local copy of its blob when that section verifies, else from the
 // primary (the sections that failed, each object fetched once).
 func (m *Mirror) GetSections(ctx context.Context, job string, ckpt uint64, refs []BlobRef) ([][]byte, error) {
-	out, _, err := m.readLocalFirst(ctx, job, ckpt, refs, func(i int) (BlobRef, bool) { return refs[i], true }, false,
-		func(i int, e *zerolog.Event) *zerolog.Event { return e.Str("blob", refs[i].Name) })
-	return out, err
+	out := make([][]byte, len(refs))
+	_, err := m.readLocalFirst(ctx, job, ckpt, refs, func(i int) (BlobRef, bool) { return refs[i], true }, false,
+		func(i int, e *zerolog.Event) *zerolog.Event { return e.Str("blob", refs[i].Name) }, false,
+		func(i int, data []byte) error {
+			out[i] = data
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readLocalFirst reads want[i] from the local section local(i) names, when
-// there is one and it verifies, and the rest from the primary; describe adds
-// log fields naming section i. A local section that does not verify is
-// logged; so is a missing one when indexed (an index placed it there).
+// there is one and it verifies, and the rest from the primary, and hands
+// each to deliver (local ones first); describe adds log fields naming
+// section i. A local section that does not verify is logged; so is a
+// missing one when indexed (an index placed it there). With reuse, local
+// sections are read into one buffer, which deliver's data aliases only
+// until deliver returns. An error of deliver stops the read and is
+// returned as it is; Took counts reading only, not deliver.
 func (m *Mirror) readLocalFirst(ctx context.Context, job string, ckpt uint64, want []BlobRef,
-	local func(i int) (BlobRef, bool), indexed bool, describe func(i int, e *zerolog.Event) *zerolog.Event) ([][]byte, ReadStats, error) {
+	local func(i int) (BlobRef, bool), indexed bool, describe func(i int, e *zerolog.Event) *zerolog.Event,
+	reuse bool, deliver func(i int, data []byte) error) (stats ReadStats, err error) {
+	var delivering time.Duration // in deliver, not reading
 	start := time.Now()
-	var stats ReadStats
-	out := make([][]byte, len(want))
+	hand := func(i int, data []byte) error {
+		t := time.Now()
+		err := deliver(i, data)
+		delivering += time.Since(t)
+		return err
+	}
+	defer func() { stats.Took = time.Since(start) - delivering }()
 	files := &sectionFiles{l: m.Local, job: job, ckpt: ckpt}
 	defer files.Close()
+	var buf []byte // reused across local sections with reuse
 	var remote []int
 	for i := range want {
 		if err := ctx.Err(); err != nil {
-			return nil, stats, err
+			return stats, err
 		}
 		ref, ok := local(i)
 		if ok && m.Local.closed.Load() {
 			ok = false
 		}
 		if ok {
-			data, err := files.read(ref)
+			var into []byte
+			if reuse {
+				into = buf
+			}
+			data, err := files.readInto(ref, into)
 			if err == nil {
-				out[i] = data
+				if reuse && cap(data) > cap(buf) {
+					buf = data[:0]
+				}
 				stats.LocalBytes += int64(len(data))
 				stats.LocalSections++
+				if err := hand(i, data); err != nil {
+					return stats, err
+				}
 				continue
 			}
 			if indexed || !errors.Is(err, ErrNotFound) {
@@ -76,28 +120,31 @@ func (m *Mirror) readLocalFirst(ctx context.Context, job string, ckpt uint64, wa
 		}
 		remote = append(remote, i)
 	}
-	if len(remote) > 0 {
-		refs := make([]BlobRef, len(remote))
-		for j, i := range remote {
-			refs[j] = want[i]
+	if len(remote) == 0 {
+		return stats, nil
+	}
+	refs := make([]BlobRef, len(remote))
+	for j, i := range remote {
+		refs[j] = want[i]
+	}
+	data, err := GetSections(ctx, m.Primary, job, ckpt, refs)
+	if err != nil {
+		var se *SectionError
+		if errors.As(err, &se) && se.Index < len(remote) {
+			return stats, &SectionError{Index: remote[se.Index], Err: se.Err}
 		}
-		data, err := GetSections(ctx, m.Primary, job, ckpt, refs)
-		if err != nil {
-			stats.Took = time.Since(start)
-			var se *SectionError
-			if errors.As(err, &se) && se.Index < len(remote) {
-				return nil, stats, &SectionError{Index: remote[se.Index], Err: se.Err}
-			}
-			return nil, stats, err
-		}
-		for j, i := range remote {
-			out[i] = data[j]
-			stats.RemoteBytes += int64(len(data[j]))
-			stats.RemoteSections++
+		return stats, err
+	}
+	for _, d := range data {
+		stats.RemoteBytes += int64(len(d))
+		stats.RemoteSections++
+	}
+	for j, i := range remote {
+		if err := hand(i, data[j]); err != nil {
+			return stats, err
 		}
 	}
-	stats.Took = time.Since(start)
-	return out, stats, nil
+	return stats, nil
 }
 
 // localIndex loads the checkpoint's local index; nil when there is none

@@ -139,3 +139,29 @@ func refsOf(secs []SectionRequest) []BlobRef {
 	}
 	return refs
 }
+
+// EachSection reads secs as ReadSections does and hands each section's
+// verified bytes to fn as soon as it is read, each exactly once, in no
+// fixed order (a Mirror hands over its local sections first). data is
+// valid only until fn returns: a Mirror reads the local sections one by
+// one into a single reused buffer, so a restore holds one section at a
+// time rather than all of them. A read failure is a *SectionError whose
+// Index is into secs; an error of fn stops the read and is returned as it
+// is. Took counts the reading, not fn.
+func EachSection(ctx context.Context, st Store, job string, ckpt uint64, secs []SectionRequest, fn func(i int, data []byte) error) (ReadStats, error) {
+	// Only a Mirror itself streams: a store that embeds one and reads
+	// otherwise (remote reads only) keeps its own ReadSections.
+	if m, ok := st.(*Mirror); ok {
+		return m.eachSection(ctx, job, ckpt, secs, true, fn)
+	}
+	data, stats, err := ReadSections(ctx, st, job, ckpt, secs)
+	if err != nil {
+		return stats, err
+	}
+	for i, d := range data {
+		if err := fn(i, d); err != nil {
+			return stats, err
+		}
+	}
+	return stats, nil
+}

@@ -79,7 +79,9 @@ type Stateful interface {
 	// SnapshotState captures the instance's state for checkpoint id.
 	SnapshotState(id uint64) (Snapshot, error)
 	// RestoreState loads state captured by SnapshotState (only the key groups this
-	// instance now owns are passed).
+	// instance now owns are passed). A restore may call it several times, each
+	// with other key groups, and then once with the operator state and no key
+	// groups; the bytes given are only valid during the call.
 	RestoreState(s Snapshot) error
 }
 
