@@ -51,20 +51,32 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.
 	return func(g int, sc *snapScratch) ([]byte, error) { return k.encodeFrozen(c, g, sc) }
 }
 
-// touch is called on the task before key of group g is read or written. If
-// the snapshot may still read g it saves the key's value at the barrier
-// (once) and returns the group's gate, locked: the caller changes the group
-// and unlocks it. Otherwise it returns nil.
-func (k *keyed[V]) touch(g int, key string) *sync.Mutex {
+// touch is called on the task before key of group g is read or written.
+// If the snapshot may still read g it saves the key's value at the barrier,
+// once. mapWrite says the caller will change g's map itself (add, remove or
+// assign a key): then touch returns g's gate locked, and the caller changes
+// the map and unlocks it. Otherwise it returns nil, and a key already saved
+// costs no lock: the encoder reads its saved value, never the live one, so
+// the task may change that value in place.
+func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	c := k.cow
 	if c == nil || !c.live[g] {
 		return nil
 	}
+	if !mapWrite {
+		// The task is the only writer of the overlay, and writes it under the
+		// gate: reading it here races with nothing.
+		if ov := c.saved[g]; ov != nil {
+			if _, ok := ov.at[key]; ok {
+				return nil
+			}
+		}
+	}
 	gt := &c.snap.gates[g]
-	gt.mu.Lock()
+	c.snap.lock(gt)
 	if gt.done {
 		gt.mu.Unlock()
-		c.live[g] = false
+		c.live[g], c.saved[g] = false, nil
 		return nil
 	}
 	ov := c.saved[g]
@@ -87,15 +99,15 @@ func (k *keyed[V]) touch(g int, key string) *sync.Mutex {
 		}
 		ov.at[key] = sv
 	}
+	if !mapWrite {
+		gt.mu.Unlock()
+		return nil
+	}
 	return &gt.mu
 }
 
 // touchRead is touch for an access that changes nothing in the group's map.
-func (k *keyed[V]) touchRead(g int, key string) {
-	if mu := k.touch(g, key); mu != nil {
-		mu.Unlock()
-	}
-}
+func (k *keyed[V]) touchRead(g int, key string) { k.touch(g, key, false) }
 
 // settle makes sure the snapshot no longer reads group g: if it has not
 // encoded g yet, the task encodes it now. Called before the whole group is
@@ -106,7 +118,7 @@ func (k *keyed[V]) settle(g int) {
 		return
 	}
 	c.snap.settle(g)
-	c.live[g] = false
+	c.live[g], c.saved[g] = false, nil
 }
 
 // encodeFrozen encodes group g as it was at the barrier, with sorted keys
@@ -114,8 +126,7 @@ func (k *keyed[V]) settle(g int) {
 // gate.
 func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, error) {
 	m := k.groups[g]
-	ov := c.saved[g]
-	c.saved[g] = nil // the task saves nothing more once g is encoded
+	ov := c.saved[g] // the task drops it once it sees g done
 	keys := sc.keys[:0]
 	defer func() {
 		clear(keys)

@@ -42,7 +42,7 @@ func (t *ListTable[T]) Get(g int, key string) []T {
 
 // Add appends v to the list of key in key group g.
 func (t *ListTable[T]) Add(g int, key string, v T) {
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	m := t.core.groups[g]
@@ -59,7 +59,7 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 		t.Clear(g, key)
 		return
 	}
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	m := t.core.groups[g]
@@ -71,7 +71,7 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 
 // Clear removes the list of key in key group g.
 func (t *ListTable[T]) Clear(g int, key string) {
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	delete(t.core.groups[g], key)

@@ -62,7 +62,8 @@ func (t *MapTable[UK, UV]) Get(g int, key string, uk UK) (UV, bool) {
 
 // Put sets the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
-	if mu := t.core.touch(g, key); mu != nil {
+	// A key's existing inner map changes without changing the group's map.
+	if mu := t.core.touch(g, key, t.core.groups[g][key] == nil); mu != nil {
 		defer mu.Unlock()
 	}
 	m := t.core.groups[g]
@@ -80,7 +81,7 @@ func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
 // Delete removes uk under key in key group g; the key loses its state when
 // its last user key goes.
 func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	m := t.core.groups[g]
@@ -96,7 +97,7 @@ func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
 
 // Clear removes every user key under key in key group g.
 func (t *MapTable[UK, UV]) Clear(g int, key string) {
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	delete(t.core.groups[g], key)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ErrSnapshotReleased is an AsyncSnapshot encoded after its task let go of
@@ -25,7 +27,8 @@ type AsyncSnapshot struct {
 	groups         []int
 	gates          []gate // by key group
 	tables         []frozenTable
-	taskScratch    snapScratch // for groups the task encodes itself
+	taskScratch    snapScratch  // for groups the task encodes itself
+	maxWait        atomic.Int64 // longest the task waited for a gate, ns
 }
 
 // gate guards one key group between the task and the encoder.
@@ -185,8 +188,27 @@ func (s *AsyncSnapshot) encodeLocked(g int, sc *snapScratch, prior error) ([]byt
 
 // settle encodes group g on the task's goroutine if the encoder has not.
 func (s *AsyncSnapshot) settle(g int) {
+	s.lock(&s.gates[g]) // to time a wait for the encoder; encodeGroup locks again
+	s.gates[g].mu.Unlock()
 	_, _ = s.encodeGroup(g, &s.taskScratch) // an error stays in the gate for Encode
 }
+
+// lock takes gt on the task's goroutine, timing the wait when the encoder
+// holds it.
+func (s *AsyncSnapshot) lock(gt *gate) {
+	if gt.mu.TryLock() {
+		return
+	}
+	start := time.Now()
+	gt.mu.Lock()
+	if d := int64(time.Since(start)); d > s.maxWait.Load() {
+		s.maxWait.Store(d) // only the task's goroutine stores
+	}
+}
+
+// MaxWait is the longest the task waited for a key group the encoder was
+// encoding; read it after Encode returned for the final figure.
+func (s *AsyncSnapshot) MaxWait() time.Duration { return time.Duration(s.maxWait.Load()) }
 
 // settleAll encodes every group the encoder has not, on the task.
 func (s *AsyncSnapshot) settleAll() {

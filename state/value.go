@@ -73,8 +73,11 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
-	if mu := t.core.touch(g, key); mu != nil {
-		defer mu.Unlock()
+	if c := t.core.cow; c != nil && c.live[g] {
+		// Assigning an existing slot leaves the map alone.
+		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
+			defer mu.Unlock()
+		}
 	}
 	if p := t.slot(g, key); p != nil {
 		*p = v
@@ -92,7 +95,7 @@ func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
 	t.forget()
-	if mu := t.core.touch(g, key); mu != nil {
+	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
 	m := t.core.groups[g]
