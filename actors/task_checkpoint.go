@@ -361,6 +361,11 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		groups = append(groups, g)
 	}
 	sort.Ints(groups)
+	size := len(ck.snap.Operator)
+	for _, g := range groups {
+		size += len(ck.snap.KeyGroups[g])
+	}
+	b.bytes = make([]byte, 0, size) // one allocation for the state sections
 	for _, g := range groups {
 		b.groups[g] = b.add(ck.snap.KeyGroups[g])
 	}

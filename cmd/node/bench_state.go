@@ -17,6 +17,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/samples/bigstate"
 )
 
@@ -58,6 +59,10 @@ type stateBenchRow struct {
 	BytesOfFullPct  float64 `json:"bytes_of_full_state_pct"`
 	MaxBarrierStall float64 `json:"max_barrier_stall_ms"`
 	MaxCOWWaitMs    float64 `json:"max_copy_on_write_wait_ms"`
+	// GroupsChangedPct is the share of key groups holding a key of the hot
+	// set: what a checkpoint that writes only changed key groups would
+	// still write, next to ChangingPct for one that writes changed keys.
+	GroupsChangedPct float64 `json:"groups_changed_pct"`
 }
 
 // runStateBench runs a keycount-like job over large keyed state with
@@ -151,8 +156,9 @@ func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, err
 	for _, pct := range cfg.changing {
 		var none *stateBenchRow
 		first := len(rows)
+		groupsChanged := changedGroupsPct(cfg.keys, pct)
 		for _, cell := range cfg.cells {
-			row := stateBenchRow{stateCell: cell, ChangingPct: pct}
+			row := stateBenchRow{stateCell: cell, ChangingPct: pct, GroupsChangedPct: groupsChanged}
 			fast, err := stateBenchRun(ctx, cfg, cell, pct, 0)
 			if err != nil {
 				return nil, fmt.Errorf("cell %s, %v %% changing: %w", cell.Name, pct, err)
@@ -215,6 +221,29 @@ func (r *stateBenchRow) fillCheckpoints(run stateRun) {
 	r.BytesPerCkpt = float64(bytes) / float64(len(run.checkpoints))
 }
 
+// hotKeys returns the names of all keys, how many are hot at pct % and the
+// step between hot keys.
+func hotKeys(keys int, pct float64) (names []string, hot, stride int) {
+	names = make([]string, keys)
+	for i := range names {
+		names[i] = "k" + strconv.Itoa(i)
+	}
+	hot = max(1, int(float64(keys)*pct/100))
+	return names, hot, keys / hot
+}
+
+// changedGroupsPct is the share of the job's key groups that hold a key of
+// the hot set at pct %.
+func changedGroupsPct(keys int, pct float64) float64 {
+	names, hot, stride := hotKeys(keys, pct)
+	div := keygroups.NewDivisor(keygroups.DefaultMaxParallelism)
+	changed := map[uint32]bool{}
+	for j := range hot {
+		changed[div.Mod(keygroups.HashKey(names[j*stride]))] = true
+	}
+	return 100 * float64(len(changed)) / keygroups.DefaultMaxParallelism
+}
+
 // stateRun is what one run measured after the state was filled.
 type stateRun struct {
 	rate              float64
@@ -233,12 +262,7 @@ type stateEvent struct {
 // for cfg.measure, as fast as it goes (rate 0) or paced at rate records/s.
 func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pct, rate float64) (stateRun, error) {
 	var out stateRun
-	keys := make([]string, cfg.keys)
-	for i := range keys {
-		keys[i] = "k" + strconv.Itoa(i)
-	}
-	hot := max(1, int(float64(cfg.keys)*pct/100))
-	stride := cfg.keys / hot
+	keys, hot, stride := hotKeys(cfg.keys, pct)
 	k := int64(cfg.keys)
 	var paceStart time.Time
 	g := weir.NewGraph("benchstate")
@@ -323,8 +347,6 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		}
 	}
 	c1, t1, n1 := processed.Load(), time.Now(), len(job.Checkpoints())
-	job.Metrics.MaxSnapshotPauseNs.Store(0) // the figures of the filled state only
-	job.Metrics.MaxSnapshotWaitNs.Store(0)
 	select {
 	case <-time.After(cfg.measure):
 	case r := <-done:
@@ -354,9 +376,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // printStateBench prints one line per cell and share of changing keys.
 func printStateBench(w io.Writer, rows []stateBenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tchanging %\trecords/s\tvs none %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
+	fmt.Fprintln(tw, "cell\tchanging %\tgroups changed %\trecords/s\tvs none %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%v\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.RecordsPerS, r.VsNonePct,
+		fmt.Fprintf(tw, "%s\t%v\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct,
 			r.P99Ms, r.P99VsNone, r.Checkpoints, r.CkptP50Ms, r.CkptMaxMs, r.BytesPerCkpt, r.BytesOfFullPct, r.MaxBarrierStall, r.MaxCOWWaitMs)
 	}
 	tw.Flush()

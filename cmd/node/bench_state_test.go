@@ -62,3 +62,19 @@ func TestBenchStateBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedGroupsPct: one hot key changes one key group of 128; every key
+// of a million changing changes them all, and so does 1 % of them (about
+// 78 changed keys in each group).
+func TestChangedGroupsPct(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		keys int
+		pct  float64
+		want float64
+	}{{1000, 0.1, 100.0 / 128}, {1_000_000, 100, 100}, {1_000_000, 1, 100}} {
+		if got := changedGroupsPct(c.keys, c.pct); got != c.want {
+			t.Errorf("%d keys, %v %% changing: %v %% of groups, want %v", c.keys, c.pct, got, c.want)
+		}
+	}
+}
