@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -82,6 +83,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -91,6 +93,19 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cfg.finish(fs, *mode, *changing, *cells); err != nil {
 		fmt.Fprintf(stderr, "node bench state: %v\n", err)
 		return cli.ExitUsage
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "node bench state: %v\n", err)
+			return cli.ExitFailure
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "node bench state: %v\n", err)
+			return cli.ExitFailure
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rows, err := stateBench(ctx, cfg)
 	if err != nil {
