@@ -40,6 +40,9 @@ type CheckpointConfig struct {
 	Retain int
 	// StateDir is the local directory of the snapshot store.
 	StateDir string
+	// SyncSnapshots encodes keyed state on the task at the barrier instead
+	// of taking a copy-on-write view there and encoding it off the task.
+	SyncSnapshots bool
 }
 
 // DefaultCheckpointConfig is what `node run` uses unless told otherwise.

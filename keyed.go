@@ -3,6 +3,7 @@ package weir
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
@@ -200,6 +201,37 @@ func (t *keyedInstance[T, K, Out]) SnapshotState(id uint64) (plan.Snapshot, erro
 	}
 	return snap, nil
 }
+
+// SnapshotStateAsync freezes every key group this instance owns that holds
+// state; the result encodes them on another goroutine (state.AsyncSnapshot).
+func (t *keyedInstance[T, K, Out]) SnapshotStateAsync(id uint64) (plan.PendingSnapshot, error) {
+	s, err := t.backend.SnapshotAsync(t.backend.NonEmptyGroups())
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: snapshot: %w", t.name, err)
+	}
+	return &pendingKeyed{name: t.name, id: id, snap: s, backend: t.backend}, nil
+}
+
+// pendingKeyed is a keyed instance's snapshot taken at a barrier.
+type pendingKeyed struct {
+	name    string
+	id      uint64
+	snap    *state.AsyncSnapshot
+	backend *state.Backend
+}
+
+func (p *pendingKeyed) Encode() (plan.Snapshot, error) {
+	groups, err := p.snap.Encode()
+	if err != nil {
+		return plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
+	}
+	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups}, nil
+}
+
+func (p *pendingKeyed) Release() { p.snap.Release(p.backend) }
+
+// MaxWait is the longest the task waited for a key group being encoded.
+func (p *pendingKeyed) MaxWait() time.Duration { return p.snap.MaxWait() }
 
 // RestoreState loads the given key groups' state.
 func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {

@@ -137,6 +137,25 @@ func (t *timedInstance[K, Out]) SnapshotState(id uint64) (plan.Snapshot, error) 
 	return t.keyed.SnapshotState(id)
 }
 
+// SnapshotStateAsync is SnapshotState in two steps (plan.AsyncStateful)
+// when the keyed instance can take it so; otherwise it encodes at once.
+func (t *timedInstance[K, Out]) SnapshotStateAsync(id uint64) (plan.PendingSnapshot, error) {
+	if a, ok := t.keyed.(plan.AsyncStateful); ok {
+		return a.SnapshotStateAsync(id)
+	}
+	snap, err := t.keyed.SnapshotState(id)
+	if err != nil {
+		return nil, err
+	}
+	return encodedSnapshot(snap), nil
+}
+
+// encodedSnapshot is a snapshot encoded at the barrier.
+type encodedSnapshot plan.Snapshot
+
+func (e encodedSnapshot) Encode() (plan.Snapshot, error) { return plan.Snapshot(e), nil }
+func (encodedSnapshot) Release()                         {}
+
 // RestoreState restores the key groups; the operator's watermark resumes at
 // the lowest one its key groups were checkpointed with, so it never goes
 // back downstream.

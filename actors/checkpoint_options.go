@@ -28,6 +28,10 @@ type CheckpointOptions struct {
 	// are never reused); when restoring, ids continue after the larger of
 	// Restore's id and FirstID-1.
 	FirstID uint64
+	// SyncSnapshots encodes keyed state on the task's goroutine at the
+	// barrier; by default a task takes a copy-on-write view there and the
+	// encoding runs with the upload.
+	SyncSnapshots bool
 }
 
 // Enabled reports whether checkpoints are taken.

@@ -22,6 +22,13 @@ type Metrics struct {
 	MaxPendingInput atomic.Int64
 	// MaxAlignTimers is the most alignment timers a task ever held pending.
 	MaxAlignTimers atomic.Int64
+	// MaxSnapshotPauseNs is the longest a task spent taking its snapshot at
+	// a barrier (the view of its state; encoding runs later elsewhere when
+	// snapshots are asynchronous), in nanoseconds.
+	MaxSnapshotPauseNs atomic.Int64
+	// MaxSnapshotWaitNs is the longest a task waited, after a barrier, for a
+	// key group its asynchronous snapshot was encoding, in nanoseconds.
+	MaxSnapshotWaitNs atomic.Int64
 }
 
 // raise stores v into m if it is larger.

@@ -18,6 +18,7 @@ import (
 type taskCheckpoint struct {
 	id       uint64
 	snap     plan.Snapshot
+	pending  plan.PendingSnapshot // the view of the state an asynchronous snapshot encodes later
 	offset   int64
 	splits   []store.SourceSplit // a split source's splits
 	captured [][]*Buffer         // per input: channel state, in order
@@ -141,7 +142,7 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 		case barriers.Aborted:
 			t.releaseTimers(a.ID)
 			if t.ckpt != nil && t.ckpt.id == a.ID {
-				t.ckpt = nil
+				t.dropCheckpoint()
 			}
 		case barriers.Ignored:
 			t.log.Debug().Uint64("checkpoint", a.ID).Int("input", a.Input).Msg("stale barrier ignored")
@@ -187,14 +188,23 @@ func (t *task) stopTimers() {
 // not yet replayed, belong to the new checkpoint's channel state first.
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
-	t.checkLease() // a two-phase sink seals its output here
-	if st, ok := t.inst.(plan.Stateful); ok {
+	t.dropCheckpoint() // one superseded without an abort
+	t.checkLease()     // a two-phase sink seals its output here
+	start := time.Now()
+	if a, ok := t.inst.(plan.AsyncStateful); ok && !t.job.opts.Checkpoint.SyncSnapshots {
+		p, err := a.SnapshotStateAsync(id)
+		if err != nil {
+			t.fail(fmt.Errorf("snapshot for checkpoint %d: %w", id, err))
+		}
+		ck.pending = p
+	} else if st, ok := t.inst.(plan.Stateful); ok {
 		snap, err := st.SnapshotState(id)
 		if err != nil {
 			t.fail(fmt.Errorf("snapshot for checkpoint %d: %w", id, err))
 		}
 		ck.snap = snap
 	}
+	raise(&t.job.Metrics.MaxSnapshotPauseNs, int64(time.Since(start)))
 	if t.src != nil {
 		ck.offset = t.src.Offset()
 		ck.splits = storedSplits(t.src)
@@ -253,7 +263,19 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
 	// Encoding and storing run off the task's goroutine: the snapshot bytes and
 	// captured buffers are immutable, so the task goes on processing at once.
+	metrics := job.Metrics
 	if err := job.uploads.submit(func(c context.Context) {
+		if ck.pending != nil {
+			snap, err := ck.pending.Encode()
+			if w, ok := ck.pending.(interface{ MaxWait() time.Duration }); ok {
+				raise(&metrics.MaxSnapshotWaitNs, int64(w.MaxWait()))
+			}
+			if err != nil {
+				root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
+				return
+			}
+			ck.snap = snap
+		}
 		blob, snap, stats, err := t.encodeCheckpoint(ck)
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
@@ -276,6 +298,9 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 		t.recordLocalSections(c, id, ack.snap)
 		root.Send(jobPID, ack)
 	}); err != nil {
+		if ck.pending != nil {
+			ck.pending.Release()
+		}
 		ctx.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 	}
 }
@@ -336,6 +361,11 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		groups = append(groups, g)
 	}
 	sort.Ints(groups)
+	size := len(ck.snap.Operator)
+	for _, g := range groups {
+		size += len(ck.snap.KeyGroups[g])
+	}
+	b.bytes = make([]byte, 0, size) // one allocation for the state sections
 	for _, g := range groups {
 		b.groups[g] = b.add(ck.snap.KeyGroups[g])
 	}
@@ -390,6 +420,15 @@ func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
 		t.carryOut(ctx, t.aligner.Abort(id), nil)
 	}
 	if t.ckpt != nil && t.ckpt.id <= id {
-		t.ckpt = nil
+		t.dropCheckpoint()
 	}
+}
+
+// dropCheckpoint abandons the checkpoint in progress, letting go of the view
+// of the state its asynchronous snapshot held.
+func (t *task) dropCheckpoint() {
+	if t.ckpt != nil && t.ckpt.pending != nil {
+		t.ckpt.pending.Release()
+	}
+	t.ckpt = nil
 }

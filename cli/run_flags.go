@@ -34,6 +34,7 @@ type runFlags struct {
 	checkpointTimeout  time.Duration
 	alignedTimeout     time.Duration
 	retain             int
+	checkpointAsync    bool
 	maxRestarts        int
 	restartWindow      time.Duration
 	chaosEvery         time.Duration
@@ -88,6 +89,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
+	fs.BoolVar(&f.checkpointAsync, "checkpoint-async", !cp.SyncSnapshots, "take a copy-on-write view of keyed state at a barrier and encode it off the task (false: encode on the task at the barrier)")
 	sv := weir.DefaultSupervision()
 	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
 	fs.DurationVar(&f.restartWindow, "restart-window", sv.RestartWindow, "the window of --max-restarts")
@@ -158,6 +160,7 @@ func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 		AlignedTimeout: f.alignedTimeout,
 		Retain:         f.retain,
 		StateDir:       f.stateDir,
+		SyncSnapshots:  !f.checkpointAsync,
 	}
 }
 

@@ -19,6 +19,7 @@ type Backend struct {
 
 	entries []blobEntry // scratch for SnapshotGroup
 	eb      encBuf
+	pending *AsyncSnapshot // the asynchronous snapshot frozen last (snapshot_async.go)
 }
 
 // NewBackend returns a backend with no tables for maxParallelism key groups.

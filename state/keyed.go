@@ -22,6 +22,7 @@ type keyed[V any] struct {
 	groups []map[string]V
 	keys   []string // scratch for sorting keys while encoding
 	eb     encBuf
+	cow    *cow[V] // the asynchronous snapshot that may still read groups (cow.go)
 }
 
 // newKeyed returns an empty core; it panics when maxParallelism < 1, which is
@@ -153,7 +154,10 @@ func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), erro
 	if err != nil {
 		return nil, err
 	}
-	return func() { k.groups[g] = m }, nil
+	return func() {
+		k.settle(g)
+		k.groups[g] = m
+	}, nil
 }
 
 // restore replaces group g with the entries encoded in data.

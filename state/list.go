@@ -36,11 +36,15 @@ func NewListTable[T any](name string, maxParallelism int) *ListTable[T] {
 // Get returns the list of key in key group g (nil when empty). The slice is
 // the table's own: read it, do not keep or modify it; use Update to replace.
 func (t *ListTable[T]) Get(g int, key string) []T {
+	t.core.touchRead(g, key)
 	return t.core.groups[g][key]
 }
 
 // Add appends v to the list of key in key group g.
 func (t *ListTable[T]) Add(g int, key string, v T) {
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	m := t.core.groups[g]
 	if m == nil {
 		m = t.core.group(g)
@@ -55,6 +59,9 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 		t.Clear(g, key)
 		return
 	}
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	m := t.core.groups[g]
 	if m == nil {
 		m = t.core.group(g)
@@ -64,6 +71,9 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 
 // Clear removes the list of key in key group g.
 func (t *ListTable[T]) Clear(g int, key string) {
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	delete(t.core.groups[g], key)
 }
 
@@ -84,7 +94,10 @@ func (t *ListTable[T]) MaxParallelism() int { return len(t.core.groups) }
 func (t *ListTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 
 // DropGroup removes every key of key group g.
-func (t *ListTable[T]) DropGroup(g int) { t.core.groups[g] = nil }
+func (t *ListTable[T]) DropGroup(g int) {
+	t.core.settle(g)
+	t.core.groups[g] = nil
+}
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key,
 // sorted, to the array of its values in order), or nil when the group is
@@ -136,3 +149,10 @@ func (t *ListTable[T]) decodeList(d *decoder, _ int) ([]T, bool, error) {
 	}
 	return vs, true, nil
 }
+
+// freezeGroups lets snap read groups until it has encoded them (cow.go).
+func (t *ListTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+	return t.core.freeze(snap, groups, t.encodeList)
+}
+
+func (t *ListTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -54,12 +55,17 @@ func NewMapTable[UK comparable, UV any](name string, maxParallelism int) *MapTab
 
 // Get returns the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Get(g int, key string, uk UK) (UV, bool) {
+	t.core.touchRead(g, key)
 	v, ok := t.core.groups[g][key][uk]
 	return v, ok
 }
 
 // Put sets the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
+	// A key's existing inner map changes without changing the group's map.
+	if mu := t.core.touch(g, key, t.core.groups[g][key] == nil); mu != nil {
+		defer mu.Unlock()
+	}
 	m := t.core.groups[g]
 	if m == nil {
 		m = t.core.group(g)
@@ -75,6 +81,9 @@ func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
 // Delete removes uk under key in key group g; the key loses its state when
 // its last user key goes.
 func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	m := t.core.groups[g]
 	inner := m[key]
 	if inner == nil {
@@ -88,6 +97,9 @@ func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
 
 // Clear removes every user key under key in key group g.
 func (t *MapTable[UK, UV]) Clear(g int, key string) {
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	delete(t.core.groups[g], key)
 }
 
@@ -100,6 +112,7 @@ func (t *MapTable[UK, UV]) Count(g int, key string) int {
 // no particular order. Deleting the current user key while iterating is
 // allowed.
 func (t *MapTable[UK, UV]) Entries(g int, key string) iter.Seq2[UK, UV] {
+	t.core.touchRead(g, key)
 	inner := t.core.groups[g][key]
 	return func(yield func(UK, UV) bool) {
 		for uk, uv := range inner {
@@ -127,7 +140,10 @@ func (t *MapTable[UK, UV]) MaxParallelism() int { return len(t.core.groups) }
 func (t *MapTable[UK, UV]) Len(g int) int { return len(t.core.groups[g]) }
 
 // DropGroup removes every key of key group g.
-func (t *MapTable[UK, UV]) DropGroup(g int) { t.core.groups[g] = nil }
+func (t *MapTable[UK, UV]) DropGroup(g int) {
+	t.core.settle(g)
+	t.core.groups[g] = nil
+}
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key,
 // sorted, to a map from user key, sorted by encoding, to user value), or nil
@@ -211,3 +227,18 @@ func (t *MapTable[UK, UV]) decodeInner(d *decoder, _ int) (map[UK]UV, bool, erro
 	}
 	return inner, true, nil
 }
+
+// freezeGroups lets snap read groups until it has encoded them (cow.go).
+// The task and the encoder each take their own scratch from a pool.
+func (t *MapTable[UK, UV]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+	pool := &sync.Pool{New: func() any {
+		return &MapTable[UK, UV]{encUK: t.encUK, encUV: t.encUV}
+	}}
+	return t.core.freeze(snap, groups, func(e *msgpack.Encoder, inner map[UK]UV) error {
+		sc := pool.Get().(*MapTable[UK, UV])
+		defer pool.Put(sc)
+		return sc.encodeInner(e, inner)
+	})
+}
+
+func (t *MapTable[UK, UV]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }

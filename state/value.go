@@ -63,6 +63,7 @@ func (t *ValueTable[T]) slot(g int, key string) *T {
 
 // Get returns the value of key in key group g and whether it is set.
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
+	t.core.touchRead(g, key)
 	if p := t.slot(g, key); p != nil {
 		return *p, true
 	}
@@ -72,6 +73,12 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
+	if c := t.core.cow; c != nil && c.live[g] {
+		// Assigning an existing slot leaves the map alone.
+		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
+			defer mu.Unlock()
+		}
+	}
 	if p := t.slot(g, key); p != nil {
 		*p = v
 		return
@@ -88,6 +95,9 @@ func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
 	t.forget()
+	if mu := t.core.touch(g, key, true); mu != nil {
+		defer mu.Unlock()
+	}
 	m := t.core.groups[g]
 	if p := m[key]; p != nil {
 		var zero T
@@ -99,6 +109,7 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 // All iterates over the keys and values of key group g in no particular
 // order. Deleting the current key while iterating is allowed.
 func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
+	t.core.settle(g) // values handed out may be changed in place
 	m := t.core.groups[g]
 	return func(yield func(string, T) bool) {
 		for k, p := range m {
@@ -127,6 +138,7 @@ func (t *ValueTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 // DropGroup removes every key of key group g.
 func (t *ValueTable[T]) DropGroup(g int) {
 	t.forget()
+	t.core.settle(g)
 	t.core.groups[g] = nil
 }
 
@@ -165,3 +177,11 @@ func (t *ValueTable[T]) stageGroup(g int, data []byte) (func(), error) {
 		commit()
 	}, nil
 }
+
+// freezeGroups lets snap read groups until it has encoded them (cow.go).
+func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+	enc := t.enc
+	return t.core.freeze(snap, groups, func(e *msgpack.Encoder, p *T) error { return enc(e, *p) })
+}
+
+func (t *ValueTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/samples/keycount"
-	"github.com/weirstream/weir/store"
 )
 
 func TestBigstateExactlyOnceWithItsState(t *testing.T) {
@@ -53,15 +52,7 @@ func TestBigstateRestoresItsValues(t *testing.T) {
 	if _, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cp)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.NewLocal(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := st.List(context.Background(), "bigstate")
-	st.Close()
-	if err != nil || len(ids) < 3 {
-		t.Fatalf("checkpoints %v, %v: want at least 3", ids, err)
-	}
+	ids := storedCheckpoints(t, stateDir, 3)
 	mid := ids[len(ids)/2]
 	res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cp), weir.WithRestore(strconv.FormatUint(mid, 10)))
 	if err != nil {

@@ -1,0 +1,400 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/samples/bigstate"
+)
+
+// stateBenchConfig is `node bench state`.
+type stateBenchConfig struct {
+	keys        int
+	valueBytes  int
+	measure     time.Duration
+	interval    time.Duration
+	mode        weir.CheckpointMode
+	changing    []float64 // percent of keys updated between checkpoints
+	cells       []stateCell
+	rateShare   float64 // paced runs: this share of the cell's throughput without checkpoints
+	stateDir    string
+	progressOut io.Writer
+}
+
+// stateCell is one checkpoint configuration of the bench.
+type stateCell struct {
+	Name  string `json:"cell"`
+	None  bool   `json:"-"` // no checkpoints
+	Async bool   `json:"async"`
+}
+
+// stateBenchRow is the figures of one cell at one share of changing keys.
+type stateBenchRow struct {
+	stateCell
+	ChangingPct     float64 `json:"changing_pct"`
+	RecordsPerS     float64 `json:"records_per_s"`
+	VsNonePct       float64 `json:"throughput_vs_none_pct"`
+	PacedRate       float64 `json:"paced_records_per_s"`
+	P99Ms           float64 `json:"p99_ms"`
+	P99VsNone       float64 `json:"p99_vs_none"`
+	Checkpoints     int     `json:"checkpoints"`
+	CkptP50Ms       float64 `json:"checkpoint_p50_ms"`
+	CkptMaxMs       float64 `json:"checkpoint_max_ms"`
+	BytesPerCkpt    float64 `json:"bytes_per_checkpoint"`
+	FullStateBytes  int64   `json:"full_state_bytes"`
+	BytesOfFullPct  float64 `json:"bytes_of_full_state_pct"`
+	MaxBarrierStall float64 `json:"max_barrier_stall_ms"`
+	MaxCOWWaitMs    float64 `json:"max_copy_on_write_wait_ms"`
+	// GroupsChangedPct is the share of key groups holding a key of the hot
+	// set: what a checkpoint that writes only changed key groups would
+	// still write, next to ChangingPct for one that writes changed keys.
+	GroupsChangedPct float64 `json:"groups_changed_pct"`
+}
+
+// runStateBench runs a keycount-like job over large keyed state with
+// checkpoints every --checkpoint-interval, in every cell and share of
+// changing keys, and prints one row each.
+func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg := stateBenchConfig{progressOut: stderr, mode: weir.CheckpointUnaligned}
+	fs := flag.NewFlagSet("node bench state", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.keys, "keys", 1_000_000, "distinct keys, all filled before measuring")
+	fs.IntVar(&cfg.valueBytes, "value-bytes", 256, "bytes of keyed state per key")
+	fs.DurationVar(&cfg.measure, "duration", 10*time.Second, "measured time of each run, after the state is filled")
+	fs.DurationVar(&cfg.interval, "checkpoint-interval", time.Second, "time between checkpoints")
+	mode := fs.String("checkpoint-mode", string(cfg.mode), "aligned or unaligned")
+	changing := fs.String("changing", "1,100", "comma-separated percentages of keys updated between checkpoints (the hot set)")
+	cells := fs.String("cells", "none,async,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier), sync (encoded on the task at the barrier)")
+	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
+	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
+	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cli.ExitOK
+		}
+		return cli.ExitUsage
+	}
+	if err := cfg.finish(fs, *mode, *changing, *cells); err != nil {
+		fmt.Fprintf(stderr, "node bench state: %v\n", err)
+		return cli.ExitUsage
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "node bench state: %v\n", err)
+			return cli.ExitFailure
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "node bench state: %v\n", err)
+			return cli.ExitFailure
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rows, err := stateBench(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "node bench state: %v\n", err)
+		return cli.ExitFailure
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(rows); err != nil {
+			fmt.Fprintf(stderr, "node bench state: %v\n", err)
+			return cli.ExitFailure
+		}
+		return cli.ExitOK
+	}
+	printStateBench(stdout, rows)
+	return cli.ExitOK
+}
+
+// finish checks the flags and fills the lists they name.
+func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string) error {
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.keys < 1 || c.valueBytes < 1:
+		return fmt.Errorf("--keys %d and --value-bytes %d must be at least 1", c.keys, c.valueBytes)
+	case c.measure < 100*time.Millisecond:
+		return fmt.Errorf("--duration %v must be at least 100ms", c.measure)
+	case c.interval < 10*time.Millisecond:
+		return fmt.Errorf("--checkpoint-interval %v must be at least 10ms", c.interval)
+	case c.rateShare <= 0 || c.rateShare > 1:
+		return fmt.Errorf("--paced-share %v must be in (0, 1]", c.rateShare)
+	}
+	m, err := weir.ParseCheckpointMode(mode)
+	if err != nil || m == weir.CheckpointNone {
+		return fmt.Errorf("--checkpoint-mode %q: want aligned or unaligned", mode)
+	}
+	c.mode = m
+	for _, p := range strings.Split(changing, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return fmt.Errorf("--changing: %q is not a percentage in (0, 100]", p)
+		}
+		c.changing = append(c.changing, v)
+	}
+	for _, name := range strings.Split(cells, ",") {
+		switch name = strings.TrimSpace(name); name {
+		case "none":
+			c.cells = append(c.cells, stateCell{Name: name, None: true})
+		case "async":
+			c.cells = append(c.cells, stateCell{Name: name, Async: true})
+		case "sync":
+			c.cells = append(c.cells, stateCell{Name: name})
+		default:
+			return fmt.Errorf("--cells: unknown cell %q (want none, async or sync)", name)
+		}
+	}
+	return nil
+}
+
+// stateBench runs every cell at every share of changing keys: once as fast
+// as it goes (throughput, checkpoints), once paced (latency).
+func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, error) {
+	var rows []stateBenchRow
+	for _, pct := range cfg.changing {
+		var none *stateBenchRow
+		first := len(rows)
+		groupsChanged := changedGroupsPct(cfg.keys, pct)
+		for _, cell := range cfg.cells {
+			row := stateBenchRow{stateCell: cell, ChangingPct: pct, GroupsChangedPct: groupsChanged}
+			fast, err := stateBenchRun(ctx, cfg, cell, pct, 0)
+			if err != nil {
+				return nil, fmt.Errorf("cell %s, %v %% changing: %w", cell.Name, pct, err)
+			}
+			row.RecordsPerS = fast.rate
+			row.fillCheckpoints(fast)
+			rate := fast.rate * cfg.rateShare
+			if none != nil {
+				rate = none.RecordsPerS * cfg.rateShare
+			}
+			paced, err := stateBenchRun(ctx, cfg, cell, pct, rate)
+			if err != nil {
+				return nil, fmt.Errorf("cell %s, %v %% changing, paced: %w", cell.Name, pct, err)
+			}
+			row.PacedRate, row.P99Ms = rate, ms(paced.p99)
+			fmt.Fprintf(cfg.progressOut, "bench state  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms\n",
+				cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall)
+			rows = append(rows, row)
+			if cell.None && none == nil {
+				none = &rows[len(rows)-1]
+			}
+		}
+		var full int64
+		for _, r := range rows[first:] {
+			full = max(full, r.FullStateBytes)
+		}
+		for i := first; i < len(rows); i++ {
+			r := &rows[i]
+			r.FullStateBytes = full
+			if full > 0 && r.Checkpoints > 0 {
+				r.BytesOfFullPct = 100 * r.BytesPerCkpt / float64(full)
+			}
+			if none != nil && none.RecordsPerS > 0 {
+				r.VsNonePct = 100 * r.RecordsPerS / none.RecordsPerS
+			}
+			if none != nil && none.P99Ms > 0 {
+				r.P99VsNone = r.P99Ms / none.P99Ms
+			}
+		}
+	}
+	return rows, nil
+}
+
+// fillCheckpoints takes the checkpoint figures of a run.
+func (r *stateBenchRow) fillCheckpoints(run stateRun) {
+	r.Checkpoints = len(run.checkpoints)
+	r.MaxBarrierStall, r.MaxCOWWaitMs = ms(run.maxPause), ms(run.maxWait)
+	if len(run.checkpoints) == 0 {
+		return
+	}
+	durs := make([]float64, len(run.checkpoints))
+	var bytes int64
+	for i, c := range run.checkpoints {
+		durs[i] = c.DurationMs
+		bytes += c.StateBytes
+		r.CkptMaxMs = max(r.CkptMaxMs, c.DurationMs)
+		r.FullStateBytes = max(r.FullStateBytes, c.StateBytes)
+	}
+	r.CkptP50Ms = median(durs)
+	r.BytesPerCkpt = float64(bytes) / float64(len(run.checkpoints))
+}
+
+// hotKeys returns the names of all keys, how many are hot at pct % and the
+// step between hot keys.
+func hotKeys(keys int, pct float64) (names []string, hot, stride int) {
+	names = make([]string, keys)
+	for i := range names {
+		names[i] = "k" + strconv.Itoa(i)
+	}
+	hot = max(1, int(float64(keys)*pct/100))
+	return names, hot, keys / hot
+}
+
+// changedGroupsPct is the share of the job's key groups that hold a key of
+// the hot set at pct %.
+func changedGroupsPct(keys int, pct float64) float64 {
+	names, hot, stride := hotKeys(keys, pct)
+	div := keygroups.NewDivisor(keygroups.DefaultMaxParallelism)
+	changed := map[uint32]bool{}
+	for j := range hot {
+		changed[div.Mod(keygroups.HashKey(names[j*stride]))] = true
+	}
+	return 100 * float64(len(changed)) / keygroups.DefaultMaxParallelism
+}
+
+// stateRun is what one run measured after the state was filled.
+type stateRun struct {
+	rate              float64
+	p99               time.Duration
+	checkpoints       []weir.CheckpointStat // completed while measuring
+	maxPause, maxWait time.Duration
+}
+
+// stateEvent is one record of the bench: a key and when it was generated.
+type stateEvent struct {
+	Key string `msgpack:"k"`
+	At  int64  `msgpack:"t"` // unix ns
+}
+
+// stateBenchRun fills cfg.keys keys, then updates a hot set of pct % of them
+// for cfg.measure, as fast as it goes (rate 0) or paced at rate records/s.
+func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pct, rate float64) (stateRun, error) {
+	var out stateRun
+	keys, hot, stride := hotKeys(cfg.keys, pct)
+	k := int64(cfg.keys)
+	var paceStart time.Time
+	g := weir.NewGraph("benchstate")
+	events := weir.Generate(g, "source", weir.Unbounded, func(i int64) stateEvent {
+		if i < k {
+			return stateEvent{Key: keys[i]}
+		}
+		now := time.Now()
+		if rate > 0 {
+			if paceStart.IsZero() {
+				paceStart = now
+			}
+			if due := paceStart.Add(time.Duration(float64(i-k) / rate * float64(time.Second))); due.Sub(now) > time.Millisecond {
+				time.Sleep(due.Sub(now))
+				now = time.Now()
+			}
+		}
+		return stateEvent{Key: keys[int(i-k)%hot*stride], At: now.UnixNano()}
+	})
+	values := weir.NewValueState[bigstate.Entry]("value")
+	var processed atomic.Int64
+	lat := weir.NewHistogram()
+	n := cfg.valueBytes
+	weir.ToSink(weir.Process(weir.KeyBy(events, func(e stateEvent) string { return e.Key }), "fill",
+		func(ctx *weir.KeyedContext[string], e stateEvent, _ *weir.Emitter[struct{}]) error {
+			s := values.Get(ctx)
+			if s.Value == nil {
+				s.Value = bigstate.InitialValue(e.Key, n)
+			}
+			s.Count++
+			bigstate.Update(s.Value, s.Count)
+			values.Set(ctx, s)
+			if e.At != 0 {
+				lat.Observe(time.Since(time.Unix(0, e.At)))
+			}
+			processed.Add(1)
+			return nil
+		}, weir.WithState(values)), "sink", weir.DiscardSink[struct{}](nil))
+
+	dir := cfg.stateDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "weir-bench-state-")
+		if err != nil {
+			return out, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else {
+		dir = fmt.Sprintf("%s/%s-%v-%v", dir, cell.Name, pct, rate > 0)
+	}
+	cp := weir.CheckpointConfig{Mode: cfg.mode, Interval: cfg.interval, Timeout: time.Minute, Retain: 2, StateDir: dir, SyncSnapshots: !cell.Async}
+	if cell.None {
+		cp = weir.CheckpointConfig{Mode: weir.CheckpointNone, StateDir: dir}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *actors.Job, 1)
+	type result struct {
+		res *weir.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := weir.Run(runCtx, g, weir.WithCheckpoints(cp), weir.WithJobObserver(func(j *actors.Job) { jobs <- j }))
+		done <- result{res, err}
+	}()
+	var job *actors.Job
+	select {
+	case job = <-jobs:
+	case r := <-done:
+		return out, fmt.Errorf("run ended before it started: %v", r.err)
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for processed.Load() < k {
+		select {
+		case <-tick.C:
+		case r := <-done:
+			return out, fmt.Errorf("run ended while filling: %v", r.err)
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	c1, t1, n1 := processed.Load(), time.Now(), len(job.Checkpoints())
+	select {
+	case <-time.After(cfg.measure):
+	case r := <-done:
+		return out, fmt.Errorf("run ended while measuring: %v", r.err)
+	case <-ctx.Done():
+		return out, ctx.Err()
+	}
+	c2, t2 := processed.Load(), time.Now()
+	all := job.Checkpoints()
+	out.rate = float64(c2-c1) / t2.Sub(t1).Seconds()
+	out.p99 = lat.Quantile(0.99)
+	out.maxPause = time.Duration(job.Metrics.MaxSnapshotPauseNs.Load())
+	out.maxWait = time.Duration(job.Metrics.MaxSnapshotWaitNs.Load())
+	for _, c := range all[min(n1, len(all)):] {
+		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateBytes: c.StateBytes})
+	}
+	cancel()
+	if r := <-done; r.err != nil && !errors.Is(r.err, context.Canceled) {
+		return out, r.err
+	}
+	return out, nil
+}
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// printStateBench prints one line per cell and share of changing keys.
+func printStateBench(w io.Writer, rows []stateBenchRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cell\tchanging %\tgroups changed %\trecords/s\tvs none %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%v\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct,
+			r.P99Ms, r.P99VsNone, r.Checkpoints, r.CkptP50Ms, r.CkptMaxMs, r.BytesPerCkpt, r.BytesOfFullPct, r.MaxBarrierStall, r.MaxCOWWaitMs)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,233 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrSnapshotReleased is an AsyncSnapshot encoded after its task let go of
+// it (the checkpoint was aborted).
+var ErrSnapshotReleased = errors.New("state: snapshot released before it was encoded")
+
+// AsyncSnapshot is a consistent view of a Backend's key groups at a barrier
+// that is encoded later, on any goroutine, while the task goes on changing
+// the state: Backend.SnapshotAsync takes it in time proportional to the
+// number of key groups, not to the state. Tables of this package keep the
+// values at the barrier of the keys the task touches before the snapshot
+// has encoded their group (copy on write per key); other tables are encoded
+// at the barrier.
+//
+// Encode may run on another goroutine than the task's; Release and every
+// call on the Backend stay on the task's.
+type AsyncSnapshot struct {
+	maxParallelism int
+	groups         []int
+	gates          []gate // by key group
+	tables         []frozenTable
+	taskScratch    snapScratch  // for groups the task encodes itself
+	maxWait        atomic.Int64 // longest the task waited for a gate, ns
+}
+
+// gate guards one key group between the task and the encoder.
+type gate struct {
+	mu       sync.Mutex
+	done     bool   // encoded (or released): the snapshot reads the group no more
+	released bool   // done without a blob
+	blob     []byte // the group's blob once done
+	err      error  // encoding failed (also set by the task's copy on write)
+}
+
+// frozenTable is one table's part of a snapshot: an encoder of a frozen
+// group, or the group's bytes taken at the barrier.
+type frozenTable struct {
+	name   string
+	kind   Kind
+	encode func(g int, sc *snapScratch) ([]byte, error) // nil: pre holds the bytes
+	pre    map[int][]byte
+}
+
+// snapScratch is the scratch of one goroutine encoding frozen groups.
+type snapScratch struct {
+	keys    []string
+	eb      encBuf
+	blob    encBuf
+	entries []blobEntry
+}
+
+// cowTable is implemented by the tables that support copy on write.
+type cowTable interface {
+	freezeGroups(snap *AsyncSnapshot, groups []int) func(g int, sc *snapScratch) ([]byte, error)
+	// thaw forgets snap's copies on write.
+	thaw(snap *AsyncSnapshot)
+}
+
+// SnapshotAsync takes a view of the given key groups (each at most once)
+// that Encode turns into the blobs SnapshotGroup would have given at this
+// moment. A snapshot still being encoded is completed first, on the
+// caller's goroutine: one snapshot is frozen at a time.
+func (b *Backend) SnapshotAsync(groups []int) (*AsyncSnapshot, error) {
+	if b.pending != nil {
+		b.pending.settleAll()
+		b.pending = nil
+	}
+	s := &AsyncSnapshot{maxParallelism: b.maxParallelism, groups: groups, gates: make([]gate, b.maxParallelism)}
+	seen := make([]bool, b.maxParallelism)
+	for _, g := range groups {
+		if err := b.checkGroup("snapshot", g); err != nil {
+			return nil, err
+		}
+		if seen[g] {
+			return nil, fmt.Errorf("state: snapshot key group %d listed twice", g)
+		}
+		seen[g] = true
+	}
+	for _, i := range b.sorted {
+		t := b.tables[i]
+		ft := frozenTable{name: t.Name(), kind: t.Kind()}
+		if c, ok := t.(cowTable); ok {
+			ft.encode = c.freezeGroups(s, groups)
+		} else {
+			ft.pre = make(map[int][]byte, len(groups))
+			for _, g := range groups {
+				data, err := t.SnapshotGroup(g)
+				if err != nil {
+					s.releaseTables()
+					return nil, fmt.Errorf("state: snapshot key group %d table %q: %w", g, t.Name(), err)
+				}
+				ft.pre[g] = data
+			}
+		}
+		s.tables = append(s.tables, ft)
+	}
+	b.pending = s
+	return s, nil
+}
+
+// releaseTables marks every group done (nothing read any more).
+func (s *AsyncSnapshot) releaseTables() {
+	for _, g := range s.groups {
+		gt := &s.gates[g]
+		gt.mu.Lock()
+		if !gt.done {
+			gt.done, gt.released = true, true
+		}
+		gt.mu.Unlock()
+	}
+}
+
+// Groups returns the key groups of the snapshot, in the order given.
+func (s *AsyncSnapshot) Groups() []int { return s.groups }
+
+// Encode returns the blob of every key group of the snapshot as it was at
+// SnapshotAsync. It may run on any goroutine, once or more; the task goes on
+// meanwhile. After Release it fails with ErrSnapshotReleased.
+func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
+	var sc snapScratch
+	out := make(map[int][]byte, len(s.groups))
+	for _, g := range s.groups {
+		blob, err := s.encodeGroup(g, &sc)
+		if err != nil {
+			return nil, err
+		}
+		out[g] = blob
+	}
+	return out, nil
+}
+
+// encodeGroup encodes group g unless done, and returns its blob.
+func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch) ([]byte, error) {
+	gt := &s.gates[g]
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	if !gt.done {
+		gt.blob, gt.err = s.encodeLocked(g, sc, gt.err)
+		gt.done = true
+	}
+	switch {
+	case gt.released:
+		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, ErrSnapshotReleased)
+	case gt.err != nil:
+		return nil, gt.err
+	}
+	return gt.blob, nil
+}
+
+// encodeLocked builds group g's blob from every table; g's gate is held.
+func (s *AsyncSnapshot) encodeLocked(g int, sc *snapScratch, prior error) ([]byte, error) {
+	entries := sc.entries[:0]
+	defer func() {
+		clear(entries)
+		sc.entries = entries[:0]
+	}()
+	for _, ft := range s.tables {
+		var data []byte
+		if ft.encode != nil {
+			var err error
+			if data, err = ft.encode(g, sc); err != nil {
+				return nil, err
+			}
+		} else {
+			data = ft.pre[g]
+		}
+		if len(data) > 0 {
+			entries = append(entries, blobEntry{name: ft.name, kind: ft.kind, data: data})
+		}
+	}
+	if prior != nil {
+		return nil, prior
+	}
+	blob, err := encodeBlob(&sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism}, entries)
+	if err != nil {
+		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, err)
+	}
+	return blob, nil
+}
+
+// settle encodes group g on the task's goroutine if the encoder has not.
+func (s *AsyncSnapshot) settle(g int) {
+	s.lock(&s.gates[g]) // to time a wait for the encoder; encodeGroup locks again
+	s.gates[g].mu.Unlock()
+	_, _ = s.encodeGroup(g, &s.taskScratch) // an error stays in the gate for Encode
+}
+
+// lock takes gt on the task's goroutine, timing the wait when the encoder
+// holds it.
+func (s *AsyncSnapshot) lock(gt *gate) {
+	if gt.mu.TryLock() {
+		return
+	}
+	start := time.Now()
+	gt.mu.Lock()
+	if d := int64(time.Since(start)); d > s.maxWait.Load() {
+		s.maxWait.Store(d) // only the task's goroutine stores
+	}
+}
+
+// MaxWait is the longest the task waited for a key group the encoder was
+// encoding; read it after Encode returned for the final figure.
+func (s *AsyncSnapshot) MaxWait() time.Duration { return time.Duration(s.maxWait.Load()) }
+
+// settleAll encodes every group the encoder has not, on the task.
+func (s *AsyncSnapshot) settleAll() {
+	for _, g := range s.groups {
+		s.settle(g)
+	}
+}
+
+// Release lets go of the snapshot on the task's goroutine: the groups not
+// encoded yet are not kept any more, and Encode fails with
+// ErrSnapshotReleased. Call it when the checkpoint is abandoned.
+func (s *AsyncSnapshot) Release(b *Backend) {
+	s.releaseTables()
+	for _, t := range b.tables {
+		if c, ok := t.(cowTable); ok {
+			c.thaw(s)
+		}
+	}
+	if b.pending == s {
+		b.pending = nil
+	}
+}
