@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/plan"
 )
 
@@ -49,8 +50,26 @@ func NewGraph(name string, opts ...GraphOption) *Graph {
 // Name is the job's name.
 func (g *Graph) Name() string { return g.name }
 
-// Plan checks the graph and returns its execution plan.
-func (g *Graph) Plan() (*plan.Job, error) {
+// Validate checks the graph as Run does before it starts anything: every
+// operator named and fed by this graph's streams, parallelisms in range, and
+// every keyed state declared by the operator that uses it (see WithState).
+func (g *Graph) Validate() error {
+	_, err := g.plan()
+	return err
+}
+
+func init() {
+	graphplan.Register(func(v any) (*plan.Job, error) {
+		g, ok := v.(*Graph)
+		if !ok || g == nil {
+			return nil, fmt.Errorf("graphplan: %T is not a *weir.Graph", v)
+		}
+		return g.plan()
+	})
+}
+
+// plan checks the graph and returns its execution plan (the graph's own job).
+func (g *Graph) plan() (*plan.Job, error) {
 	if len(g.errs) > 0 {
 		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(g.errs...))
 	}
@@ -72,26 +91,28 @@ func (g *Graph) Parallelisms() map[string]int {
 // opConfig collects per-operator options.
 type opConfig struct {
 	parallelism int
-	states      []stateDescriptor
+	states      []StateDescriptor
 }
 
-// OpOption configures one operator.
-type OpOption func(*opConfig)
+// OpOption configures one operator: Parallelism, WithState.
+type OpOption struct{ apply func(*opConfig) }
 
 // Parallelism sets how many instances of the operator run (default: the
 // graph's, see WithParallelism).
-func Parallelism(p int) OpOption { return func(c *opConfig) { c.parallelism = p } }
+func Parallelism(p int) OpOption { return OpOption{func(c *opConfig) { c.parallelism = p }} }
 
 // WithState declares the keyed state a keyed process function uses.
-func WithState(states ...stateDescriptor) OpOption {
-	return func(c *opConfig) { c.states = append(c.states, states...) }
+func WithState(states ...StateDescriptor) OpOption {
+	return OpOption{func(c *opConfig) { c.states = append(c.states, states...) }}
 }
 
 // addOperator appends an operator fed by the given upstream streams.
 func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs ...upstream) (*plan.Operator, *opConfig) {
 	cfg := &opConfig{parallelism: g.parallelism}
 	for _, o := range opts {
-		o(cfg)
+		if o.apply != nil {
+			o.apply(cfg)
+		}
 	}
 	op := &plan.Operator{ID: len(g.job.Operators), Name: name, Kind: kind, Parallelism: cfg.parallelism}
 	if name == "" {

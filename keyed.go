@@ -37,8 +37,10 @@ func (ks KeyedStream[T, K]) upstream() upstream {
 	return up
 }
 
-// keyScope is what keyed state accessors need: the current key of a keyed task.
-type keyScope interface{ scope() *keyedCore }
+// KeyScope is a context with a current key, which keyed state accessors
+// read: the *KeyedContext handed to keyed functions. Only package weir
+// implements it.
+type KeyScope interface{ scope() *keyedCore }
 
 // keyedCore is the current key and the task's state tables.
 type keyedCore struct {
@@ -52,7 +54,7 @@ type keyedCore struct {
 type KeyedContext[K keygroups.Key] struct {
 	core     keyedCore
 	k        K
-	info     plan.TaskInfo
+	info     TaskInfo
 	backend  *state.Backend
 	instance int
 	et       *eventScope // event time and timers (operators with timers only)
@@ -67,7 +69,7 @@ func (c *KeyedContext[K]) Key() K { return c.k }
 func (c *KeyedContext[K]) KeyGroup() int { return c.core.group }
 
 // Task says which operator instance is running.
-func (c *KeyedContext[K]) Task() plan.TaskInfo { return c.info }
+func (c *KeyedContext[K]) Task() TaskInfo { return c.info }
 
 // ProcessFunc is a keyed process function: it sees one record with its key's
 // state and emits any number of records.
@@ -105,7 +107,7 @@ type keyedInstance[T any, K keygroups.Key, Out any] struct {
 	name    string
 	fn      ProcessFunc[T, K, Out]
 	keyFn   func(T) K
-	states  []stateDescriptor
+	states  []StateDescriptor
 	backend *state.Backend
 	owners  []int32
 	ctx     KeyedContext[K]
@@ -126,7 +128,7 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	}
 	// A copy: a live rescale moves groups in and out (keyed_rescale.go).
 	t.owners = slices.Clone(info.Table.Owners)
-	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
+	t.ctx.info, t.ctx.instance, t.ctx.backend = taskInfoOf(info), info.Instance, t.backend
 	t.ctx.core.op = t.name
 	for i := 0; i < t.backend.NumTables(); i++ {
 		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))

@@ -31,7 +31,7 @@ func TestKeyedGroupsMoveBetweenInstances(t *testing.T) {
 			return nil
 		}, WithState(counts), Parallelism(2))
 	ToSink(out, "sink", DiscardSink[int64](nil))
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,9 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// stateDescriptor is a keyed state declared with NewValueState, NewMapState or
-// NewListState and handed to WithState.
-type stateDescriptor interface {
+// StateDescriptor is a keyed state made by NewValueState, NewMapState or
+// NewListState, to hand to WithState. Only package weir implements it.
+type StateDescriptor interface {
 	stateName() string
 	newTable(maxParallelism int) state.Table
 	bind(op string, index int) error
@@ -32,7 +32,7 @@ func (b *stateBinding) bind(op string, index int) error {
 }
 
 // table finds this state's table in the current task.
-func (b *stateBinding) table(ks keyScope) state.Table {
+func (b *stateBinding) table(ks KeyScope) state.Table {
 	c := ks.scope()
 	return c.tables[b.at(c)]
 }
@@ -73,25 +73,25 @@ func NewValueState[T any](name string) *ValueState[T] {
 func (s *ValueState[T]) newTable(max int) state.Table { return state.NewValueTable[T](s.name, max) }
 
 // Get returns the current key's value, or the zero value if there is none.
-func (s *ValueState[T]) Get(ctx keyScope) T {
+func (s *ValueState[T]) Get(ctx KeyScope) T {
 	v, _ := s.Value(ctx)
 	return v
 }
 
 // Value returns the current key's value and whether it exists.
-func (s *ValueState[T]) Value(ctx keyScope) (T, bool) {
+func (s *ValueState[T]) Value(ctx KeyScope) (T, bool) {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.ValueTable[T]).Get(c.group, c.key)
 }
 
 // Set stores the current key's value.
-func (s *ValueState[T]) Set(ctx keyScope, v T) {
+func (s *ValueState[T]) Set(ctx KeyScope, v T) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ValueTable[T]).Put(c.group, c.key, v)
 }
 
 // Clear removes the current key's value.
-func (s *ValueState[T]) Clear(ctx keyScope) {
+func (s *ValueState[T]) Clear(ctx KeyScope) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ValueTable[T]).Delete(c.group, c.key)
 }
@@ -108,31 +108,31 @@ func (s *MapState[UK, UV]) newTable(max int) state.Table {
 	return state.NewMapTable[UK, UV](s.name, max)
 }
 
-func (s *MapState[UK, UV]) t(ctx keyScope) (*state.MapTable[UK, UV], *keyedCore) {
+func (s *MapState[UK, UV]) t(ctx KeyScope) (*state.MapTable[UK, UV], *keyedCore) {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.MapTable[UK, UV]), c
 }
 
 // Get returns the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Get(ctx keyScope, uk UK) (UV, bool) {
+func (s *MapState[UK, UV]) Get(ctx KeyScope, uk UK) (UV, bool) {
 	t, c := s.t(ctx)
 	return t.Get(c.group, c.key, uk)
 }
 
 // Put sets the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Put(ctx keyScope, uk UK, uv UV) {
+func (s *MapState[UK, UV]) Put(ctx KeyScope, uk UK, uv UV) {
 	t, c := s.t(ctx)
 	t.Put(c.group, c.key, uk, uv)
 }
 
 // Delete removes the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Delete(ctx keyScope, uk UK) {
+func (s *MapState[UK, UV]) Delete(ctx KeyScope, uk UK) {
 	t, c := s.t(ctx)
 	t.Delete(c.group, c.key, uk)
 }
 
 // Range calls fn for every entry of the current key's map until fn returns false.
-func (s *MapState[UK, UV]) Range(ctx keyScope, fn func(UK, UV) bool) {
+func (s *MapState[UK, UV]) Range(ctx KeyScope, fn func(UK, UV) bool) {
 	t, c := s.t(ctx)
 	for k, v := range t.Entries(c.group, c.key) {
 		if !fn(k, v) {
@@ -152,19 +152,19 @@ func NewListState[T any](name string) *ListState[T] {
 func (s *ListState[T]) newTable(max int) state.Table { return state.NewListTable[T](s.name, max) }
 
 // Get returns the current key's list (do not modify it).
-func (s *ListState[T]) Get(ctx keyScope) []T {
+func (s *ListState[T]) Get(ctx KeyScope) []T {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.ListTable[T]).Get(c.group, c.key)
 }
 
 // Add appends v to the current key's list.
-func (s *ListState[T]) Add(ctx keyScope, v T) {
+func (s *ListState[T]) Add(ctx KeyScope, v T) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ListTable[T]).Add(c.group, c.key, v)
 }
 
 // Clear empties the current key's list.
-func (s *ListState[T]) Clear(ctx keyScope) {
+func (s *ListState[T]) Clear(ctx KeyScope) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ListTable[T]).Clear(c.group, c.key)
 }

@@ -21,7 +21,7 @@ func opParallelismGraph(t *testing.T) *plan.Job {
 		}, WithState(n), Parallelism(2))
 	mapped := Map(counted, "map", func(i int64) int64 { return i }, Parallelism(2))
 	ToSink(mapped, "sink", DiscardSink[int64](nil))
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 		return nil, err
 	}
 	defer closeStore()
-	rt, err := RuntimeFor(ctx, p, cfg, st)
+	rt, err := runtimeFor(ctx, p, cfg, st)
 	if err != nil {
 		return nil, err
 	}
