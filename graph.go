@@ -3,6 +3,7 @@ package weir
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/plan"
@@ -18,6 +19,11 @@ type Graph struct {
 	errs []error
 	// parallelism is every operator's unless it sets its own (default 1).
 	parallelism int
+	// states are the keyed states made for this graph, each of which some
+	// operator must declare; stateless names the keyed operators that
+	// declare none (timers aside), in the order they were added.
+	states    []*stateBinding
+	stateless []string
 	// Latency is the job's end-to-end latency histogram; any operator may record
 	// into it and the run's result reports its quantiles.
 	Latency *Histogram
@@ -70,8 +76,9 @@ func init() {
 
 // plan checks the graph and returns its execution plan (the graph's own job).
 func (g *Graph) plan() (*plan.Job, error) {
-	if len(g.errs) > 0 {
-		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(g.errs...))
+	errs := append(slices.Clip(g.errs), g.undeclaredStates()...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(errs...))
 	}
 	if err := g.job.Validate(); err != nil {
 		return nil, err
@@ -150,4 +157,33 @@ type upstream struct {
 	groups      func(maxParallelism int) (plan.RecordGroups, error)
 	recycle     func(plan.Batch)
 	codec       plan.BatchCodec
+}
+
+// made records a keyed state made for g, so that validation can find it if
+// no operator declares it.
+func (g *Graph) made(b *stateBinding) {
+	if g != nil {
+		g.states = append(g.states, b)
+	}
+}
+
+// undeclaredStates is an error for each state made for g that no operator
+// declares with WithState, naming the keyed operators that declare none:
+// the ones whose function may use it.
+func (g *Graph) undeclaredStates() []error {
+	var errs []error
+	for _, b := range g.states {
+		if b.op != "" {
+			continue
+		}
+		switch len(g.stateless) {
+		case 0:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: pass it with weir.WithState to the keyed operator that uses it", b.name))
+		case 1:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: operator %q declares no state; pass it with weir.WithState to the operator that uses it", b.name, g.stateless[0]))
+		default:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: operators %q declare no state; pass it with weir.WithState to the one that uses it", b.name, g.stateless))
+		}
+	}
+	return errs
 }

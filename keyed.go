@@ -87,9 +87,12 @@ func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string,
 			s.g.errs = append(s.g.errs, fmt.Errorf("operator %q: state %q declared twice", name, d.stateName()))
 		}
 		seen[d.stateName()] = true
-		if err := d.bind(name, i); err != nil {
+		if err := d.bind(s.g, name, i); err != nil {
 			s.g.errs = append(s.g.errs, err)
 		}
+	}
+	if !slices.ContainsFunc(cfg.states, func(d StateDescriptor) bool { return d.stateName() != timersTable }) {
+		s.g.stateless = append(s.g.stateless, name)
 	}
 	states := cfg.states
 	op.New = func(instance int) (plan.Instance, error) {

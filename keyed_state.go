@@ -11,20 +11,32 @@ import (
 type StateDescriptor interface {
 	stateName() string
 	newTable(maxParallelism int) state.Table
-	bind(op string, index int) error
+	bind(g *Graph, op string, index int) error
 }
 
-// stateBinding ties a descriptor to the one operator that uses it.
+// stateBinding ties a descriptor to its graph and the one operator that
+// uses it.
 type stateBinding struct {
 	name  string
+	g     *Graph // the graph the state was made for
 	op    string
 	index int
 }
 
+// newBinding makes a state of g, which g's validation checks is declared.
+func newBinding(g *Graph, name string) stateBinding {
+	return stateBinding{name: name, g: g}
+}
+
 func (b *stateBinding) stateName() string { return b.name }
 
-func (b *stateBinding) bind(op string, index int) error {
-	if b.op != "" && b.op != op {
+func (b *stateBinding) bind(g *Graph, op string, index int) error {
+	switch {
+	case b.g == nil:
+		return fmt.Errorf("operator %q: state %q was made without a graph: make it with weir.NewValueState(g, ...) (or NewMapState, NewListState)", op, b.name)
+	case b.g != g:
+		return fmt.Errorf("operator %q: state %q was made for graph %q, not this one", op, b.name, b.g.name)
+	case b.op != "" && b.op != op:
 		return fmt.Errorf("state %q is used by operator %q and %q: declare one per operator", b.name, b.op, op)
 	}
 	b.op, b.index = op, index
@@ -65,9 +77,12 @@ func (e *StateNotDeclaredError) Error() string {
 // ValueState holds one value of type T per key.
 type ValueState[T any] struct{ stateBinding }
 
-// NewValueState declares a value state; pass it to the operator with WithState.
-func NewValueState[T any](name string) *ValueState[T] {
-	return &ValueState[T]{stateBinding{name: name}}
+// NewValueState makes a value state of g; pass it to the operator that uses
+// it with WithState (g's validation fails while no operator declares it).
+func NewValueState[T any](g *Graph, name string) *ValueState[T] {
+	s := &ValueState[T]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *ValueState[T]) newTable(max int) state.Table { return state.NewValueTable[T](s.name, max) }
@@ -99,9 +114,12 @@ func (s *ValueState[T]) Clear(ctx KeyScope) {
 // MapState holds a map from UK to UV per key.
 type MapState[UK comparable, UV any] struct{ stateBinding }
 
-// NewMapState declares a map state; pass it to the operator with WithState.
-func NewMapState[UK comparable, UV any](name string) *MapState[UK, UV] {
-	return &MapState[UK, UV]{stateBinding{name: name}}
+// NewMapState makes a map state of g; pass it to the operator that uses it
+// with WithState (g's validation fails while no operator declares it).
+func NewMapState[UK comparable, UV any](g *Graph, name string) *MapState[UK, UV] {
+	s := &MapState[UK, UV]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *MapState[UK, UV]) newTable(max int) state.Table {
@@ -144,9 +162,12 @@ func (s *MapState[UK, UV]) Range(ctx KeyScope, fn func(UK, UV) bool) {
 // ListState holds a list of T per key.
 type ListState[T any] struct{ stateBinding }
 
-// NewListState declares a list state; pass it to the operator with WithState.
-func NewListState[T any](name string) *ListState[T] {
-	return &ListState[T]{stateBinding{name: name}}
+// NewListState makes a list state of g; pass it to the operator that uses
+// it with WithState (g's validation fails while no operator declares it).
+func NewListState[T any](g *Graph, name string) *ListState[T] {
+	s := &ListState[T]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *ListState[T]) newTable(max int) state.Table { return state.NewListTable[T](s.name, max) }

@@ -33,8 +33,8 @@ func q3Seller(p *Person) bool {
 func Q3(events weir.Stream[Event]) weir.Stream[NameCityStateID] {
 	persons := Persons(events, "q3-persons", q3Seller)
 	auctions := Auctions(events, "q3-auctions", func(a *Auction) bool { return a.Category == Q3Category })
-	seller := weir.NewValueState[Person]("seller")
-	waiting := weir.NewListState[int64]("waiting-auctions")
+	seller := weir.NewValueState[Person](events.Graph(), "seller")
+	waiting := weir.NewListState[int64](events.Graph(), "waiting-auctions")
 	match := func(p Person, auction int64) NameCityStateID {
 		return NameCityStateID{Name: p.Name, City: p.City, State: p.State, Auction: auction}
 	}
