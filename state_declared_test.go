@@ -28,13 +28,7 @@ func TestUndeclaredStateFailsValidation(t *testing.T) {
 		return nil
 	}, weir.WithState(own))
 	weir.ToSink(other, "other-sink", weir.DiscardSink[int64](nil))
-	counts := weir.Process(keyed, "count", func(ctx *weir.KeyedContext[int64], v int64, out *weir.Emitter[int64]) error {
-		c := n.Get(ctx) + 1
-		n.Set(ctx, c)
-		out.Emit(c)
-		return nil
-	})
-	weir.ToSink(counts, "sink", weir.DiscardSink[int64](nil))
+	countUndeclared(keyed, n)
 	want := `state "n" is declared by no operator: operator "count" declares no state`
 	if err := g.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Validate: %v, want an error saying %s", err, want)
@@ -87,13 +81,7 @@ func TestStateWithoutWithStateNamesStateAndOperator(t *testing.T) {
 				}, weir.WithState(n))
 				weir.ToSink(other, "other-sink", weir.DiscardSink[int64](nil))
 			}
-			counts := weir.Process(keyed, "count", func(ctx *weir.KeyedContext[int64], v int64, out *weir.Emitter[int64]) error {
-				c := n.Get(ctx) + 1
-				n.Set(ctx, c)
-				out.Emit(c)
-				return nil
-			})
-			weir.ToSink(counts, "sink", weir.DiscardSink[int64](nil))
+			countUndeclared(keyed, n)
 			_, err := weir.Run(context.Background(), g)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("run error %v, want one saying %s", err, tc.want)
@@ -133,4 +121,16 @@ func TestGraphParallelismIsTheDefault(t *testing.T) {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countUndeclared adds operator "count", which counts records per key in n
+// without declaring it, and its sink.
+func countUndeclared(keyed weir.KeyedStream[int64, int64], n *weir.ValueState[int64]) {
+	counts := weir.Process(keyed, "count", func(ctx *weir.KeyedContext[int64], v int64, out *weir.Emitter[int64]) error {
+		c := n.Get(ctx) + 1
+		n.Set(ctx, c)
+		out.Emit(c)
+		return nil
+	})
+	weir.ToSink(counts, "sink", weir.DiscardSink[int64](nil))
 }
