@@ -55,12 +55,7 @@ func runUnderKills(t *testing.T, gen *Generator, query string, seed int64) []str
 	out := filepath.Join(dir, "out.jsonl")
 	build := func() *weir.Graph {
 		g := weir.NewGraph("nexmark-"+query+"-kills", weir.WithParallelism(2))
-		sleepers := weir.NewSleepers(20 * time.Microsecond)
-		slowed := weir.MapWithContext(Source(g, gen, testEvents), "slow", func(ctx *weir.OpContext, e Event) Event {
-			sleepers[ctx.Instance()].Tick()
-			return e
-		})
-		queries[query](weir.Timestamped(slowed, eventTime), Output{File: out})
+		queries[query](slowed(Source(g, gen, testEvents), 20*time.Microsecond), Output{File: out})
 		return g
 	}
 	cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state")}
