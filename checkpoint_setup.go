@@ -170,8 +170,18 @@ func dropNewer(ctx context.Context, st store.Store, job string, restored uint64,
 
 // RuntimeFor returns the runtime options Run would use for cfg, with st as
 // the checkpoint store (a cluster's shared store) instead of a state
-// directory. It loads the checkpoint named by cfg.Restore from st.
-func RuntimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store) (actors.Options, error) {
+// directory, and configures g's plan for them (parallelisms, key-group
+// tables). It loads the checkpoint named by cfg.Restore from st.
+func RuntimeFor(ctx context.Context, g *Graph, cfg RunConfig, st store.Store) (actors.Options, error) {
+	p, err := g.plan()
+	if err != nil {
+		return cfg.Runtime, err
+	}
+	return runtimeFor(ctx, p, cfg, st)
+}
+
+// runtimeFor is RuntimeFor of a checked plan.
+func runtimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store) (actors.Options, error) {
 	rt := cfg.Runtime
 	co, err := checkpointSettings(cfg)
 	if err != nil {
@@ -305,13 +315,17 @@ func refusePinnedSources(rp actors.RestorePlan, set map[string]int, checkpoint u
 	return nil
 }
 
-// ApplyRestorePlan sets p's parallelisms and key-group tables to those a run
+// ApplyRestorePlan sets g's parallelisms and key-group tables to those a run
 // restoring checkpoint id from st uses (RuntimeFor with that restore), without
 // verifying the checkpoint's blobs or changing the store. A cluster node
 // preparing its part of a restored job calls it after RuntimeFor without a
 // restore, so that its tasks route records and own key groups as the
 // coordinator's plan says.
-func ApplyRestorePlan(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store, id uint64) error {
+func ApplyRestorePlan(ctx context.Context, g *Graph, cfg RunConfig, st store.Store, id uint64) error {
+	p, err := g.plan()
+	if err != nil {
+		return err
+	}
 	m, err := st.Manifest(ctx, p.Name, id)
 	if err != nil {
 		return fmt.Errorf("restore plan of checkpoint %d: %w", id, err)

@@ -86,7 +86,7 @@ func (c *coKeyedInstance[A, B, K, Out]) Open(info plan.TaskInfo) error {
 		return err
 	}
 	c.b.backend, c.b.owners = c.a.backend, c.a.owners
-	c.b.ctx.info, c.b.ctx.instance, c.b.ctx.backend = info, info.Instance, c.a.backend
+	c.b.ctx.info, c.b.ctx.instance, c.b.ctx.backend = taskInfoOf(info), info.Instance, c.a.backend
 	c.b.ctx.core.tables, c.b.ctx.core.op = c.a.ctx.core.tables, c.a.ctx.core.op
 	return nil
 }

@@ -8,7 +8,7 @@
 //
 //	g := weir.NewGraph("keycount")
 //	recs := weir.Generate(g, "source", n, func(i int64) Event { return Event{Key: key(i)} })
-//	counts := weir.NewValueState[int64]("count")
+//	counts := weir.NewValueState[int64](g, "count")
 //	keyed := weir.KeyBy(recs, func(e Event) string { return e.Key })
 //	out := weir.Process(keyed, "count", func(ctx *weir.KeyedContext[string], e Event, out *weir.Emitter[Count]) error {
 //		c := counts.Get(ctx) + 1

@@ -8,7 +8,7 @@ import (
 )
 
 // WatermarkOption configures how WithTimestamps makes watermarks.
-type WatermarkOption func(*watermarkConfig)
+type WatermarkOption struct{ apply func(*watermarkConfig) }
 
 type watermarkConfig struct {
 	outOfOrder time.Duration
@@ -18,14 +18,14 @@ type watermarkConfig struct {
 // BoundedOutOfOrderness lets records arrive up to d later than the latest
 // event time seen: the watermark trails the highest timestamp by d.
 func BoundedOutOfOrderness(d time.Duration) WatermarkOption {
-	return func(c *watermarkConfig) { c.outOfOrder = d }
+	return WatermarkOption{func(c *watermarkConfig) { c.outOfOrder = d }}
 }
 
 // IdleAfter marks an instance idle when it has seen no record for d of
 // processing time: its consumers leave it out of their watermark until it
 // sees records again, so an empty partition does not hold event time back.
 func IdleAfter(d time.Duration) WatermarkOption {
-	return func(c *watermarkConfig) { c.idleAfter = d }
+	return WatermarkOption{func(c *watermarkConfig) { c.idleAfter = d }}
 }
 
 // WithTimestamps assigns each record of s its event time ts(record) and
@@ -36,7 +36,9 @@ func IdleAfter(d time.Duration) WatermarkOption {
 func WithTimestamps[T any](s Stream[T], name string, ts func(T) time.Time, opts ...WatermarkOption) Stream[T] {
 	var cfg watermarkConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o.apply != nil {
+			o.apply(&cfg)
+		}
 	}
 	if cfg.outOfOrder < 0 || cfg.idleAfter < 0 {
 		s.g.errs = append(s.g.errs, fmt.Errorf("operator %q: out-of-orderness %v and idle timeout %v must not be negative", name, cfg.outOfOrder, cfg.idleAfter))

@@ -50,7 +50,7 @@ func ExampleProcessWithTimers() {
 	src := weir.Generate(g, "clicks", int64(len(clicks)), func(i int64) click { return clicks[i] })
 	timed := weir.WithTimestamps(src, "timestamps", func(c click) time.Time { return time.Unix(c.At, 0) },
 		weir.BoundedOutOfOrderness(5*time.Second))
-	seen := weir.NewValueState[int64]("seen")
+	seen := weir.NewValueState[int64](g, "seen")
 	out := weir.ProcessWithTimers(weir.KeyBy(timed, func(c click) string { return c.User }), "first-ten",
 		weir.KeyedFunctions[click, string, string]{
 			OnRecord: func(ctx *weir.KeyedContext[string], c click, _ *weir.Emitter[string]) error {
@@ -89,8 +89,8 @@ func ExampleCoProcess() {
 	app := weir.Generate(g, "app", 1, func(i int64) click { return click{"bob", 5} })
 	all := weir.Union("all-clicks", web, app)
 	names := weir.Generate(g, "names", 2, func(i int64) name { return []name{{"ann", "Ann"}, {"bob", "Bob"}}[i] })
-	fullName := weir.NewValueState[string]("name")
-	pending := weir.NewValueState[int64]("pending")
+	fullName := weir.NewValueState[string](g, "name")
+	pending := weir.NewValueState[int64](g, "pending")
 	joined := weir.CoProcess(weir.Connect(weir.KeyBy(all, func(c click) string { return c.User }), weir.KeyBy(names, func(n name) string { return n.User })),
 		"join", weir.CoFunctions[click, name, string, string]{
 			OnA: func(ctx *weir.KeyedContext[string], c click, out *weir.Emitter[string]) error {

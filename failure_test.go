@@ -30,7 +30,7 @@ func panicky(out, stateDir string, n int64, failAt int64, armed *atomic.Bool) *w
 		}
 		return e
 	}, weir.Parallelism(2))
-	counts := weir.NewValueState[int64]("count")
+	counts := weir.NewValueState[int64](g, "count")
 	sleeper := []*weir.Sleeper{weir.NewSleeper(50 * time.Microsecond), weir.NewSleeper(50 * time.Microsecond)}
 	res := weir.Process(weir.KeyBy(checked, func(e keycount.Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e keycount.Event, o *weir.Emitter[keycount.Count]) error {

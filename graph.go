@@ -3,7 +3,9 @@ package weir
 import (
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/plan"
 )
 
@@ -17,6 +19,11 @@ type Graph struct {
 	errs []error
 	// parallelism is every operator's unless it sets its own (default 1).
 	parallelism int
+	// states are the keyed states made for this graph, each of which some
+	// operator must declare; stateless names the keyed operators that
+	// declare none (timers aside), in the order they were added.
+	states    []*stateBinding
+	stateless []string
 	// Latency is the job's end-to-end latency histogram; any operator may record
 	// into it and the run's result reports its quantiles.
 	Latency *Histogram
@@ -49,10 +56,29 @@ func NewGraph(name string, opts ...GraphOption) *Graph {
 // Name is the job's name.
 func (g *Graph) Name() string { return g.name }
 
-// Plan checks the graph and returns its execution plan.
-func (g *Graph) Plan() (*plan.Job, error) {
-	if len(g.errs) > 0 {
-		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(g.errs...))
+// Validate checks the graph as Run does before it starts anything: every
+// operator named and fed by this graph's streams, parallelisms in range, and
+// every keyed state declared by the operator that uses it (see WithState).
+func (g *Graph) Validate() error {
+	_, err := g.plan()
+	return err
+}
+
+func init() {
+	graphplan.Register(func(v any) (*plan.Job, error) {
+		g, ok := v.(*Graph)
+		if !ok || g == nil {
+			return nil, fmt.Errorf("graphplan: %T is not a *weir.Graph", v)
+		}
+		return g.plan()
+	})
+}
+
+// plan checks the graph and returns its execution plan (the graph's own job).
+func (g *Graph) plan() (*plan.Job, error) {
+	errs := append(slices.Clip(g.errs), g.undeclaredStates()...)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("graph %q: %w", g.name, errors.Join(errs...))
 	}
 	if err := g.job.Validate(); err != nil {
 		return nil, err
@@ -72,26 +98,28 @@ func (g *Graph) Parallelisms() map[string]int {
 // opConfig collects per-operator options.
 type opConfig struct {
 	parallelism int
-	states      []stateDescriptor
+	states      []StateDescriptor
 }
 
-// OpOption configures one operator.
-type OpOption func(*opConfig)
+// OpOption configures one operator: Parallelism, WithState.
+type OpOption struct{ apply func(*opConfig) }
 
 // Parallelism sets how many instances of the operator run (default: the
 // graph's, see WithParallelism).
-func Parallelism(p int) OpOption { return func(c *opConfig) { c.parallelism = p } }
+func Parallelism(p int) OpOption { return OpOption{func(c *opConfig) { c.parallelism = p }} }
 
 // WithState declares the keyed state a keyed process function uses.
-func WithState(states ...stateDescriptor) OpOption {
-	return func(c *opConfig) { c.states = append(c.states, states...) }
+func WithState(states ...StateDescriptor) OpOption {
+	return OpOption{func(c *opConfig) { c.states = append(c.states, states...) }}
 }
 
 // addOperator appends an operator fed by the given upstream streams.
 func (g *Graph) addOperator(name string, kind plan.Kind, opts []OpOption, inputs ...upstream) (*plan.Operator, *opConfig) {
 	cfg := &opConfig{parallelism: g.parallelism}
 	for _, o := range opts {
-		o(cfg)
+		if o.apply != nil {
+			o.apply(cfg)
+		}
 	}
 	op := &plan.Operator{ID: len(g.job.Operators), Name: name, Kind: kind, Parallelism: cfg.parallelism}
 	if name == "" {
@@ -129,4 +157,33 @@ type upstream struct {
 	groups      func(maxParallelism int) (plan.RecordGroups, error)
 	recycle     func(plan.Batch)
 	codec       plan.BatchCodec
+}
+
+// made records a keyed state made for g, so that validation can find it if
+// no operator declares it.
+func (g *Graph) made(b *stateBinding) {
+	if g != nil {
+		g.states = append(g.states, b)
+	}
+}
+
+// undeclaredStates is an error for each state made for g that no operator
+// declares with WithState, naming the keyed operators that declare none:
+// the ones whose function may use it.
+func (g *Graph) undeclaredStates() []error {
+	var errs []error
+	for _, b := range g.states {
+		if b.op != "" {
+			continue
+		}
+		switch len(g.stateless) {
+		case 0:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: pass it with weir.WithState to the keyed operator that uses it", b.name))
+		case 1:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: operator %q declares no state; pass it with weir.WithState to the operator that uses it", b.name, g.stateless[0]))
+		default:
+			errs = append(errs, fmt.Errorf("state %q is declared by no operator: operators %q declare no state; pass it with weir.WithState to the one that uses it", b.name, g.stateless))
+		}
+	}
+	return errs
 }

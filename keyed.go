@@ -38,8 +38,10 @@ func (ks KeyedStream[T, K]) upstream() upstream {
 	return up
 }
 
-// keyScope is what keyed state accessors need: the current key of a keyed task.
-type keyScope interface{ scope() *keyedCore }
+// KeyScope is a context with a current key, which keyed state accessors
+// read: the *KeyedContext handed to keyed functions. Only package weir
+// implements it.
+type KeyScope interface{ scope() *keyedCore }
 
 // keyedCore is the current key and the task's state tables.
 type keyedCore struct {
@@ -53,7 +55,7 @@ type keyedCore struct {
 type KeyedContext[K keygroups.Key] struct {
 	core     keyedCore
 	k        K
-	info     plan.TaskInfo
+	info     TaskInfo
 	backend  *state.Backend
 	instance int
 	et       *eventScope // event time and timers (operators with timers only)
@@ -68,7 +70,7 @@ func (c *KeyedContext[K]) Key() K { return c.k }
 func (c *KeyedContext[K]) KeyGroup() int { return c.core.group }
 
 // Task says which operator instance is running.
-func (c *KeyedContext[K]) Task() plan.TaskInfo { return c.info }
+func (c *KeyedContext[K]) Task() TaskInfo { return c.info }
 
 // ProcessFunc is a keyed process function: it sees one record with its key's
 // state and emits any number of records.
@@ -86,9 +88,12 @@ func Process[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name string,
 			s.g.errs = append(s.g.errs, fmt.Errorf("operator %q: state %q declared twice", name, d.stateName()))
 		}
 		seen[d.stateName()] = true
-		if err := d.bind(name, i); err != nil {
+		if err := d.bind(s.g, name, i); err != nil {
 			s.g.errs = append(s.g.errs, err)
 		}
+	}
+	if !slices.ContainsFunc(cfg.states, func(d StateDescriptor) bool { return d.stateName() != timersTable }) {
+		s.g.stateless = append(s.g.stateless, name)
 	}
 	states := cfg.states
 	op.New = func(instance int) (plan.Instance, error) {
@@ -106,7 +111,7 @@ type keyedInstance[T any, K keygroups.Key, Out any] struct {
 	name    string
 	fn      ProcessFunc[T, K, Out]
 	keyFn   func(T) K
-	states  []stateDescriptor
+	states  []StateDescriptor
 	backend *state.Backend
 	owners  []int32
 	ctx     KeyedContext[K]
@@ -127,7 +132,7 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	}
 	// A copy: a live rescale moves groups in and out (keyed_rescale.go).
 	t.owners = slices.Clone(info.Table.Owners)
-	t.ctx.info, t.ctx.instance, t.ctx.backend = info, info.Instance, t.backend
+	t.ctx.info, t.ctx.instance, t.ctx.backend = taskInfoOf(info), info.Instance, t.backend
 	t.ctx.core.op = t.name
 	for i := 0; i < t.backend.NumTables(); i++ {
 		t.ctx.core.tables = append(t.ctx.core.tables, t.backend.Table(i))

@@ -20,7 +20,7 @@ func (o moverOutput) Writers() []plan.EdgeWriter { return o.ws }
 // instance 0 refuses the group's records from then on; bad moves are refused.
 func TestKeyedGroupsMoveBetweenInstances(t *testing.T) {
 	g := NewGraph("mover")
-	counts := NewValueState[int64]("count")
+	counts := NewValueState[int64](g, "count")
 	var seen atomic.Int64
 	out := Process(KeyBy(Generate(g, "source", 1, func(i int64) string { return "k" }), func(s string) string { return s }), "count",
 		func(ctx *KeyedContext[string], k string, out *Emitter[int64]) error {
@@ -31,7 +31,7 @@ func TestKeyedGroupsMoveBetweenInstances(t *testing.T) {
 			return nil
 		}, WithState(counts), Parallelism(2))
 	ToSink(out, "sink", DiscardSink[int64](nil))
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,25 +6,37 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// stateDescriptor is a keyed state declared with NewValueState, NewMapState or
-// NewListState and handed to WithState.
-type stateDescriptor interface {
+// StateDescriptor is a keyed state made by NewValueState, NewMapState or
+// NewListState, to hand to WithState. Only package weir implements it.
+type StateDescriptor interface {
 	stateName() string
 	newTable(maxParallelism int) state.Table
-	bind(op string, index int) error
+	bind(g *Graph, op string, index int) error
 }
 
-// stateBinding ties a descriptor to the one operator that uses it.
+// stateBinding ties a descriptor to its graph and the one operator that
+// uses it.
 type stateBinding struct {
 	name  string
+	g     *Graph // the graph the state was made for
 	op    string
 	index int
 }
 
+// newBinding makes a state of g, which g's validation checks is declared.
+func newBinding(g *Graph, name string) stateBinding {
+	return stateBinding{name: name, g: g}
+}
+
 func (b *stateBinding) stateName() string { return b.name }
 
-func (b *stateBinding) bind(op string, index int) error {
-	if b.op != "" && b.op != op {
+func (b *stateBinding) bind(g *Graph, op string, index int) error {
+	switch {
+	case b.g == nil:
+		return fmt.Errorf("operator %q: state %q was made without a graph: make it with weir.NewValueState(g, ...) (or NewMapState, NewListState)", op, b.name)
+	case b.g != g:
+		return fmt.Errorf("operator %q: state %q was made for graph %q, not this one", op, b.name, b.g.name)
+	case b.op != "" && b.op != op:
 		return fmt.Errorf("state %q is used by operator %q and %q: declare one per operator", b.name, b.op, op)
 	}
 	b.op, b.index = op, index
@@ -32,7 +44,7 @@ func (b *stateBinding) bind(op string, index int) error {
 }
 
 // table finds this state's table in the current task.
-func (b *stateBinding) table(ks keyScope) state.Table {
+func (b *stateBinding) table(ks KeyScope) state.Table {
 	c := ks.scope()
 	return c.tables[b.at(c)]
 }
@@ -65,33 +77,36 @@ func (e *StateNotDeclaredError) Error() string {
 // ValueState holds one value of type T per key.
 type ValueState[T any] struct{ stateBinding }
 
-// NewValueState declares a value state; pass it to the operator with WithState.
-func NewValueState[T any](name string) *ValueState[T] {
-	return &ValueState[T]{stateBinding{name: name}}
+// NewValueState makes a value state of g; pass it to the operator that uses
+// it with WithState (g's validation fails while no operator declares it).
+func NewValueState[T any](g *Graph, name string) *ValueState[T] {
+	s := &ValueState[T]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *ValueState[T]) newTable(max int) state.Table { return state.NewValueTable[T](s.name, max) }
 
 // Get returns the current key's value, or the zero value if there is none.
-func (s *ValueState[T]) Get(ctx keyScope) T {
+func (s *ValueState[T]) Get(ctx KeyScope) T {
 	v, _ := s.Value(ctx)
 	return v
 }
 
 // Value returns the current key's value and whether it exists.
-func (s *ValueState[T]) Value(ctx keyScope) (T, bool) {
+func (s *ValueState[T]) Value(ctx KeyScope) (T, bool) {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.ValueTable[T]).Get(c.group, c.key)
 }
 
 // Set stores the current key's value.
-func (s *ValueState[T]) Set(ctx keyScope, v T) {
+func (s *ValueState[T]) Set(ctx KeyScope, v T) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ValueTable[T]).Put(c.group, c.key, v)
 }
 
 // Clear removes the current key's value.
-func (s *ValueState[T]) Clear(ctx keyScope) {
+func (s *ValueState[T]) Clear(ctx KeyScope) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ValueTable[T]).Delete(c.group, c.key)
 }
@@ -99,40 +114,43 @@ func (s *ValueState[T]) Clear(ctx keyScope) {
 // MapState holds a map from UK to UV per key.
 type MapState[UK comparable, UV any] struct{ stateBinding }
 
-// NewMapState declares a map state; pass it to the operator with WithState.
-func NewMapState[UK comparable, UV any](name string) *MapState[UK, UV] {
-	return &MapState[UK, UV]{stateBinding{name: name}}
+// NewMapState makes a map state of g; pass it to the operator that uses it
+// with WithState (g's validation fails while no operator declares it).
+func NewMapState[UK comparable, UV any](g *Graph, name string) *MapState[UK, UV] {
+	s := &MapState[UK, UV]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *MapState[UK, UV]) newTable(max int) state.Table {
 	return state.NewMapTable[UK, UV](s.name, max)
 }
 
-func (s *MapState[UK, UV]) t(ctx keyScope) (*state.MapTable[UK, UV], *keyedCore) {
+func (s *MapState[UK, UV]) t(ctx KeyScope) (*state.MapTable[UK, UV], *keyedCore) {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.MapTable[UK, UV]), c
 }
 
 // Get returns the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Get(ctx keyScope, uk UK) (UV, bool) {
+func (s *MapState[UK, UV]) Get(ctx KeyScope, uk UK) (UV, bool) {
 	t, c := s.t(ctx)
 	return t.Get(c.group, c.key, uk)
 }
 
 // Put sets the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Put(ctx keyScope, uk UK, uv UV) {
+func (s *MapState[UK, UV]) Put(ctx KeyScope, uk UK, uv UV) {
 	t, c := s.t(ctx)
 	t.Put(c.group, c.key, uk, uv)
 }
 
 // Delete removes the entry uk of the current key's map.
-func (s *MapState[UK, UV]) Delete(ctx keyScope, uk UK) {
+func (s *MapState[UK, UV]) Delete(ctx KeyScope, uk UK) {
 	t, c := s.t(ctx)
 	t.Delete(c.group, c.key, uk)
 }
 
 // Range calls fn for every entry of the current key's map until fn returns false.
-func (s *MapState[UK, UV]) Range(ctx keyScope, fn func(UK, UV) bool) {
+func (s *MapState[UK, UV]) Range(ctx KeyScope, fn func(UK, UV) bool) {
 	t, c := s.t(ctx)
 	for k, v := range t.Entries(c.group, c.key) {
 		if !fn(k, v) {
@@ -144,27 +162,30 @@ func (s *MapState[UK, UV]) Range(ctx keyScope, fn func(UK, UV) bool) {
 // ListState holds a list of T per key.
 type ListState[T any] struct{ stateBinding }
 
-// NewListState declares a list state; pass it to the operator with WithState.
-func NewListState[T any](name string) *ListState[T] {
-	return &ListState[T]{stateBinding{name: name}}
+// NewListState makes a list state of g; pass it to the operator that uses
+// it with WithState (g's validation fails while no operator declares it).
+func NewListState[T any](g *Graph, name string) *ListState[T] {
+	s := &ListState[T]{newBinding(g, name)}
+	g.made(&s.stateBinding)
+	return s
 }
 
 func (s *ListState[T]) newTable(max int) state.Table { return state.NewListTable[T](s.name, max) }
 
 // Get returns the current key's list (do not modify it).
-func (s *ListState[T]) Get(ctx keyScope) []T {
+func (s *ListState[T]) Get(ctx KeyScope) []T {
 	c := ctx.scope()
 	return c.tables[s.at(c)].(*state.ListTable[T]).Get(c.group, c.key)
 }
 
 // Add appends v to the current key's list.
-func (s *ListState[T]) Add(ctx keyScope, v T) {
+func (s *ListState[T]) Add(ctx KeyScope, v T) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ListTable[T]).Add(c.group, c.key, v)
 }
 
 // Clear empties the current key's list.
-func (s *ListState[T]) Clear(ctx keyScope) {
+func (s *ListState[T]) Clear(ctx KeyScope) {
 	c := ctx.scope()
 	c.tables[s.at(c)].(*state.ListTable[T]).Clear(c.group, c.key)
 }

@@ -13,7 +13,7 @@ func opParallelismGraph(t *testing.T) *plan.Job {
 	t.Helper()
 	g := NewGraph("opp")
 	src := Generate(g, "src", 10, func(i int64) int64 { return i }, Parallelism(2))
-	n := NewValueState[int64]("n")
+	n := NewValueState[int64](g, "n")
 	counted := Process(KeyBy(src, func(i int64) int64 { return i % 3 }), "count",
 		func(ctx *KeyedContext[int64], i int64, out *Emitter[int64]) error {
 			out.Emit(i)
@@ -21,7 +21,7 @@ func opParallelismGraph(t *testing.T) *plan.Job {
 		}, WithState(n), Parallelism(2))
 	mapped := Map(counted, "map", func(i int64) int64 { return i }, Parallelism(2))
 	ToSink(mapped, "sink", DiscardSink[int64](nil))
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		t.Fatal(err)
 	}

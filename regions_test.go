@@ -49,7 +49,7 @@ func TestIndependentRegionKeepsRunning(t *testing.T) {
 		src := weir.FromSource(g, name+"-source", func(int) weir.Source[keycount.Event] {
 			return &countingSource{opens: opens, n: n, slow: weir.NewSleeper(2 * time.Microsecond)}
 		})
-		counts := weir.NewValueState[int64](name + "-count")
+		counts := weir.NewValueState[int64](g, name+"-count")
 		out := weir.Process(weir.KeyBy(src, func(e keycount.Event) string { return e.Key }), name+"-count",
 			func(ctx *weir.KeyedContext[string], e keycount.Event, o *weir.Emitter[keycount.Count]) error {
 				if fail && e.Seq == n/2 && armed.CompareAndSwap(true, false) {

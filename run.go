@@ -3,7 +3,6 @@ package weir
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -140,12 +139,15 @@ const stoppedJobWait = 300 * time.Millisecond
 // running then (a stage slow per batch) ends on its own after Run has
 // returned; what it writes is staged output that a restore rolls back.
 // WithDrain drains instead.
+//
+// Without options Run takes no checkpoints and discards its logs; see
+// DefaultRunConfig for how that differs from `node run`.
 func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
-	cfg := RunConfig{Logger: zerolog.New(io.Discard)}
+	cfg := DefaultRunConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
-	p, err := g.Plan()
+	p, err := g.plan()
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func Run(ctx context.Context, g *Graph, opts ...RunOption) (*Result, error) {
 		return nil, err
 	}
 	defer closeStore()
-	rt, err := RuntimeFor(ctx, p, cfg, st)
+	rt, err := runtimeFor(ctx, p, cfg, st)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
 )
@@ -23,13 +24,13 @@ func runKeycountToEnd(t *testing.T, cfg weir.RunConfig, st store.Store, log zero
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := g.Plan()
+	p, err := graphplan.Of(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rt, err := weir.RuntimeFor(ctx, p, cfg, st)
+	rt, err := weir.RuntimeFor(ctx, g, cfg, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ type sinkInstance[T any] struct {
 	twoPhase TwoPhaseSink[T]
 }
 
-func (s *sinkInstance[T]) Open(info plan.TaskInfo) error { return s.sink.Open(info) }
+func (s *sinkInstance[T]) Open(info plan.TaskInfo) error { return s.sink.Open(taskInfoOf(info)) }
 func (s *sinkInstance[T]) Close() error                  { return s.sink.Close() }
 func (s *sinkInstance[T]) Finish() error                 { return s.sink.Finish() }
 

@@ -6,9 +6,6 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 )
 
-// TaskInfo tells a source or sink instance who it is.
-type TaskInfo = plan.TaskInfo
-
 // Source is a replayable input read by one source instance.
 type Source[T any] interface {
 	// Open prepares the instance.
@@ -48,7 +45,7 @@ type sourceInstance[T any] struct {
 	em   Emitter[T]
 }
 
-func (s *sourceInstance[T]) Open(info plan.TaskInfo) error { return s.src.Open(info) }
+func (s *sourceInstance[T]) Open(info plan.TaskInfo) error { return s.src.Open(taskInfoOf(info)) }
 func (s *sourceInstance[T]) Close() error                  { return s.src.Close() }
 func (s *sourceInstance[T]) Offset() int64                 { return s.src.Offset() }
 func (s *sourceInstance[T]) SeekTo(offset int64) error     { return s.src.SeekTo(offset) }

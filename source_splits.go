@@ -6,10 +6,6 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 )
 
-// Split is one part of a source's input and how far it was read: split ID of
-// the Of splits the source was cut into, at Offset.
-type Split = plan.Split
-
 // SplitSource is a Source whose position is a list of splits. A restore may
 // run it at another parallelism than its checkpoint's: each instance is
 // handed the splits it now serves at their offsets. Instances beyond the
@@ -46,9 +42,9 @@ type splitSourceInstance[T any] struct {
 	split SplitSource[T]
 }
 
-func (s *splitSourceInstance[T]) Splits() []Split { return s.split.Splits() }
-func (s *splitSourceInstance[T]) AssignSplits(splits []Split) error {
-	if err := s.split.AssignSplits(splits); err != nil {
+func (s *splitSourceInstance[T]) Splits() []plan.Split { return planSplits(s.split.Splits()) }
+func (s *splitSourceInstance[T]) AssignSplits(splits []plan.Split) error {
+	if err := s.split.AssignSplits(splitsOf(splits)); err != nil {
 		return fmt.Errorf("source %q: %w", s.name, err)
 	}
 	return nil

@@ -30,7 +30,7 @@ func twoSourcePlan(t *testing.T, p int) *plan.Job {
 	plain := FromSource(g, "plain", func(int) Source[int64] { return &offsetSource{} }, Parallelism(p))
 	ToSink(discardAll(gen, "gen-map", p), "gen-sink", DiscardSink[int64](nil))
 	ToSink(discardAll(plain, "plain-map", p), "plain-sink", DiscardSink[int64](nil))
-	j, err := g.Plan()
+	j, err := g.plan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func processTimed[T any, K keygroups.Key, Out any](ks KeyedStream[T, K], name st
 	g := ks.s.g
 	// Each instance gets its own record function below.
 	placeholder := func(*KeyedContext[K], T, *Emitter[Out]) error { return nil }
-	out := Process(ks, name, placeholder, append(opts, WithState(&timerState{stateBinding{name: timersTable}}))...)
+	out := Process(ks, name, placeholder, append(opts, WithState(&timerState{newBinding(g, timersTable)}))...)
 	op := g.job.Operators[len(g.job.Operators)-1]
 	inner := op.New
 	at := ks.s.eventTime

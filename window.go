@@ -114,7 +114,7 @@ func Aggregate[T any, K keygroups.Key, Acc, R any](w WindowedStream[T, K], name 
 	if w.spec.processingTime {
 		lateness = 0
 	}
-	windows := NewMapState[int64, windowEntry[Acc]]("weir.windows")
+	windows := NewMapState[int64, windowEntry[Acc]](w.ks.s.g, "weir.windows")
 	var lateOut *Stream[T]
 	if w.late.side {
 		lateOut = new(Stream[T])

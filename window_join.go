@@ -33,8 +33,8 @@ func WindowJoin[A, B any, K keygroups.Key, Out any](cs ConnectedStreams[A, B, K]
 	if fn == nil {
 		bad(errors.New("no join function"))
 	}
-	left := NewMapState[int64, []A]("weir.join.left")
-	right := NewMapState[int64, []B]("weir.join.right")
+	left := NewMapState[int64, []A](cs.a.s.g, "weir.join.left")
+	right := NewMapState[int64, []B](cs.a.s.g, "weir.join.right")
 	return CoProcess(cs, name, CoFunctions[A, B, K, Out]{
 		OnA: func(ctx *KeyedContext[K], a A, _ *Emitter[Out]) error {
 			joinAdd(ctx, spec, func(start int64) {

@@ -24,7 +24,7 @@ func TestProcessingTimeWindowsAndTimers(t *testing.T) {
 	})
 	keyed := weir.KeyBy(slow, func(r reading) string { return r.Sensor })
 	counts := weir.Aggregate(weir.Window(keyed, weir.Tumbling(100*time.Millisecond).InProcessingTime()), "counts", weir.Count[reading]())
-	started := weir.NewValueState[bool]("started")
+	started := weir.NewValueState[bool](g, "started")
 	fired := weir.ProcessWithTimers(keyed, "timers", weir.KeyedFunctions[reading, string, string]{
 		OnRecord: func(ctx *weir.KeyedContext[string], r reading, _ *weir.Emitter[string]) error {
 			if !started.Get(ctx) {

@@ -208,7 +208,7 @@ func TestConnectedWindowJoinSharesStateAndTimers(t *testing.T) {
 		weir.BoundedOutOfOrderness(readingDisorder))
 	right := weir.Union("right", right1, right2)
 	key := func(r reading) string { return r.Sensor }
-	counts := weir.NewMapState[int64, [2]int64]("counts")
+	counts := weir.NewMapState[int64, [2]int64](g, "counts")
 	const size = int64(1000)
 	add := func(side int) weir.ProcessFunc[reading, string, joinCount] {
 		return func(ctx *weir.KeyedContext[string], r reading, out *weir.Emitter[joinCount]) error {

@@ -19,7 +19,8 @@ type Buffer struct {
 	// whose channel state it first became); 0 for new input.
 	round uint64
 	// Mark is the watermark that follows the buffer's records (none, a
-	// watermark, or idle); it is not kept in captured channel state.
+	// watermark, or idle); captured channel state keeps it, and a restore
+	// replays it after the records.
 	Mark Mark
 }
 

@@ -147,7 +147,7 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
 		}
 		for _, b := range batches {
-			c.replay = append(c.replay, &Buffer{Seq: b.Seq, Records: b.Records, round: b.Round})
+			c.replay = append(c.replay, replayBuffer(b, false))
 		}
 	}
 	took := time.Since(start)

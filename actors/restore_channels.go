@@ -134,7 +134,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 		in := t.in.chans[inputOf(c.Input, c.Producer, newProducers)]
 		for _, b := range c.Batches {
 			// Shared with other consumers' replays: never recycled.
-			in.replay = append(in.replay, &Buffer{Seq: b.Seq, Records: b.Records, captured: true, round: b.Round})
+			in.replay = append(in.replay, replayBuffer(b, true))
 		}
 		n++
 	}

@@ -383,7 +383,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 			// Renumbered in capture order: restored buffers not yet replayed come
 			// first and carry seqs of an earlier channel incarnation, and
 			// keep their replay round.
-			batches[k] = inflight.Batch{Seq: uint64(k + 1), Records: buf.Records, Round: buf.round}
+			batches[k] = capturedBatch(uint64(k+1), buf)
 		}
 		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
 		data, records, err := inflight.Encode(codec, batches)

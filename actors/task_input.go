@@ -140,7 +140,7 @@ func (c *inChannel) remainder() *Buffer {
 	if c.curDone > 0 {
 		recs = recs.Slice(c.curDone, recs.Len())
 	}
-	return &Buffer{Seq: c.cur.Seq, Records: recs, round: c.cur.round}
+	return &Buffer{Seq: c.cur.Seq, Records: recs, round: c.cur.round, Mark: c.cur.Mark}
 }
 
 // processParts hands input c's current buffer to the operator from record

@@ -36,7 +36,8 @@ func (s *channelSet) sorted() []Channel {
 		slices.SortStableFunc(bs, func(a, b Batch) int { return cmp.Compare(a.Round, b.Round) })
 		numbered := make([]Batch, len(bs))
 		for i, b := range bs {
-			numbered[i] = Batch{Seq: uint64(i + 1), Records: b.Records, Round: b.Round}
+			b.Seq = uint64(i + 1)
+			numbered[i] = b
 		}
 		out = append(out, Channel{Input: k.input, Producer: k.producer, Consumer: k.consumer, Batches: numbered})
 	}

@@ -19,13 +19,24 @@ import (
 // ErrCorrupt marks channel state that cannot be decoded.
 var ErrCorrupt = errors.New("corrupt channel state")
 
-// formatVersion is the first byte of every encoded channel state.
-const formatVersion = 1
+// formatVersion is the first byte of every encoded channel state: 2 stores
+// each buffer's mark; 1 (still decoded) did not.
+const (
+	formatVersion   = 2
+	formatNoMarksV1 = 1
+)
 
-// Batch is one captured buffer: its sequence number on the channel and records.
+// Batch is one captured buffer: its sequence number on the channel, records,
+// and the mark that followed them.
 type Batch struct {
 	Seq     uint64
 	Records plan.Batch
+	// MarkKind and MarkAt are the watermark (or idleness) that followed the
+	// buffer's records on its channel, as the runtime's buffers carry it
+	// (kind 0: none). Replayed after the records, it gives a restored
+	// consumer the event time the undisturbed one had.
+	MarkKind uint8
+	MarkAt   int64
 	// Round is the replay round of restored channel state: the checkpoint
 	// whose channel state the batch first became (LabelRounds). It is not
 	// part of the encoding; the manifest carries it.
@@ -34,6 +45,15 @@ type Batch struct {
 
 // wireBatch is a Batch with its records encoded by the edge's codec.
 type wireBatch struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Seq      uint64
+	Data     []byte
+	MarkKind uint8
+	MarkAt   int64
+}
+
+// wireBatchV1 is a wireBatch of format 1, without the mark.
+type wireBatchV1 struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Seq      uint64
 	Data     []byte
@@ -49,7 +69,7 @@ func Encode(codec plan.BatchCodec, batches []Batch) ([]byte, int, error) {
 		if err != nil {
 			return nil, 0, fmt.Errorf("encode captured buffer seq %d: %w", b.Seq, err)
 		}
-		wire[i] = wireBatch{Seq: b.Seq, Data: data}
+		wire[i] = wireBatch{Seq: b.Seq, Data: data, MarkKind: b.MarkKind, MarkAt: b.MarkAt}
 		records += b.Records.Len()
 	}
 	body, err := msgpack.Marshal(wire)
@@ -59,17 +79,15 @@ func Encode(codec plan.BatchCodec, batches []Batch) ([]byte, int, error) {
 	return append([]byte{formatVersion}, body...), records, nil
 }
 
-// Decode turns bytes made by Encode back into buffers, in their original order.
+// Decode turns bytes made by Encode back into buffers, in their original
+// order (format 1, from before marks were stored, decodes without marks).
 func Decode(codec plan.BatchCodec, data []byte) ([]Batch, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("empty channel state: %w", ErrCorrupt)
 	}
-	if data[0] != formatVersion {
-		return nil, fmt.Errorf("channel state format version %d, want %d: %w", data[0], formatVersion, ErrCorrupt)
-	}
-	var wire []wireBatch
-	if err := msgpack.Unmarshal(data[1:], &wire); err != nil {
-		return nil, fmt.Errorf("decode channel state: %v: %w", err, ErrCorrupt)
+	wire, err := decodeWire(data)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Batch, len(wire))
 	var last uint64
@@ -82,7 +100,30 @@ func Decode(codec plan.BatchCodec, data []byte) ([]Batch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("channel state buffer seq %d: %v: %w", w.Seq, err, ErrCorrupt)
 		}
-		out[i] = Batch{Seq: w.Seq, Records: recs}
+		out[i] = Batch{Seq: w.Seq, Records: recs, MarkKind: w.MarkKind, MarkAt: w.MarkAt}
 	}
 	return out, nil
+}
+
+// decodeWire reads the buffers of either format.
+func decodeWire(data []byte) ([]wireBatch, error) {
+	var wire []wireBatch
+	switch data[0] {
+	case formatVersion:
+		if err := msgpack.Unmarshal(data[1:], &wire); err != nil {
+			return nil, fmt.Errorf("decode channel state: %v: %w", err, ErrCorrupt)
+		}
+	case formatNoMarksV1:
+		var v1 []wireBatchV1
+		if err := msgpack.Unmarshal(data[1:], &v1); err != nil {
+			return nil, fmt.Errorf("decode channel state: %v: %w", err, ErrCorrupt)
+		}
+		wire = make([]wireBatch, len(v1))
+		for i, w := range v1 {
+			wire[i] = wireBatch{Seq: w.Seq, Data: w.Data}
+		}
+	default:
+		return nil, fmt.Errorf("channel state format version %d, want %d: %w", data[0], formatVersion, ErrCorrupt)
+	}
+	return wire, nil
 }

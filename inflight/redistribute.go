@@ -161,7 +161,7 @@ func (s Spec) splitByKeyGroup(out *channelSet, c Channel, producer int) error {
 				if err != nil {
 					return fmt.Errorf("buffer seq %d: %w: %w", b.Seq, err, ErrRedistribute)
 				}
-				out.add(c.Input, producer, to, Batch{Records: part, Round: b.Round})
+				out.add(c.Input, producer, to, Batch{Records: part, MarkKind: b.MarkKind, MarkAt: b.MarkAt, Round: b.Round})
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func slowCountGraph(nc *nats.Conn, srcP, countP, sinkP int, bounded bool, perRec
 	g := weir.NewGraph("jscount")
 	events := wjs.FromStream(g, "source", wjs.SourceConfig[event]{Conn: wjs.Conn{NC: nc}, Stream: "IN", Subjects: subjects, Bounded: bounded},
 		weir.Parallelism(srcP))
-	n := weir.NewValueState[int64]("n")
+	n := weir.NewValueState[int64](g, "n")
 	counts := weir.Process(weir.KeyBy(events, func(e event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e event, out *weir.Emitter[count]) error {
 			sleepers[ctx.Instance()].Tick()

@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -86,7 +87,7 @@ func (a *Agent) buildJob(name string, args []string) (*JobSpec, *plan.Job, error
 	if spec == nil || spec.Graph == nil {
 		return nil, nil, fmt.Errorf("job %s: the job builder returned no graph", name)
 	}
-	p, err := spec.Graph.Plan()
+	p, err := graphplan.Of(spec.Graph)
 	if err != nil {
 		return nil, nil, fmt.Errorf("job %s: %w", name, err)
 	}
@@ -115,7 +116,7 @@ func (a *Agent) runtimeFor(spec *JobSpec, p *plan.Job, restore string, coordinat
 	cfg.Logger = a.log.With().Str("job", p.Name).Logger()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return weir.RuntimeFor(ctx, p, cfg, st)
+	return weir.RuntimeFor(ctx, spec.Graph, cfg, st)
 }
 
 // applyRestorePlan gives a prepared part the parallelisms and key-group
@@ -127,7 +128,7 @@ func (a *Agent) applyRestorePlan(spec *JobSpec, p *plan.Job, id uint64) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return weir.ApplyRestorePlan(ctx, p, spec.Run, st, id)
+	return weir.ApplyRestorePlan(ctx, spec.Graph, spec.Run, st, id)
 }
 
 // prepare starts the part of a job that runs on this node, replacing an

@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/placement"
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/samples/keycount"
@@ -36,7 +37,7 @@ func mustPlan(t *testing.T) func(*weir.Graph, error) *plan.Job {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := g.Plan()
+		p, err := graphplan.Of(g)
 		if err != nil {
 			t.Fatal(err)
 		}

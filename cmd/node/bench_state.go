@@ -297,7 +297,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		}
 		return stateEvent{Key: keys[int(i-k)%hot*stride], At: now.UnixNano()}
 	})
-	values := weir.NewValueState[bigstate.Entry]("value")
+	values := weir.NewValueState[bigstate.Entry](g, "value")
 	var processed atomic.Int64
 	lat := weir.NewHistogram()
 	n := cfg.valueBytes

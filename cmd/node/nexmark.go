@@ -36,7 +36,7 @@ func registerNexmark() {
 				gen := nexmark.DefaultConfig(p.Seed)
 				gen.Rate = f.rate
 				cfg := nexmark.JobConfig{Query: f.query, Events: f.events, Generator: gen, Parallelism: p.Parallelism,
-					Out: nexmark.Output{File: p.Out}}
+					Out: nexmark.Output{File: p.Out}, SleepMs: p.SleepMs}
 				if p.Out == "" {
 					cfg.Out.Discarded = new(atomic.Int64)
 				}

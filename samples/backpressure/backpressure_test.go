@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/graphplan"
 )
 
 func TestBackpressureRunsToTheEnd(t *testing.T) {
@@ -46,7 +47,7 @@ func TestBackpressureEveryEdgeShuffles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := g.Plan()
+	p, err := graphplan.Of(g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 	events := weir.Generate(g, "source", cfg.Records, func(i int64) keycount.Event {
 		return keycount.Event{Key: keys[i%k], Seq: i}
 	}, weir.Parallelism(cfg.Parallelism))
-	values := weir.NewValueState[Entry]("value")
+	values := weir.NewValueState[Entry](g, "value")
 	sleepers := make([]*weir.Sleeper, cfg.Parallelism) // one per instance: tasks run concurrently
 	for i := range sleepers {
 		sleepers[i] = weir.NewSleeper(time.Duration(cfg.SleepMs * float64(time.Millisecond)))

@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/internal/cputime"
+	"github.com/weirstream/weir/internal/graphplan"
 	"github.com/weirstream/weir/internal/natstest"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/store"
@@ -238,7 +239,7 @@ func runBigstate(b *testing.B, st store.Store, keys int, restore string) actors.
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := g.Plan()
+	p, err := graphplan.Of(g)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func runBigstate(b *testing.B, st store.Store, keys int, restore string) actors.
 		Mode: weir.CheckpointAligned, Interval: time.Hour, Timeout: 5 * time.Minute, Retain: 1000}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rt, err := weir.RuntimeFor(ctx, p, cfg, st)
+	rt, err := weir.RuntimeFor(ctx, g, cfg, st)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 	g := weir.NewGraph("jsbridge", weir.WithParallelism(cfg.Parallelism))
 	events := wjs.FromStream(g, "source", wjs.SourceConfig[Event]{Conn: conn, Stream: cfg.In,
 		Subjects: cfg.InSubjects(), Bounded: !cfg.Follow})
-	n := weir.NewValueState[int64]("count")
+	n := weir.NewValueState[int64](g, "count")
 	counts := weir.Process(weir.KeyBy(events, func(e Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e Event, out *weir.Emitter[Count]) error {
 			c := n.Get(ctx) + 1

@@ -63,7 +63,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 	events := weir.Generate(g, "source", cfg.Records, func(i int64) Event {
 		return Event{Key: keys[i%k], Seq: i}
 	}, weir.Parallelism(cfg.Parallelism))
-	counts := weir.NewValueState[int64]("count")
+	counts := weir.NewValueState[int64](g, "count")
 	sleepers := weir.NewSleepers(time.Duration(cfg.SleepMs * float64(time.Millisecond))) // one per instance
 	out := weir.Process(weir.KeyBy(events, func(e Event) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e Event, out *weir.Emitter[Count]) error {

@@ -92,7 +92,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 		Count int64 `msgpack:"c"`
 		Sum   int64 `msgpack:"s"`
 	}
-	totals := weir.NewValueState[total]("total")
+	totals := weir.NewValueState[total](g, "total")
 	sleepers := weir.NewSleepers(time.Duration(cfg.SleepMs * float64(time.Millisecond))) // one per instance
 	sums := weir.Process(weir.KeyBy(mine, func(c claimed) string { return c.Key }), "sum",
 		func(ctx *weir.KeyedContext[string], c claimed, out *weir.Emitter[Sum]) error {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/weirstream/weir"
 )
@@ -60,6 +61,10 @@ type JobConfig struct {
 	Generator   Config
 	Parallelism int
 	Out         Output
+	// SleepMs, when > 0, slows the job by this average sleep per event in
+	// a stage after the source, in ms (e.g. 0.03), so that tests can kill
+	// it part way.
+	SleepMs float64
 }
 
 // Build makes the graph of a query over the generated events.
@@ -74,12 +79,28 @@ func Build(cfg JobConfig) (*weir.Graph, error) {
 		return nil, fmt.Errorf("nexmark: parallelism %d must be ≥ 1", cfg.Parallelism)
 	case cfg.Out.File == "" && cfg.Out.Discarded == nil:
 		return nil, fmt.Errorf("nexmark: an output file or a discard counter is required")
+	case cfg.SleepMs < 0:
+		return nil, fmt.Errorf("nexmark: sleep %v ms per event must be ≥ 0", cfg.SleepMs)
 	}
 	gen, err := NewGenerator(cfg.Generator)
 	if err != nil {
 		return nil, err
 	}
 	g := weir.NewGraph("nexmark-"+cfg.Query, weir.WithParallelism(cfg.Parallelism))
-	add(Source(g, gen, cfg.Events), cfg.Out)
+	events := Source(g, gen, cfg.Events)
+	if cfg.SleepMs > 0 {
+		events = slowed(events, time.Duration(cfg.SleepMs*float64(time.Millisecond)))
+	}
+	add(events, cfg.Out)
 	return g, nil
+}
+
+// slowed passes events on, each instance sleeping per event on average.
+func slowed(events weir.Stream[Event], per time.Duration) weir.Stream[Event] {
+	sleepers := weir.NewSleepers(per)
+	slow := weir.MapWithContext(events, "slow", func(ctx *weir.OpContext, e Event) Event {
+		sleepers[ctx.Instance()].Tick()
+		return e
+	})
+	return weir.Timestamped(slow, eventTime)
 }

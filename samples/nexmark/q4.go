@@ -50,8 +50,8 @@ func Valid(a Auction, b Bid) bool {
 func WinningBids(events weir.Stream[Event]) weir.Stream[WinningBid] {
 	auctions := Auctions(events, "q4-auctions", nil)
 	bids := Bids(events)
-	open := weir.NewValueState[WinningBid]("open-auction")
-	early := weir.NewListState[Bid]("early-bids")
+	open := weir.NewValueState[WinningBid](events.Graph(), "open-auction")
+	early := weir.NewListState[Bid](events.Graph(), "early-bids")
 	cs := weir.Connect(weir.KeyBy(auctions, func(a Auction) int64 { return a.ID }),
 		weir.KeyBy(bids, func(b Bid) int64 { return b.Auction }))
 	offer := func(w *WinningBid, b Bid) {
@@ -127,7 +127,7 @@ func WinningBids(events weir.Stream[Event]) weir.Stream[WinningBid] {
 // Q4 is the average price per category: the winning bids of closed
 // auctions, averaged by category, one updated average per winning bid.
 func Q4(events weir.Stream[Event]) weir.Stream[CategoryPrice] {
-	sums := weir.NewValueState[CategoryPrice]("category-sum")
+	sums := weir.NewValueState[CategoryPrice](events.Graph(), "category-sum")
 	winners := weir.KeyBy(WinningBids(events), func(w WinningBid) int64 { return w.Auction.Category })
 	return weir.Process(winners, "q4", func(ctx *weir.KeyedContext[int64], w WinningBid, out *weir.Emitter[CategoryPrice]) error {
 		s := sums.Get(ctx)

@@ -29,7 +29,7 @@ type HotItems struct {
 func Q5(events weir.Stream[Event]) weir.Stream[HotItems] {
 	byAuction := weir.KeyBy(Bids(events), func(b Bid) int64 { return b.Auction })
 	counts := weir.Aggregate(weir.Window(byAuction, weir.Sliding(WindowSize, WindowPeriod)), "q5-counts", weir.Count[Bid]())
-	top := weir.NewValueState[HotItems]("top")
+	top := weir.NewValueState[HotItems](events.Graph(), "top")
 	byWindow := weir.KeyBy(counts, func(r weir.WindowResult[int64, int64]) int64 { return r.End.UnixMilli() })
 	return weir.ProcessWithTimers(byWindow, "q5", weir.KeyedFunctions[weir.WindowResult[int64, int64], int64, HotItems]{
 		OnRecord: func(ctx *weir.KeyedContext[int64], r weir.WindowResult[int64, int64], _ *weir.Emitter[HotItems]) error {

@@ -51,7 +51,7 @@ func Q7(events weir.Stream[Event]) weir.Stream[HighestBids] {
 		Merge:  func(a, b maxBids) maxBids { return addMax(a, b.Bids, b.Price) },
 		Result: func(a maxBids) maxBids { return a },
 	})
-	top := weir.NewValueState[maxBids]("top")
+	top := weir.NewValueState[maxBids](events.Graph(), "top")
 	byWindow := weir.KeyBy(partial, func(r weir.WindowResult[int64, maxBids]) int64 { return r.End.UnixMilli() })
 	return weir.ProcessWithTimers(byWindow, "q7", weir.KeyedFunctions[weir.WindowResult[int64, maxBids], int64, HighestBids]{
 		OnRecord: func(ctx *weir.KeyedContext[int64], r weir.WindowResult[int64, maxBids], _ *weir.Emitter[HighestBids]) error {

@@ -55,7 +55,7 @@ func Build(cfg Config) (*weir.Graph, error) {
 		}
 		return nil
 	}, p)
-	counts := weir.NewValueState[int64]("count")
+	counts := weir.NewValueState[int64](g, "count")
 	out := weir.Process(weir.KeyBy(words, func(w string) string { return w }), "count",
 		func(ctx *weir.KeyedContext[string], w string, out *weir.Emitter[WordCount]) error {
 			c := counts.Get(ctx) + 1
