@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// liveRescaleArgs is a keycount job that runs until cancelled, at
+// parallelism 2, with a slow count stage and unaligned checkpoints.
+func liveRescaleArgs(out string) []string {
+	return []string{"keycount", "--records", "-1", "--keys", "100", "--parallelism", "2", "--out", out,
+		"--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned",
+		"--coordinator", "n2", "--log-level", "warn"}
+}
+
+// rescaleStatusView is a job's rescales in `node status --json`.
+type rescaleStatusView struct {
+	Jobs []struct {
+		Name     string `json:"name"`
+		Rescales *struct {
+			Count int `json:"count"`
+			Last  *struct {
+				Seq     uint64 `json:"seq"`
+				Changes []struct {
+					Operator string `json:"operator"`
+					From     int    `json:"from"`
+					To       int    `json:"to"`
+				} `json:"changes"`
+				TookMs   float64 `json:"took_ms"`
+				Moved    int     `json:"moved"`
+				MinMoves int     `json:"min_moves"`
+			} `json:"last"`
+		} `json:"rescales"`
+	} `json:"jobs"`
+}
+
+// TestClusterLiveRescale: keycount on three `node start` processes, with a
+// slow count stage and unaligned checkpoints, is rescaled live with `node
+// rescale` 2 → 3 → 1 → 4 while it runs, then cancelled: each rescale
+// commits (moving the fewest key groups), the job never restarts, `node
+// status` shows the rescales, and the output is exactly one run's prefix:
+// every key's counts 1, 2, … once each and in order.
+func TestClusterLiveRescale(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
+	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	for _, step := range []struct{ p, moves string }{{"3", "count 2→3 moves 42 of 128 (min 42)"}, {"1", "count 3→1 moves 85 of 128 (min 85)"},
+		{"4", "count 1→4 moves 96 of 128 (min 96)"}} {
+		code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", step.p)
+		if code != 0 || !strings.Contains(stdout, "planned: "+step.moves) || !strings.Contains(stdout, "committed: took") {
+			t.Fatalf("node rescale to %s: exit %d\n%s\n%s", step.p, code, stdout, stderr)
+		}
+		t.Logf("node rescale keycount --operator count --parallelism %s:\n%s", step.p, stdout)
+	}
+	s := c.status()
+	for _, j := range s.Jobs {
+		if j.Name == "keycount" && j.Restarts != 0 {
+			t.Fatalf("the job restarted %d times during live rescales", j.Restarts)
+		}
+	}
+	if n := countPlaced(s, "keycount", "count["); n != 4 {
+		t.Fatalf("status places %d count instances, want 4", n)
+	}
+	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
+	var rs rescaleStatusView
+	if err := json.Unmarshal([]byte(stdout), &rs); code != 0 || err != nil {
+		t.Fatalf("node status --json: exit %d, %v\n%s", code, err, stderr)
+	}
+	if len(rs.Jobs) != 1 || rs.Jobs[0].Rescales == nil || rs.Jobs[0].Rescales.Count != 3 || rs.Jobs[0].Rescales.Last == nil ||
+		rs.Jobs[0].Rescales.Last.Seq != 3 || rs.Jobs[0].Rescales.Last.Moved != 96 || rs.Jobs[0].Rescales.Last.MinMoves != 96 ||
+		len(rs.Jobs[0].Rescales.Last.Changes) != 1 || rs.Jobs[0].Rescales.Last.Changes[0].To != 4 {
+		t.Fatalf("status does not show the three rescales:\n%s", stdout)
+	}
+	if code, stdout, stderr := c.client("status"); code != 0 || !strings.Contains(stdout, "rescales of keycount: 3; last #3 count 1→4") {
+		t.Fatalf("node status: exit %d, no rescale line:\n%s\n%s", code, stdout, stderr)
+	}
+	cancelAndVerify(t, c, done, sout, out)
+}
+
+// countPlaced is how many task instances named prefix… the job's
+// coordinator places.
+func countPlaced(s statusView, job, prefix string) int {
+	n := 0
+	for _, j := range s.Jobs {
+		if j.Name != job {
+			continue
+		}
+		for task := range j.Tasks {
+			if strings.HasPrefix(task, prefix) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// cancelAndVerify cancels keycount, waits for its attached submit, and
+// checks the output is a prefix of one run that got past where it was.
+func cancelAndVerify(t *testing.T, c *testCluster, done chan error, sout *lockedBuffer, out string) {
+	t.Helper()
+	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
+		t.Fatalf("cancel: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if err := waitSubmit(t, done, sout); err == nil || !strings.Contains(sout.String(), "cancel") {
+		t.Fatalf("node submit of the cancelled job: %v\n%s", err, sout.String())
+	}
+	lines, err := verifyPrefix(out)
+	if err != nil {
+		t.Fatalf("output is not exactly one run's prefix: %v", err)
+	}
+	if lines == 0 {
+		t.Fatal("the job committed no output")
+	}
+	t.Logf("%d lines, each key's counts once and in order", lines)
+}
+
+// TestClusterLiveRescaleNodeKilled: while `node rescale` takes count of a
+// keycount job on three nodes from 2 to 3, a node that runs count
+// instances or gets the added one (not the coordinator's) is SIGKILLed: the rescale commits or
+// aborts, the job recovers from its latest checkpoint with the old tables
+// or the new ones, runs on the two nodes left, and its output is exactly
+// one run's prefix.
+func TestClusterLiveRescaleNodeKilled(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
+	s := c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	// n1 embeds NATS and n2 coordinates: n3 goes. It runs an instance of
+	// count (an old owner) or, when it runs none, gets the added one.
+	const victim = "n3"
+	t.Logf("before the rescale: placement %v", s.Jobs[0].Tasks)
+	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3", "--detach")
+	if code != 0 || !strings.Contains(stdout, "planned: count 2→3") {
+		t.Fatalf("node rescale --detach: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c.kill(victim)
+	after := c.waitStatus("the job recovered after the node was lost", func(s statusView) bool {
+		for _, j := range s.Jobs {
+			if j.Name == "keycount" && j.State == "running" && j.Restarts >= 1 {
+				for _, node := range j.Tasks {
+					if node == victim {
+						return false
+					}
+				}
+				return len(j.Checkpoints) > 0
+			}
+		}
+		return false
+	})
+	outcome := "neither committed nor aborted before the loss"
+	for _, line := range strings.Split(c.nodes["n2"].stderr.String(), "\n") {
+		if strings.Contains(line, `"message":"rescale committed"`) || strings.Contains(line, `"message":"rescale aborted"`) {
+			outcome = line
+		}
+	}
+	t.Logf("the rescale: %s", outcome)
+	first, _ := jobCheckpoints(after, "keycount")
+	c.waitStatus("a checkpoint after the recovery", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
+	cancelAndVerify(t, c, done, sout, out)
+}
