@@ -97,6 +97,12 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 		Int("moves", p.Moved()).Int("min_moves", p.Minimum()).Bool("detach", req.Detach).Msg("rescale requested")
 	a.reply(m, RescaleReply{Stage: RescalePlanned, Seq: p.Input.Seq, Changes: p.Summary(), Moves: p.Moved(), Minimum: p.Minimum()})
 	res, err := run.Wait(ctx)
+	if err == nil {
+		if rerr := a.recordRescale(req.Job, p); rerr != nil {
+			a.log.Error().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).
+				Msg("record the rescale's parallelisms: a takeover builds the job at the old ones")
+		}
+	}
 	if req.Detach {
 		return
 	}

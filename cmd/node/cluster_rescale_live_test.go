@@ -163,3 +163,30 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 	c.waitStatus("a checkpoint after the recovery", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
 	cancelAndVerify(t, c, done, sout, out)
 }
+
+// TestClusterLiveRescaleTakeover: after `node rescale` takes count from 2 to
+// 3 and commits, the coordinator's node is SIGKILLed: the node that takes
+// the job over builds it at count 3 (the job record has the committed
+// parallelism) and restores its latest checkpoint at it, and the output is
+// exactly one run's prefix.
+func TestClusterLiveRescaleTakeover(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
+	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3")
+	if code != 0 || !strings.Contains(stdout, "committed: took") {
+		t.Fatalf("node rescale: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	c.kill("n2")
+	c.waitStatus("another node coordinating count at 3", func(s statusView) bool {
+		for _, j := range s.Jobs {
+			if j.Name == "keycount" && j.State == "running" && j.Coordinator != "n2" && len(j.Checkpoints) > 0 {
+				return countPlaced(s, "keycount", "count[") == 3
+			}
+		}
+		return false
+	})
+	cancelAndVerify(t, c, done, sout, out)
+}
