@@ -190,3 +190,40 @@ func TestClusterLiveRescaleTakeover(t *testing.T) {
 	})
 	cancelAndVerify(t, c, done, sout, out)
 }
+
+// TestClusterRescaleErrors: `node rescale` refuses, saying why, an unknown
+// job, flags without pairs or with an absurd parallelism, an unknown
+// operator, a source, more instances than key groups, and a job that is no
+// longer running; a refused request changes nothing (the job then rescales).
+func TestClusterRescaleErrors(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, buildNode(t), []string{"n1"}, nil, nil)
+	refused := func(want string, args ...string) {
+		t.Helper()
+		code, stdout, stderr := c.client(append([]string{"rescale"}, args...)...)
+		if code == 0 || !strings.Contains(stderr, want) {
+			t.Fatalf("node rescale %v: exit %d, want an error containing %q:\n%s\n%s", args, code, want, stdout, stderr)
+		}
+	}
+	refused(`unknown job "nojob"`, "nojob", "--operator", "count", "--parallelism", "3")
+	refused("want --operator NAME --parallelism N pairs", "keycount", "--operator", "count")
+	refused("parallelism 0: want 1 to 32768", "keycount", "--operator", "count", "--parallelism", "0")
+	refused(`parallelism "x" is not a number`, "keycount", "--operator", "count", "--parallelism", "x")
+	out := filepath.Join(c.dir, "out.jsonl")
+	args := liveRescaleArgs(out)
+	for i, a := range args {
+		if a == "n2" {
+			args[i] = "n1"
+		}
+	}
+	_, sout, done := c.submitAttached(args...)
+	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	refused(`no operator "nope"`, "keycount", "--operator", "nope", "--parallelism", "3")
+	refused(`source "source" cannot change parallelism live`, "keycount", "--operator", "source", "--parallelism", "3")
+	refused(`operator "count"`, "keycount", "--operator", "count", "--parallelism", "129")
+	if code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3"); code != 0 {
+		t.Fatalf("node rescale after refused ones: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cancelAndVerify(t, c, done, sout, out)
+	refused("job keycount is not running (cancelled)", "keycount", "--operator", "count", "--parallelism", "2")
+}
