@@ -33,17 +33,19 @@ func (f *fragment) rescaleCommitPart(ctx actor.Context, m *rescaleCommitPartMsg)
 	if !f.ofThisRun(m.run, "rescale commit") {
 		return
 	}
-	next, err := planAfter(f.job.Plan, m.plan)
+	next, err := f.job.planAfter(m.plan)
 	if err != nil {
 		f.end(ctx, fmt.Errorf("rescale %d committed: %w", m.plan.Input.Seq, err))
 		return
 	}
+	f.job.mu.Lock()
 	for i, op := range f.job.Plan.Operators {
 		op.Parallelism, op.Table = next.Operators[i].Parallelism, next.Operators[i].Table
 	}
 	for i, e := range f.job.Plan.Edges {
 		e.Partitioner = next.Edges[i].Partitioner
 	}
+	f.job.mu.Unlock()
 	f.job.log.Info().Uint64("rescale", m.plan.Input.Seq).Str("changes", m.plan.Summary()).Msg("rescale committed: the part runs on its plan")
 }
 
@@ -52,7 +54,7 @@ func (f *fragment) rescaleCommitPart(ctx actor.Context, m *rescaleCommitPartMsg)
 func (f *fragment) spawnOperator(m *spawnTaskMsg) (*plan.Operator, error) {
 	p := f.job.Plan
 	if m.rescale != nil {
-		next, err := planAfter(p, m.rescale)
+		next, err := f.job.planAfter(m.rescale)
 		if err != nil {
 			return nil, err
 		}

@@ -250,7 +250,7 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 
 // nextOperator is operator op of j's plan after rescale p (see planAfter).
 func nextOperator(j *Job, p *rescale.Plan, op int) (*plan.Operator, error) {
-	next, err := planAfter(j.Plan, p)
+	next, err := j.planAfter(p)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +258,15 @@ func nextOperator(j *Job, p *rescale.Plan, op int) (*plan.Operator, error) {
 		return nil, fmt.Errorf("job %q has no operator %d", j.Plan.Name, op)
 	}
 	return next.Operators[op], nil
+}
+
+// planAfter is planAfter of the job's plan, read under the job's lock (a
+// part takes a committed rescale's plan under it).
+func (j *Job) planAfter(p *rescale.Plan) (*plan.Job, error) {
+	j.mu.Lock()
+	cur := clonePlan(j.Plan)
+	j.mu.Unlock()
+	return planAfter(cur, p)
 }
 
 // planAfter is a copy of cur shaped as rescale p leaves it: the operators
