@@ -27,6 +27,16 @@ func rescaleTestPlan(t *testing.T, p *plan.Job) *rescale.Plan {
 	return rp
 }
 
+// rescaleWireSetup is a node with remotePlan's job, and a rescale of it.
+func rescaleWireSetup(t *testing.T) (*Remote, *Job, *plan.Job, *rescale.Plan) {
+	t.Helper()
+	a, _ := clusterNode(t, startNATS(t), "a")
+	p := remotePlan(newRecorder(10), 10)
+	j := a.newJob(p, Options{})
+	a.remote.addJob(j)
+	return a.remote, j, p, rescaleTestPlan(t, p)
+}
+
 // wireTrip encodes m for to, marshals and unmarshals the body, and decodes
 // it again.
 func wireTrip(t *testing.T, r *Remote, j *Job, to WireRef, m any) any {
@@ -71,13 +81,7 @@ func samePlan(t *testing.T, a, b *rescale.Plan) bool {
 // records per input edge, the spawn of an added instance and the commit
 // with their plans.
 func TestRescaleWireRoundTrip(t *testing.T) {
-	url := startNATS(t)
-	a, _ := clusterNode(t, url, "a")
-	p := remotePlan(newRecorder(10), 10)
-	j := a.newJob(p, Options{})
-	r := a.remote
-	r.addJob(j)
-	rp := rescaleTestPlan(t, p)
+	r, j, p, rp := rescaleWireSetup(t)
 	ch := WireRef{Node: "b", ID: "node/job-remote/sink-1/in-mid-1", Kind: refChannel, Edge: 1, From: 1, To: 1}
 	task := WireRef{Node: "b", ID: "node/job-remote/mid-1", Kind: refTask, Op: 1, Instance: 1}
 	chPID, taskPID := r.resolve("remote", ch), r.resolve("remote", task)
@@ -140,13 +144,7 @@ func TestRescaleWireRoundTrip(t *testing.T) {
 // does not decode or does not fit the job, or with channels that do not
 // match its producers is refused with the reason.
 func TestRescaleWireRefusesBadInput(t *testing.T) {
-	url := startNATS(t)
-	a, _ := clusterNode(t, url, "a")
-	p := remotePlan(newRecorder(10), 10)
-	j := a.newJob(p, Options{})
-	r := a.remote
-	r.addJob(j)
-	rp := rescaleTestPlan(t, p)
+	r, j, p, rp := rescaleWireSetup(t)
 	enc, err := rp.Encode()
 	if err != nil {
 		t.Fatal(err)
