@@ -134,9 +134,12 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 	if a.cl == nil {
 		return "", nil
 	}
-	node, err := a.job.opts.Cluster.Place(op, i)
-	if err != nil {
-		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
+	node, planned := a.rescalePlaced(op, i)
+	if !planned {
+		var err error
+		if node, err = a.job.opts.Cluster.Place(op, i); err != nil {
+			return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
+		}
 	}
 	a.cl.placed[taskID(op, i)] = node
 	a.job.mu.Lock()

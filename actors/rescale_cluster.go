@@ -122,3 +122,18 @@ func (a *jobActor) unplace(id taskid.ID) {
 	delete(a.job.placement, id.String())
 	a.job.mu.Unlock()
 }
+
+// rescalePlaced is the node the running rescale's plan places an instance
+// it adds on (ok false: the plan places none there, or that node was lost).
+func (a *jobActor) rescalePlaced(op *plan.Operator, i int) (string, bool) {
+	p := a.rescaleOf(op)
+	if p == nil {
+		return "", false
+	}
+	for _, pl := range p.Placement {
+		if pl.Operator == op.Name && pl.Instance == i && !a.cl.r.isLost(pl.Node) {
+			return pl.Node, true
+		}
+	}
+	return "", false
+}

@@ -178,7 +178,11 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		a.registerChannels()
 		r.restarts = restarts
 	}
-	p, err := rescale.NewPlan(rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets})
+	in := rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets}
+	if a.cl != nil && a.job.opts.Cluster.Locality != nil {
+		in.Locality = a.job.opts.Cluster.Locality()
+	}
+	p, err := rescale.NewPlan(in)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -147,6 +148,9 @@ func followRescale(nc *nats.Conn, req node.RescaleRequest, coordinator string, s
 		switch rep.Stage {
 		case node.RescalePlanned:
 			fmt.Fprintf(stdout, "rescale %d of %s planned: %s\n", rep.Seq, req.Job, rep.Changes)
+			if len(rep.Placed) > 0 {
+				fmt.Fprintf(stdout, "new instances: %s\n", strings.Join(rep.Placed, ", "))
+			}
 			if req.Detach {
 				fmt.Fprintf(stdout, "detached: `node status` shows the job's rescales\n")
 				return nil

@@ -44,6 +44,8 @@ type RescaleReply struct {
 	// Moves key groups, against the fewest any balanced plan could move.
 	Moves   int `msgpack:"moves"`
 	Minimum int `msgpack:"min"`
+	// Placed names the node of each added instance ("count[2] on n3").
+	Placed []string `msgpack:"placed,omitempty"`
 	// Figures of the committed rescale.
 	TookMs         float64 `msgpack:"took_ms,omitempty"`
 	Bytes          int64   `msgpack:"bytes,omitempty"`
@@ -95,7 +97,11 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 	p := run.Plan
 	a.log.Info().Str("job", req.Job).Uint64("rescale", p.Input.Seq).Str("changes", p.Summary()).
 		Int("moves", p.Moved()).Int("min_moves", p.Minimum()).Bool("detach", req.Detach).Msg("rescale requested")
-	a.reply(m, RescaleReply{Stage: RescalePlanned, Seq: p.Input.Seq, Changes: p.Summary(), Moves: p.Moved(), Minimum: p.Minimum()})
+	planned := RescaleReply{Stage: RescalePlanned, Seq: p.Input.Seq, Changes: p.Summary(), Moves: p.Moved(), Minimum: p.Minimum()}
+	for _, pl := range p.Placement {
+		planned.Placed = append(planned.Placed, fmt.Sprintf("%s[%d] on %s", pl.Operator, pl.Instance, pl.Node))
+	}
+	a.reply(m, planned)
 	res, err := run.Wait(ctx)
 	if err == nil {
 		if rerr := a.recordRescale(req.Job, p); rerr != nil {

@@ -118,24 +118,33 @@ func cancelAndVerify(t *testing.T, c *testCluster, done chan error, sout *locked
 	t.Logf("%d lines, each key's counts once and in order", lines)
 }
 
-// TestClusterLiveRescaleNodeKilled: while `node rescale` takes count of a
-// keycount job on three nodes from 2 to 3, a node that runs count
-// instances or gets the added one (not the coordinator's) is SIGKILLed: the rescale commits or
-// aborts, the job recovers from its latest checkpoint with the old tables
-// or the new ones, runs on the two nodes left, and its output is exactly
-// one run's prefix.
+// TestClusterLiveRescaleNodeKilled: keycount runs count at 3, one
+// instance on each of three nodes; right after `node rescale` takes count to
+// 4 (every old instance hands key groups to the new one) is accepted, the
+// node that is neither the coordinator's nor the one embedding NATS is
+// SIGKILLed: the rescale commits or aborts, the job recovers from its
+// latest checkpoint with the old tables or the new ones, runs on the two
+// nodes left, and its output is exactly one run's prefix.
 func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
+	args := liveRescaleArgs(out)
+	for i, a := range args {
+		if a == "--parallelism" {
+			args[i+1] = "3"
+		}
+	}
+	_, sout, done := c.submitAttached(args...)
 	s := c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
-	// n1 embeds NATS and n2 coordinates: n3 goes. It runs an instance of
-	// count (an old owner) or, when it runs none, gets the added one.
+	// n1 embeds NATS and n2 coordinates: n3 goes.
 	const victim = "n3"
+	if s.Jobs[0].Tasks["count[2]"] != victim && s.Jobs[0].Tasks["count[1]"] != victim && s.Jobs[0].Tasks["count[0]"] != victim {
+		t.Fatalf("no count instance on %s: %v", victim, s.Jobs[0].Tasks)
+	}
 	t.Logf("before the rescale: placement %v", s.Jobs[0].Tasks)
-	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3", "--detach")
-	if code != 0 || !strings.Contains(stdout, "planned: count 2→3") {
+	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "4", "--detach")
+	if code != 0 || !strings.Contains(stdout, "planned: count 3→4") {
 		t.Fatalf("node rescale --detach: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	c.kill(victim)
@@ -158,7 +167,7 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 			outcome = line
 		}
 	}
-	t.Logf("the rescale: %s", outcome)
+	t.Logf("node rescale --detach:\n%sthe rescale: %s", stdout, outcome)
 	first, _ := jobCheckpoints(after, "keycount")
 	c.waitStatus("a checkpoint after the recovery", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
 	cancelAndVerify(t, c, done, sout, out)
