@@ -79,6 +79,15 @@ func TestClusterLiveRescale(t *testing.T) {
 		t.Fatalf("node status: exit %d, no rescale line:\n%s\n%s", code, stdout, stderr)
 	}
 	cancelAndVerify(t, c, done, sout, out)
+	m := latestManifest(t, filepath.Join(c.dir, "n2", "state"), "keycount")
+	owners := map[int32]int{}
+	for _, o := range m.KeyGroups["count"] {
+		owners[o]++
+	}
+	if m.Parallelism["count"] != 4 || len(m.KeyGroups["count"]) != 128 || len(owners) != 4 {
+		t.Fatalf("checkpoint %d after the rescales: count at %d, its table %v", m.CheckpointID, m.Parallelism["count"], m.KeyGroups["count"])
+	}
+	t.Logf("checkpoint %d: count at 4, key groups per instance %v", m.CheckpointID, owners)
 }
 
 // countPlaced is how many task instances named prefix… the job's
