@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	clusternode "github.com/weirstream/weir/cluster/node"
+	"github.com/weirstream/weir/rescale"
 )
 
 // liveRescaleArgs is a keycount job that runs until cancelled, at
@@ -88,6 +93,60 @@ func TestClusterLiveRescale(t *testing.T) {
 		t.Fatalf("checkpoint %d after the rescales: count at %d, its table %v", m.CheckpointID, m.Parallelism["count"], m.KeyGroups["count"])
 	}
 	t.Logf("checkpoint %d: count at 4, key groups per instance %v", m.CheckpointID, owners)
+}
+
+// concurrentRescalesRefused sends two rescale requests for keycount at
+// once: one runs, the other is refused because it is running. (Should the
+// first commit before the second reaches the job, both run one after the
+// other: the pair is tried again, at most three times.)
+func concurrentRescalesRefused(t *testing.T, url string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// count runs at 3; no pair asks for what count may run at then.
+	for attempt, pair := range [][2]int{{2, 4}, {5, 6}, {7, 8}} {
+		inbox := nc.NewRespInbox()
+		sub, err := nc.SubscribeSync(inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range pair {
+			req := clusternode.RescaleRequest{Job: "keycount", Targets: []rescale.Target{{Operator: "count", Parallelism: q}}}
+			if err := nc.PublishRequest(clusternode.RescaleSubject, inbox, clusternode.Encode(req)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var planned, done, refused int
+		for planned+refused < 2 || done < planned {
+			m, err := sub.NextMsg(clusterDeadline)
+			if err != nil {
+				t.Fatalf("attempt %d: %d planned, %d committed, %d refused, then: %v", attempt, planned, done, refused, err)
+			}
+			var rep clusternode.RescaleReply
+			if err := clusternode.Decode(m, &rep); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case rep.Stage == clusternode.RescalePlanned:
+				planned++
+			case rep.Stage == clusternode.RescaleDone:
+				done++
+			case strings.Contains(rep.Error, "is running: "+rescale.ErrRescaleRunning.Error()):
+				refused++
+			default:
+				t.Fatalf("attempt %d: unexpected answer %+v", attempt, rep)
+			}
+		}
+		_ = sub.Unsubscribe()
+		if refused == 1 {
+			return
+		}
+		t.Logf("attempt %d: both rescales ran one after the other", attempt)
+	}
+	t.Fatal("two rescales at once were never refused as running")
 }
 
 // countPlaced is how many task instances named prefix… the job's
@@ -242,6 +301,7 @@ func TestClusterRescaleErrors(t *testing.T) {
 	if code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3"); code != 0 {
 		t.Fatalf("node rescale after refused ones: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	concurrentRescalesRefused(t, c.url)
 	cancelAndVerify(t, c, done, sout, out)
 	refused("job keycount is not running (cancelled)", "keycount", "--operator", "count", "--parallelism", "2")
 }
