@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/transport"
 )
 
 // rescaleTestPlan is a rescale of remotePlan's mid and sink (joined by a
@@ -221,4 +222,27 @@ func FuzzDecodeRescaleBody(f *testing.F) {
 		}
 		_, _ = r.decode(j, WireRef{Edge: 1, Op: 1}, &b)
 	})
+}
+
+// TestDataSubscriptionDeliversToItsOwner: a subscription to a channel's
+// data subject delivers only to its own channel actor (an input channel
+// of an instance a rescale removed may still listen on the subject of the
+// one that replaced it); control and credit subjects deliver to any actor.
+func TestDataSubscriptionDeliversToItsOwner(t *testing.T) {
+	owner := actor.NewPID("local", "node/job-j/count-2/in-source-0-r3")
+	cases := []struct {
+		subject string
+		want    string
+	}{
+		{transport.DataSubject("j", 0, 0, 2), owner.Id},
+		{transport.CreditSubject("j", 0, 0, 2), ""},
+		{transport.ControlSubject("j", "n1"), ""},
+		{transport.CoordinatorSubject("j"), ""},
+		{"not a subject", ""},
+	}
+	for _, c := range cases {
+		if got := ownerOnly(c.subject, owner); got != c.want {
+			t.Errorf("ownerOnly(%q) = %q, want %q", c.subject, got, c.want)
+		}
+	}
 }

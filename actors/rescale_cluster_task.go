@@ -64,3 +64,18 @@ func (t *task) listenCreditsOf(ctx actor.Context, op *plan.Operator) error {
 	}
 	return nil
 }
+
+// ownerOnly is the one actor id a subscription to subject delivers to, ""
+// for any. A channel's data subject names its producer and consumer
+// instances, not the channel actor: after a live rescale removes an
+// instance and a later one adds it back, the old consumer's input channel
+// may still listen on the subject the new one listens on, until it stops.
+// Each subscription then delivers only to its own channel, so a buffer is
+// not dispatched twice (a duplicate) or out of order.
+func ownerOnly(subject string, owner *actor.PID) string {
+	s, err := transport.ParseSubject(subject)
+	if err != nil || s.Kind != transport.KindData || owner == nil {
+		return ""
+	}
+	return owner.Id
+}
