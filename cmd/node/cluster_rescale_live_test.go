@@ -229,11 +229,14 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 		}
 		return false
 	})
-	outcome := "neither committed nor aborted before the loss"
+	outcome := ""
 	for _, line := range strings.Split(c.nodes["n2"].stderr.String(), "\n") {
 		if strings.Contains(line, `"message":"rescale committed"`) || strings.Contains(line, `"message":"rescale aborted"`) {
 			outcome = line
 		}
+	}
+	if outcome == "" {
+		t.Fatalf("the job recovered, and its coordinator logged neither the rescale's commit nor its abort")
 	}
 	t.Logf("node rescale --detach:\n%sthe rescale: %s", stdout, outcome)
 	first, _ := jobCheckpoints(after, "keycount")
