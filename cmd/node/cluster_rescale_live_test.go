@@ -244,8 +244,8 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 	cancelAndVerify(t, c, done, sout, out)
 }
 
-// TestClusterLiveRescaleTakeover: after `node rescale` takes count from 2 to
-// 3 and commits, the coordinator's node is SIGKILLed: the node that takes
+// TestClusterLiveRescaleTakeover: with aligned checkpoints, after `node
+// rescale` takes count from 2 to 3 and commits, the coordinator's node is SIGKILLed: the node that takes
 // the job over builds it at count 3 (the job record has the committed
 // parallelism) and restores its latest checkpoint at it, and the output is
 // exactly one run's prefix.
@@ -253,7 +253,13 @@ func TestClusterLiveRescaleTakeover(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
+	args := liveRescaleArgs(out)
+	for i, a := range args {
+		if a == "--checkpoint-mode" {
+			args[i+1] = "aligned"
+		}
+	}
+	_, sout, done := c.submitAttached(args...)
 	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
 	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3")
 	if code != 0 || !strings.Contains(stdout, "committed: took") {
