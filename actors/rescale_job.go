@@ -515,7 +515,6 @@ func (a *jobActor) rescaleCommit(ctx actor.Context) error {
 		a.rs.retiring = map[string]taskid.ID{}
 	}
 	for id := range removed {
-		a.unplace(id)
 		if pid := a.tasks[id.OperatorID][id.Instance]; pid != nil {
 			a.rs.retiring[pid.Id] = id
 			if a.finishedTasks[id] {
@@ -631,6 +630,7 @@ func (a *jobActor) rescaleStopRetired(ctx actor.Context, pid *actor.PID) {
 	delete(a.byPID, pid.Id)
 	if a.tasks[id.OperatorID][id.Instance] == pid {
 		a.tasks[id.OperatorID][id.Instance] = nil
+		a.unplace(id) // it runs until it has finished (a node lost before fails it)
 	}
 	ctx.Stop(pid)
 }
