@@ -44,9 +44,10 @@ type rescaleStatusView struct {
 // TestClusterLiveRescale: keycount on three `node start` processes, with a
 // slow count stage and unaligned checkpoints, is rescaled live with `node
 // rescale` 2 → 3 → 1 → 4 while it runs, then cancelled: each rescale
-// commits (moving the fewest key groups), the job never restarts, `node
-// status` shows the rescales, and the output is exactly one run's prefix:
-// every key's counts 1, 2, … once each and in order.
+// commits (moving the fewest key groups), removed instances stop, the job
+// never restarts, `node status` shows the rescales, the next checkpoint has
+// the new table, and the output is exactly one run's prefix: every key's
+// counts 1, 2, … once each and in order.
 func TestClusterLiveRescale(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
@@ -60,6 +61,11 @@ func TestClusterLiveRescale(t *testing.T) {
 			t.Fatalf("node rescale to %s: exit %d\n%s\n%s", step.p, code, stdout, stderr)
 		}
 		t.Logf("node rescale keycount --operator count --parallelism %s:\n%s", step.p, stdout)
+		if step.p == "1" {
+			// The removed instances, on other nodes too, stop once they
+			// have handed off and finished.
+			c.waitStatus("the removed count instances stopped", func(s statusView) bool { return countPlaced(s, "keycount", "count[") == 1 })
+		}
 	}
 	s := c.status()
 	for _, j := range s.Jobs {
