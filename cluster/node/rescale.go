@@ -113,7 +113,7 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 		return
 	}
 	if err != nil {
-		a.reply(m, RescaleReply{Error: fmt.Sprintf("rescale %d: %v", p.Input.Seq, err)})
+		a.reply(m, RescaleReply{Error: err.Error()}) // it names the rescale
 		return
 	}
 	a.reply(m, rescaleDone(res))
