@@ -1,6 +1,9 @@
 package actors
 
-import "github.com/weirstream/weir/internal/plan"
+import (
+	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/rescale"
+)
 
 // ClusterOptions let a job's coordinator place tasks on other nodes.
 type ClusterOptions struct {
@@ -28,6 +31,12 @@ type ClusterOptions struct {
 	// message; once false, the coordinator abandons the job (another node
 	// may coordinate it now). nil: always held.
 	Holds func() bool
+	// Locality, when set, is the state-location input of a live rescale's
+	// planner: the nodes that may run added instances with their free
+	// slots, and the nodes' local copies of the job's key groups. The
+	// planner places added instances where their incoming groups' state
+	// is; without it they are placed as restarted tasks are (Place).
+	Locality func() rescale.Locality
 }
 
 // runOf is the run o names (0 without cluster options).

@@ -149,8 +149,10 @@ func (f *fragment) Receive(ctx actor.Context) {
 			f.spawn(ctx, q)
 		}
 	case *taskReadyMsg, *sourceIdleMsg, *taskFinishedMsg, *taskResumedMsg, *taskAckMsg, *taskDeclineMsg, *taskFailedMsg,
-		*sinkCommittedMsg:
+		*sinkCommittedMsg, *rescaleInputsAddedMsg, *rescaleDrainedMsg, *rescaleTaskDoneMsg, *rescaleBegunMsg:
 		f.toCoordinator(ctx, m)
+	case *rescaleCommitPartMsg:
+		f.rescaleCommitPart(ctx, m)
 	case *dumpJobMsg:
 		f.dump(m)
 	case *pruneMsg:
@@ -187,12 +189,11 @@ func (f *fragment) Receive(ctx actor.Context) {
 
 // spawn starts a task instance as a child.
 func (f *fragment) spawn(ctx actor.Context, m *spawnTaskMsg) {
-	p := f.job.Plan
-	if m.op < 0 || m.op >= len(p.Operators) || m.instance < 0 || m.instance >= p.Operators[m.op].Parallelism {
-		f.job.log.Error().Int("operator", m.op).Int("instance", m.instance).Msg("spawn request for a task the job does not have")
+	op, err := f.spawnOperator(m)
+	if err != nil {
+		f.job.log.Error().Err(err).Int("operator", m.op).Int("instance", m.instance).Msg("spawn request refused")
 		return
 	}
-	op := p.Operators[m.op]
 	props := taskProps(f.job, op, m.instance, m.gen, m.manifest)
 	pid, err := ctx.SpawnNamed(props, fmt.Sprintf("%s-%d", op.Name, m.instance))
 	if err != nil {

@@ -34,6 +34,7 @@ type Job struct {
 	mu        sync.Mutex
 	pid       *actor.PID
 	placement map[string]string // task name → node (cluster jobs)
+	rescaled  RescaleStats      // the live rescales that committed
 	err       error
 	done      chan struct{}
 	gone      chan struct{} // closed when the job's actors have all stopped

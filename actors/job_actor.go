@@ -198,7 +198,7 @@ func (a *jobActor) spawnTaskNamed(ctx actor.Context, op *plan.Operator, i int, m
 	}
 	var pid *actor.PID
 	if a.isRemote(op.ID, i) {
-		if pid, err = a.spawnRemote(ctx, op, i, gen, node, m); err != nil {
+		if pid, err = a.spawnRemote(ctx, op, i, gen, node, m, name); err != nil {
 			return err
 		}
 	} else {

@@ -117,12 +117,12 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 }
 
 // spawnRemote starts task instance i of op on node through a stand-in child
-// of the coordinator.
-func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int, node string, m *store.Manifest) (*actor.PID, error) {
+// of the coordinator named name.
+func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int, node string, m *store.Manifest, name string) (*actor.PID, error) {
 	target := WireRef{Node: node, ID: ctx.Self().Id + fmt.Sprintf("/%s-%d", op.Name, i), Kind: refTask, Op: op.ID, Instance: i}
-	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), run: a.cl.run, manifest: m}
+	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), run: a.cl.run, manifest: m, rescale: a.rescaleOf(op)}
 	p := newProxy(a.cl.r, a.job.Plan.Name, target, spawn)
-	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), fmt.Sprintf("%s-%d", op.Name, i))
+	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), name)
 	if err != nil {
 		return nil, fmt.Errorf("deploy task %s on node %s: %w", taskName(op, i), node, err)
 	}
@@ -134,9 +134,12 @@ func (a *jobActor) place(op *plan.Operator, i int) (string, error) {
 	if a.cl == nil {
 		return "", nil
 	}
-	node, err := a.job.opts.Cluster.Place(op, i)
-	if err != nil {
-		return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
+	node, planned := a.rescalePlaced(op, i)
+	if !planned {
+		var err error
+		if node, err = a.job.opts.Cluster.Place(op, i); err != nil {
+			return "", fmt.Errorf("place task %s: %w", taskName(op, i), err)
+		}
 	}
 	a.cl.placed[taskID(op, i)] = node
 	a.job.mu.Lock()
@@ -274,14 +277,20 @@ func (a *jobActor) pruneParts(ids []uint64) {
 	if a.cl == nil || a.ctx == nil {
 		return
 	}
+	a.toParts(&pruneMsg{ids: ids, run: a.cl.run}, "tell node to drop old checkpoints")
+}
+
+// toParts sends m to the job's part on every other live node; what failed
+// is logged as what.
+func (a *jobActor) toParts(m any, what string) {
 	name := a.job.Plan.Name
 	for _, node := range a.job.opts.Cluster.Nodes() {
 		if node == a.cl.r.node || a.cl.r.isLost(node) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &pruneMsg{ids: ids, run: a.cl.run}, nil); err != nil {
-			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node to drop old checkpoints")
+		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, m, nil); err != nil {
+			a.job.log.Warn().Err(err).Str("peer", node).Msg(what)
 		}
 	}
 }

@@ -325,8 +325,12 @@ func (r *Remote) isLost(node string) bool {
 func (r *Remote) listen(job, subject string, owner *actor.PID) (func(), error) {
 	// Buffer payloads are not walked on arrival: dispatch decodes them with
 	// bounds-checked decoders before anything acts on them.
-	sub, err := transport.SubscribeUnwalked(r.nc, subject, func(e *transport.Envelope) { r.dispatch(job, subject, e) },
-		func(subj string, err error) { r.bad(subj, err) })
+	only := ownerOnly(subject, owner)
+	sub, err := transport.SubscribeUnwalked(r.nc, subject, func(e *transport.Envelope) {
+		if only == "" || e.To == only {
+			r.dispatch(job, subject, e)
+		}
+	}, func(subj string, err error) { r.bad(subj, err) })
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", subject, err)
 	}

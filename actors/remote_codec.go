@@ -9,6 +9,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -44,8 +45,9 @@ type wireBody struct {
 	Buffers   int64               `msgpack:"buffers,omitempty"`
 	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
 	IDs       []uint64            `msgpack:"ids,omitempty"`
-	Epoch     uint64              `msgpack:"epoch,omitempty"` // the sending part's coordinator epoch (fencing)
-	Run       int                 `msgpack:"run,omitempty"`   // the run of the job a job-level message belongs to
+	Epoch     uint64              `msgpack:"epoch,omitempty"`   // the sending part's coordinator epoch (fencing)
+	Run       int                 `msgpack:"run,omitempty"`     // the run of the job a job-level message belongs to
+	Rescale   *wireRescale        `msgpack:"rescale,omitempty"` // a live rescale's fields
 }
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).
@@ -95,6 +97,9 @@ type spawnTaskMsg struct {
 	run               int // the run of the job (jobCluster.run) that asks
 	manifest          *store.Manifest
 	coordinator       *actor.PID
+	// rescale is the live rescale that adds this instance: it runs on the
+	// plan after it (nil: the job's plan).
+	rescale *rescale.Plan
 }
 
 // stopTaskMsg asks a node's part of a job to stop a task instance.
@@ -137,6 +142,38 @@ func encodeRecords(j *Job, edge int, dst []byte, recs plan.Batch) (msgpack.RawMe
 	return j.Plan.Edges[edge].Codec.AppendBatch(dst, recs)
 }
 
+// encodePending encodes the buffers a barrier carries with the codec of
+// edge.
+func encodePending(j *Job, edge int, pending []*Buffer) ([]wireBuffer, error) {
+	var out []wireBuffer
+	for _, p := range pending {
+		recs, err := encodeRecords(j, edge, nil, p.Records)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wireBuffer{Seq: p.Seq, MarkKind: uint8(p.Mark.Kind), MarkAt: p.Mark.At, Records: recs})
+	}
+	return out, nil
+}
+
+// decodePending decodes the buffers a barrier carries with the codec of
+// edge.
+func decodePending(j *Job, edge int, pending []wireBuffer) ([]*Buffer, error) {
+	var out []*Buffer
+	for _, p := range pending {
+		recs, err := decodeRecords(j, edge, p.Records)
+		if err != nil {
+			return nil, err
+		}
+		mark, err := wireMark(p.MarkKind, p.MarkAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &Buffer{Seq: p.Seq, Records: recs, Mark: mark})
+	}
+	return out, nil
+}
+
 // decodeRecords decodes a buffer's records with the codec of edge.
 func decodeRecords(j *Job, edge int, data []byte) (plan.Batch, error) {
 	if edge < 0 || edge >= len(j.Plan.Edges) {
@@ -176,15 +213,11 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *eosMsg:
 		return transport.TypeEOS, &wireBody{K: kEOS, LastSeq: m.lastSeq}, nil
 	case *barrierMsg:
-		b := &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned, Final: m.final}
-		for _, p := range m.pending {
-			recs, err := encodeRecords(j, target.Edge, nil, p.Records)
-			if err != nil {
-				return "", nil, err
-			}
-			b.Pending = append(b.Pending, wireBuffer{Seq: p.Seq, MarkKind: uint8(p.Mark.Kind), MarkAt: p.Mark.At, Records: recs})
+		pending, err := encodePending(j, target.Edge, m.pending)
+		if err != nil {
+			return "", nil, err
 		}
-		return transport.TypeBarrier, b, nil
+		return transport.TypeBarrier, &wireBody{K: kBarrier, ID: m.id, LastSeq: m.lastSeq, Unaligned: m.unaligned, Final: m.final, Pending: pending}, nil
 	case *creditMsg:
 		return transport.TypeCredit, &wireBody{K: kCredit, N: m.n, Output: m.output, Channel: m.channel}, nil
 	case *channelWireMsg:
@@ -244,8 +277,16 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 		return transport.TypeControl, &wireBody{K: kFailed, Ref: &ref, Reason: reason}, nil
 	case *spawnTaskMsg:
 		ref := r.refOf(m.coordinator)
-		return transport.TypeControl, &wireBody{K: kSpawn, Op: m.op, Instance: m.instance, Gen: m.gen, Token: m.token,
-			Run: m.run, Manifest: m.manifest, Ref: &ref}, nil
+		b := &wireBody{K: kSpawn, Op: m.op, Instance: m.instance, Gen: m.gen, Token: m.token,
+			Run: m.run, Manifest: m.manifest, Ref: &ref}
+		if m.rescale != nil {
+			enc, err := m.rescale.Encode()
+			if err != nil {
+				return "", nil, err
+			}
+			b.Rescale = &wireRescale{Plan: enc}
+		}
+		return transport.TypeControl, b, nil
 	case *stopTaskMsg:
 		return transport.TypeControl, &wireBody{K: kStopTask, Op: m.op, Instance: m.instance, Token: m.token}, nil
 	case *stopActorMsg:
@@ -260,7 +301,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *pruneMsg:
 		return transport.TypeControl, &wireBody{K: kPrune, IDs: m.ids, Run: m.run}, nil
 	}
-	return "", nil, fmt.Errorf("%T: %w", m, errNotRemote)
+	return r.encodeRescale(j, target, m)
 }
 
 // decode turns a received body for the local actor to back into a message.
@@ -281,19 +322,11 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 	case kEOS:
 		return &eosMsg{lastSeq: b.LastSeq}, nil
 	case kBarrier:
-		m := &barrierMsg{id: b.ID, lastSeq: b.LastSeq, unaligned: b.Unaligned, final: b.Final}
-		for _, p := range b.Pending {
-			recs, err := decodeRecords(j, to.Edge, p.Records)
-			if err != nil {
-				return nil, err
-			}
-			mark, err := wireMark(p.MarkKind, p.MarkAt)
-			if err != nil {
-				return nil, err
-			}
-			m.pending = append(m.pending, &Buffer{Seq: p.Seq, Records: recs, Mark: mark})
+		pending, err := decodePending(j, to.Edge, b.Pending)
+		if err != nil {
+			return nil, err
 		}
-		return m, nil
+		return &barrierMsg{id: b.ID, lastSeq: b.LastSeq, unaligned: b.Unaligned, final: b.Final, pending: pending}, nil
 	case kCredit:
 		return &creditMsg{n: b.N, output: b.Output, channel: b.Channel}, nil
 	case kChanWire:
@@ -358,8 +391,16 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if b.Ref == nil {
 			return nil, errors.New("spawn request without a coordinator")
 		}
-		return &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, run: b.Run, manifest: b.Manifest,
-			coordinator: r.resolve(name, *b.Ref)}, nil
+		m := &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, run: b.Run, manifest: b.Manifest,
+			coordinator: r.resolve(name, *b.Ref)}
+		if b.Rescale != nil {
+			p, err := rescale.DecodePlan(b.Rescale.Plan)
+			if err != nil {
+				return nil, fmt.Errorf("spawn request: %w", err)
+			}
+			m.rescale = p
+		}
+		return m, nil
 	case kStopTask:
 		return &stopTaskMsg{op: b.Op, instance: b.Instance, token: b.Token}, nil
 	case kStopActor:
@@ -375,6 +416,9 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		return &endFragmentMsg{reason: b.Reason, run: b.Run}, nil
 	case kPrune:
 		return &pruneMsg{ids: b.IDs, run: b.Run}, nil
+	}
+	if m, ok, err := r.decodeRescale(j, to, b); ok {
+		return m, err
 	}
 	return nil, fmt.Errorf("unknown message kind %q: %w", b.K, transport.ErrUnknownType)
 }

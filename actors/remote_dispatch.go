@@ -36,7 +36,7 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 	if !r.admit(j, subject, e, b.Epoch) {
 		return
 	}
-	drop := !registered && (b.K == kData || b.K == kBarrier)
+	drop := !registered && (b.K == kData || b.K == kBarrier || b.K == kRsBarrier)
 	if !registered {
 		to = WireRef{Node: r.node, ID: e.To}
 	}

@@ -186,7 +186,7 @@ func (r *Remote) subjectFor(j *Job, to WireRef, m any) (string, error) {
 	switch to.Kind {
 	case refChannel:
 		switch m.(type) {
-		case *dataMsg, *eosMsg, *barrierMsg:
+		case *dataMsg, *eosMsg, *barrierMsg, *rescaleBarrierMsg:
 			return transport.DataSubject(name, to.Edge, to.From, to.To), nil
 		}
 	case refTask:

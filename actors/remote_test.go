@@ -166,23 +166,7 @@ func TestWireRoundTrip(t *testing.T) {
 		&endFragmentMsg{reason: "finished", run: 12}, &pruneMsg{ids: []uint64{3, 4}, run: 12},
 	}
 	for _, m := range msgs {
-		typ, body, err := r.encode(j, ch, m, nil)
-		if err != nil {
-			t.Fatalf("encode %T: %v", m, err)
-		}
-		raw, err := msgpack.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back wireBody
-		if err := msgpack.Unmarshal(raw, &back); err != nil {
-			t.Fatalf("%T: %v", m, err)
-		}
-		got, err := r.decode(j, ch, &back)
-		if err != nil {
-			t.Fatalf("decode %T (%s): %v", m, typ, err)
-		}
-		if !reflect.DeepEqual(got, m) {
+		if got := wireTrip(t, r, j, ch, m); !reflect.DeepEqual(got, m) {
 			t.Fatalf("%T: round trip gave %#v, want %#v", m, got, m)
 		}
 	}

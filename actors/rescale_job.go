@@ -50,6 +50,9 @@ type liveRescale struct {
 	adding    map[taskid.ID]int // consumer → answers awaited
 	added     []taskid.ID       // new tasks, in plan order
 	wired     bool
+	// begun waits, on a cluster, for every task to have begun its part
+	// before the sources get the barrier (rescale_cluster_begin.go).
+	begun *begunWait
 }
 
 // onRescaleMsg handles the live-rescale messages; it reports whether m was one.
@@ -65,6 +68,8 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 		}
 	case *rescaleInputsAddedMsg:
 		a.rescaleInputsAdded(ctx, m)
+	case *rescaleBegunMsg:
+		a.rescaleBegun(ctx, m)
 	case *rescaleDrainedMsg:
 		r := a.rescales()
 		if r.run == nil || m.seq != r.run.plan.Input.Seq {
@@ -160,8 +165,6 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 	switch {
 	case a.ended || a.draining || a.stopping:
 		return errors.New("rescale: the job is ending")
-	case a.cl != nil:
-		return errors.New("rescale: a live rescale runs in one process; this job runs on a cluster")
 	case a.restarting():
 		return errors.New("rescale: a region of the job is restarting")
 	case a.ckpt != nil && len(a.topo.Regions) > 1:
@@ -175,7 +178,11 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		a.registerChannels()
 		r.restarts = restarts
 	}
-	p, err := rescale.NewPlan(rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets})
+	in := rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets}
+	if a.cl != nil && a.job.opts.Cluster.Locality != nil {
+		in.Locality = a.job.opts.Cluster.Locality()
+	}
+	p, err := rescale.NewPlan(in)
 	if err != nil {
 		return err
 	}
@@ -215,6 +222,9 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 	}
 	if a.ckpt != nil {
 		a.ckpt.coord.Pause() // no checkpoint starts until the rescale commits or fails
+	}
+	if m.planned != nil {
+		m.planned <- p
 	}
 	a.carryOutRescale(ctx, acts)
 	return nil
@@ -276,6 +286,7 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 			}
 			a.job.noteEvent(EventRescale, "", fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v",
 				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took))
+			a.job.noteRescale(r.run.plan, res)
 			r.run.reply <- rescaleReply{result: res}
 			r.run = nil
 		case rescale.WaitCheckpoint:
@@ -464,7 +475,7 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 			pid := a.tasks[op.ID][i]
 			cfg := rescale.TaskConfigFor(p, op.Name, i, run.oldInputs[id])
 			cfg.HoldLimit = a.job.opts.ChannelCapacity
-			m := &rescaleBeginMsg{cfg: cfg, next: op, peers: peers}
+			m := &rescaleBeginMsg{cfg: cfg, next: op, plan: p, peers: peers, ack: a.cl != nil}
 			if !isNew[id] {
 				for _, e := range op.Outputs {
 					var pids []*actor.PID
@@ -479,6 +490,10 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 				sources = append(sources, pid)
 			}
 		}
+	}
+	if a.cl != nil {
+		a.rescaleAwaitBegun(sources)
+		return
 	}
 	for _, pid := range sources {
 		ctx.Send(pid, &rescaleInjectMsg{})
@@ -510,6 +525,7 @@ func (a *jobActor) rescaleCommit(ctx actor.Context) error {
 	if err := run.plan.Apply(a.job.Plan); err != nil {
 		return err
 	}
+	a.rescaleCommitParts(run.plan)
 	a.topo = topologyOf(a.job.Plan)
 	if a.ckpt != nil {
 		if err := a.ckpt.coord.Rebuild(a.topo.Tasks, a.topo.Sources, a.topo.Sinks); err != nil {
@@ -571,6 +587,7 @@ func (a *jobActor) rescaleDropAdded(ctx actor.Context) {
 			ctx.Stop(pid)
 			a.tasks[id.OperatorID][id.Instance] = nil
 		}
+		a.unplace(id)
 		a.setReady(id, false)
 		a.total--
 	}
@@ -613,6 +630,7 @@ func (a *jobActor) rescaleStopRetired(ctx actor.Context, pid *actor.PID) {
 	delete(a.byPID, pid.Id)
 	if a.tasks[id.OperatorID][id.Instance] == pid {
 		a.tasks[id.OperatorID][id.Instance] = nil
+		a.unplace(id) // it runs until it has finished (a node lost before fails it)
 	}
 	ctx.Stop(pid)
 }

@@ -14,6 +14,9 @@ type rescaleRequestMsg struct {
 	priority
 	targets []rescale.Target
 	reply   chan rescaleReply
+	// planned, when not nil, gets the plan once the rescale has started
+	// (buffered: the job never waits for it).
+	planned chan *rescale.Plan
 }
 
 // rescaleReply is a rescale's outcome.
@@ -41,6 +44,8 @@ type rescaleBeginMsg struct {
 	priority
 	cfg     rescale.TaskConfig
 	next    *plan.Operator
+	plan    *rescale.Plan // the rescale (next is its outcome), for tasks on other nodes
+	ack     bool          // answer rescaleBegunMsg once begun (cluster)
 	outputs [][]*actor.PID
 	peers   []*actor.PID
 }

@@ -54,6 +54,7 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 	case *rescaleEndMsg:
 		t.rs = nil
 		t.retired.inputs = append(t.retired.inputs, m.retired...)
+		t.unlistenRetired(m.retired)
 		for _, oe := range t.out.edges {
 			if err := dropRetired(oe); err != nil {
 				t.fail(err)
@@ -118,6 +119,9 @@ func (t *task) rescaleAddInputs(ctx actor.Context, m *rescaleAddInputsMsg) {
 			t.fail(fmt.Errorf("spawn input channel %s: %w", name, err))
 		}
 		t.in.add(pid, m.edge)
+		if err := t.listenChannel(pid, edge, j); err != nil {
+			t.fail(fmt.Errorf("rescale: input channel %s: %w", name, err))
+		}
 		pids = append(pids, pid)
 	}
 	if t.aligner != nil {
@@ -167,6 +171,9 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 		}
 	}
 	t.rs = rs
+	if m.ack {
+		ctx.Send(ctx.Parent(), &rescaleBegunMsg{seq: cfg.Rescale, op: t.op.ID, instance: t.instance})
+	}
 	t.rescaleCarryOut(ctx, mach.Begin(t.now()), nil)
 }
 
@@ -258,6 +265,9 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 		switch a := a.(type) {
 		case rescale.Switch:
 			if rs.outputs != nil {
+				if err := t.listenCreditsOf(ctx, rs.next); err != nil {
+					t.fail(fmt.Errorf("rescale switch: %w", err))
+				}
 				if err := t.out.rescaleSwitch(ctx, rs.next, rs.outputs); err != nil {
 					t.fail(err)
 				}

@@ -47,6 +47,9 @@ type task struct {
 	ctr     *taskCounters // figures for /metrics, shared by the task's incarnations
 	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
 	retired retiredInputs // inputs from instances live rescales removed
+	// remote are the task's cluster subscriptions that live rescales
+	// change (see rescale_cluster_task.go).
+	remote rescaleSubs
 
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)

@@ -21,7 +21,9 @@ func (t *task) listenChannel(pid *actor.PID, edge *plan.Edge, from int) error {
 	if err != nil {
 		return err
 	}
-	t.unlistens = append(t.unlistens, func() { unsub(); r.unregister(pid) })
+	stop := func() { unsub(); r.unregister(pid) }
+	t.unlistens = append(t.unlistens, stop)
+	t.remote.noteChannel(pid, stop)
 	return nil
 }
 
@@ -32,19 +34,10 @@ func (t *task) listenCredits(ctx actor.Context) error {
 	if r == nil {
 		return nil
 	}
-	name, self := t.job.Plan.Name, ctx.Self()
+	self := ctx.Self()
 	t.registerRemote(self, WireRef{Kind: refTask, Op: t.op.ID, Instance: t.instance})
 	t.unlistens = append(t.unlistens, func() { r.unregister(self) })
-	for _, edge := range t.op.Outputs {
-		for j := 0; j < edge.To.Parallelism; j++ {
-			unsub, err := r.listen(name, transport.CreditSubject(name, edge.ID, t.instance, j), self)
-			if err != nil {
-				return err
-			}
-			t.unlistens = append(t.unlistens, unsub)
-		}
-	}
-	return nil
+	return t.listenCreditsOf(ctx, t.op)
 }
 
 // registerRemote makes pid addressable from other nodes; a task restored

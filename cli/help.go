@@ -15,6 +15,7 @@ var builtinCommands = []struct{ name, usage, summary string }{
 	{"submit", "JOB [flags] [--detach]", "submit a job to the cluster and follow it to its end"},
 	{"status", "[--json]", "list the cluster's nodes, jobs, task placement and checkpoints"},
 	{"cancel", "JOB", "stop a job running on the cluster"},
+	{"rescale", "JOB --operator NAME --parallelism N [--detach]", "change operators' parallelism while the job runs"},
 	{"inspect", "[SUBJECT]", "print the cluster's messages decoded to JSON lines"},
 	{"help", "[COMMAND]", "show this help (or a command's)"},
 	{"version", "", "print the module version"},

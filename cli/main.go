@@ -104,6 +104,8 @@ func (r *registry) main(ctx context.Context, args []string, stdout, stderr io.Wr
 		return exitCode(stderr, r.status(ctx, rest, stdout, stderr))
 	case "cancel":
 		return exitCode(stderr, r.cancel(ctx, rest, stdout, stderr))
+	case "rescale":
+		return exitCode(stderr, r.rescaleCmd(ctx, rest, stdout, stderr))
 	case "inspect":
 		return exitCode(stderr, r.inspect(ctx, rest, stdout, stderr))
 	}
@@ -124,7 +126,7 @@ func (r *registry) help(args []string, stdout, stderr io.Writer) int {
 	case args[0] == "run":
 		r.writeRunUsage(stdout)
 		return ExitOK
-	case args[0] == "start" || args[0] == "submit" || args[0] == "status" || args[0] == "cancel" || args[0] == "inspect":
+	case args[0] == "start" || args[0] == "submit" || args[0] == "status" || args[0] == "cancel" || args[0] == "rescale" || args[0] == "inspect":
 		return r.main(context.Background(), []string{args[0], "--help"}, stdout, stderr)
 	case builtinCommand(args[0]):
 		r.writeUsage(stdout)

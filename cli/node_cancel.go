@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/transport"
 )
@@ -34,23 +32,9 @@ func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.
 		return fmt.Errorf("cancel: %w", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	rec, err := runningJob(ctx, nc, job)
 	if err != nil {
 		return fmt.Errorf("cancel: %w", err)
-	}
-	jobs, err := cluster.OpenJobs(ctx, js, cluster.DefaultJobBucket)
-	if err != nil {
-		return fmt.Errorf("cancel: job registry: %w", err)
-	}
-	rec, _, err := jobs.Get(ctx, job)
-	if errors.Is(err, cluster.ErrJobNotFound) {
-		return fmt.Errorf("cancel: unknown job %q: it was never submitted to this cluster", job)
-	}
-	if err != nil {
-		return fmt.Errorf("cancel: job registry: %w", err)
-	}
-	if rec.State != cluster.JobRunning {
-		return fmt.Errorf("cancel: job %s is not running (%s)", job, rec.State)
 	}
 	var reply node.CmdReply
 	err = node.Request(nc, node.CancelSubject, node.CancelRequest{Job: job}, &reply, 5*time.Second)

@@ -47,7 +47,8 @@ type clusterJobState struct {
 	Checkpoints []node.CheckpointBrief `json:"checkpoints,omitempty"`
 	Restarts    int                    `json:"restarts"`
 	Causes      map[string]int         `json:"restart_causes,omitempty"`
-	Waiting     string                 `json:"waiting,omitempty"` // why a job in state waiting is not placed yet
+	Waiting     string                 `json:"waiting,omitempty"`  // why a job in state waiting is not placed yet
+	Rescales    *node.RescaleStatus    `json:"rescales,omitempty"` // its live rescales (node_rescale_status.go)
 }
 
 // status is `node status [--json]`.
@@ -156,7 +157,7 @@ func collectStatus(ctx context.Context, nc *nats.Conn, wait time.Duration) (*clu
 	for _, rec := range recs {
 		j := clusterJobState{JobRecord: rec, Restarts: rec.Restarts, Causes: rec.RestartCauses}
 		if d, ok := jobDetail[rec.Name]; ok {
-			j.Tasks, j.Checkpoints, j.Restarts, j.Causes = d.Tasks, d.Checkpoints, d.Restarts, d.RestartCauses
+			j.Tasks, j.Checkpoints, j.Restarts, j.Causes, j.Rescales = d.Tasks, d.Checkpoints, d.Restarts, d.RestartCauses, d.Rescales
 			if d.State == node.JobWaiting && rec.State == cluster.JobRunning {
 				j.State, j.Waiting = node.JobWaiting, d.Waiting
 			}
@@ -198,6 +199,7 @@ func writeStatus(w io.Writer, st *clusterStatus) error {
 	}
 	writeHeld(w, st.Nodes)
 	writeRestored(w, st.Nodes)
+	writeRescales(w, st.Jobs)
 	for _, j := range st.Jobs {
 		if len(j.Tasks) == 0 {
 			continue

@@ -132,6 +132,7 @@ func (a *Agent) subscribe() error {
 		{CmdSubject(a.cfg.ID), "", a.onNodeCmd},
 		{StatusSubject, "", a.onStatus},
 		{CancelSubject, "", a.onCancel},
+		{RescaleSubject, "", a.onRescale},
 		{PartDumpSubject(a.cfg.ID), "", a.onPartDump},
 		{transport.NodeSubject("*", "leaving"), "", a.onLeaving},
 	} {

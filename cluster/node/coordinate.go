@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir/cluster/placement"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -187,6 +188,8 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		Epoch: epoch,
 		Run:   run,
 		Holds: func() bool { return a.holds(name) },
+		// A live rescale places added instances where their state is.
+		Locality: func() rescale.Locality { return a.rescaleLocality(cj) },
 	}
 	if !a.holds(name) {
 		return fmt.Errorf("job %s: %w", name, coord.ErrLeaseLapsed)

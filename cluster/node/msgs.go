@@ -121,6 +121,8 @@ type JobStatus struct {
 	// RestartCauses counts Restarts by cause (metrics.Cause*).
 	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
 	Waiting       string         `msgpack:"waiting,omitempty" json:"waiting,omitempty"` // State JobWaiting: why
+	// Rescales are the job's committed live rescales (nil: none).
+	Rescales *RescaleStatus `msgpack:"rescales,omitempty" json:"rescales,omitempty"`
 }
 
 // JobWaiting is the state a coordinator reports for a job it is about to

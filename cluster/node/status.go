@@ -34,6 +34,7 @@ func (a *Agent) Status(now time.Time) StatusReply {
 	for _, cj := range a.coordJobs() {
 		js := JobStatus{Name: cj.name, State: cluster.JobRunning, Coordinator: a.cfg.ID, Tasks: cj.job.Placement()}
 		js.Restarts, js.RestartCauses = cj.restarts()
+		js.Rescales = rescaleStatus(cj.job)
 		cps := cj.job.Checkpoints()
 		for _, c := range cps[max(0, len(cps)-statusCheckpoints):] {
 			js.Checkpoints = append(js.Checkpoints, CheckpointBrief{ID: c.ID, Mode: c.Mode, DurationMs: float64(c.Duration) / float64(time.Millisecond),
