@@ -54,6 +54,7 @@ chaos: build
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
 	bin/node chaos metamorphic || status=1; \
+	bin/node chaos rescale --runs 20 || status=1; \
 	exit $$status
 
 # Cluster benchmark: keycount over 3 node processes versus one process,

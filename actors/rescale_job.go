@@ -283,6 +283,7 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 		case rescale.Abort:
 			a.job.log.Warn().Uint64("rescale", act.Rescale).Str("reason", act.Reason).Msg("rescale aborted")
 			r.run.reply <- rescaleReply{err: fmt.Errorf("rescale %d aborted: %s", act.Rescale, act.Reason)}
+			a.rescaleUnfinish()
 			a.rescaleDropAdded(ctx)
 			r.run = nil
 		case rescale.Recover:
