@@ -15,7 +15,8 @@ import (
 // committed, with what it measured; or an error if it cannot run (a plan
 // error, another rescale running, the job ending or restarting a region, a
 // cluster job; with checkpoints, a sink to rescale or tasks in more than one
-// failover region), or if the job ends first. With checkpoints a rescale
+// failover region, or the final checkpoint completed or completing while the
+// rescale waits for it: rescale.ErrInputEnded), or if the job ends first. With checkpoints a rescale
 // waits for a running checkpoint and checkpoints wait for it; a failure
 // during it aborts it, and the job restarts from its latest checkpoint. A request made before the job's tasks are
 // wired starts once they are. ctx only bounds the wait: the rescale goes on

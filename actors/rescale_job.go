@@ -164,6 +164,8 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		return errors.New("rescale: a live rescale runs in one process; this job runs on a cluster")
 	case a.restarting():
 		return errors.New("rescale: a region of the job is restarting")
+	case a.rescaleInputEnded() != nil:
+		return a.rescaleInputEnded()
 	case a.ckpt != nil && len(a.topo.Regions) > 1:
 		return fmt.Errorf("rescale: with checkpoints a live rescale needs the job's tasks in one failover region, this job has %d", len(a.topo.Regions))
 	}
@@ -286,6 +288,8 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 			a.rescaleUnfinish()
 			a.rescaleDropAdded(ctx)
 			r.run = nil
+		case rescale.Refused:
+			a.rescaleRefused(ctx, act)
 		case rescale.Recover:
 			// The failure that aborted the rescale restarts the job
 			// (rescaleOnFailure): from its latest checkpoint, old tables.
@@ -546,7 +550,7 @@ func (a *jobActor) rescaleCheckpointEnded(ctx actor.Context, id uint64) {
 	if a.rs == nil {
 		return
 	}
-	a.carryOutRescale(ctx, a.rs.coord.CheckpointEnded(a.job.now(), id))
+	a.carryOutRescale(ctx, a.rescaleCheckpointEndedActions(id))
 }
 
 // rescaleOnFailure aborts a running rescale on any failure in the job. It
