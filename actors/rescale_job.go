@@ -462,7 +462,9 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 		n := max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism)
 		var peers []*actor.PID
 		if _, changed := p.Change(op.Name); changed {
-			peers = a.tasks[op.ID][:n]
+			// A copy: the task reads it on its own goroutine while this
+			// actor clears the slots of tasks that end.
+			peers = slices.Clone(a.tasks[op.ID][:n])
 		}
 		for i := 0; i < n; i++ {
 			id := taskID(op, i)

@@ -215,7 +215,7 @@ func (r *chaosRescaleResult) countSteps(stats []weir.RescaleStat) string {
 			r.Committed++
 		case strings.Contains(e, "aborted"):
 			r.Aborted++
-		case strings.Contains(e, "a region of the job is restarting"), strings.Contains(e, "the job is ending"):
+		case strings.Contains(e, "a region of the job is restarting"), strings.Contains(e, "the job is ending"), strings.Contains(e, "input has ended"):
 			r.Refused++
 		case e == "the job ended first":
 			r.NotRun++
