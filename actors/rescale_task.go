@@ -167,6 +167,7 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 		}
 	}
 	t.rs = rs
+	t.rescaleHoldLeaving(cfg)
 	t.rescaleCarryOut(ctx, mach.Begin(t.now()), nil)
 }
 
@@ -275,6 +276,7 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			}
 			delete(rs.carried, a.Group)
 			delete(rs.held, a.Group)
+			t.rescaleReleased(a.Group)
 			t.log.Debug().Int("group", a.Group).Dur("waited", a.Waited).Msg("rescale: key group released")
 		case rescale.PauseInput:
 			rs.paused[a.Input] = true
