@@ -3,6 +3,7 @@ package weir_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -60,8 +61,9 @@ func eventTimeWindows(n, k int64, c *windowCollector) *weir.Graph {
 }
 
 // TestLiveRescaleEventTimeWindows rescales an event-time tumbling window
-// count 2 → 3 → 1 while it runs: every window fires once with the count an
-// undisturbed run gives. Windows fire only when the watermark passes their
+// count 2 → 3 → 1 while it runs, without checkpoints and with unaligned ones
+// every 30 ms: every window fires once with the count an undisturbed run
+// gives. Windows fire only when the watermark passes their
 // end, so the added instances must get watermarks from every input, and the
 // window timers and contents of a moved key group must move with it.
 func TestLiveRescaleEventTimeWindows(t *testing.T) {
@@ -74,25 +76,34 @@ func TestLiveRescaleEventTimeWindows(t *testing.T) {
 	if len(want) != n/100*k {
 		t.Fatalf("undisturbed run: %d windows, want %d", len(want), n/100*k)
 	}
-	var got windowCollector
-	res, err := weir.Run(context.Background(), eventTimeWindows(n, k, &got), weir.WithRescaleSchedule(
-		weir.RescaleStep{After: 60 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
-		weir.RescaleStep{After: 120 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
-	))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range res.Rescales {
-		t.Logf("rescale %d: %s took %v moved %d bytes %d %s", r.Step, r.Changes, r.Took, r.Moved, r.Bytes, r.Err)
-		if r.Err != "" {
-			t.Fatalf("rescale %d: %s", r.Step, r.Err)
-		}
-	}
-	if len(res.Rescales) != 2 {
-		t.Fatalf("%d rescales, want 2", len(res.Rescales))
-	}
-	if g := got.sorted(); !slices.Equal(g, want) {
-		t.Fatalf("rescaled run: %d windows, undisturbed %d; first difference %s", len(g), len(want), firstDiff(g, want))
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointNone, weir.CheckpointUnaligned} {
+		t.Run(string(mode), func(t *testing.T) {
+			opts := []weir.RunOption{weir.WithRescaleSchedule(
+				weir.RescaleStep{After: 60 * time.Millisecond, Parallelism: map[string]int{"count": 3}},
+				weir.RescaleStep{After: 120 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
+			)}
+			if mode != weir.CheckpointNone {
+				opts = append(opts, weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: 30 * time.Millisecond,
+					Timeout: 30 * time.Second, Retain: 2, StateDir: filepath.Join(t.TempDir(), "state")}))
+			}
+			var got windowCollector
+			res, err := weir.Run(context.Background(), eventTimeWindows(n, k, &got), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Rescales {
+				t.Logf("rescale %d: %s took %v moved %d bytes %d %s", r.Step, r.Changes, r.Took, r.Moved, r.Bytes, r.Err)
+				if r.Err != "" {
+					t.Fatalf("rescale %d: %s", r.Step, r.Err)
+				}
+			}
+			if len(res.Rescales) != 2 {
+				t.Fatalf("%d rescales, want 2", len(res.Rescales))
+			}
+			if g := got.sorted(); !slices.Equal(g, want) {
+				t.Fatalf("rescaled run: %d windows, undisturbed %d; first difference %s", len(g), len(want), firstDiff(g, want))
+			}
+		})
 	}
 }
 
