@@ -46,14 +46,16 @@ bench-backpressure:
 # Keycount under random actor kills, 10 seeds in aligned and unaligned mode;
 # 20 runs of a 3-node cluster with one node SIGKILLed (the coordinator's in
 # about half); the metamorphic check (keycount and keysum in every checkpoint
-# mode, parallelism and disturbance, the same output demanded of each). Every
-# run is verified; a failure prints the seed that replays it. All three run
-# even when one fails.
+# mode, parallelism and disturbance, the same output demanded of each); 20
+# runs of keycount under actor kills and a seeded random schedule of live
+# rescales. Every run is verified; a failure prints the seed that replays it.
+# All four run even when one fails.
 chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
 	bin/node chaos metamorphic || status=1; \
+	bin/node chaos rescale --runs 20 || status=1; \
 	exit $$status
 
 # Cluster benchmark: keycount over 3 node processes versus one process,

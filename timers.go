@@ -19,6 +19,9 @@ type eventScope struct {
 	wm    int64 // the operator's input watermark
 	ts    int64 // the current record's or timer's time; MinWatermark if none
 	now   func() time.Time
+	// moved holds the key groups a live rescale moved here that are not
+	// released yet, with the watermark of the instance they came from.
+	moved map[int]int64
 }
 
 // Timers registers and deletes the current key's timers.
@@ -89,6 +92,9 @@ func (c *KeyedContext[K]) Watermark() time.Time {
 func (c *KeyedContext[K]) watermark() int64 {
 	if c.et == nil {
 		return plan.MinWatermark
+	}
+	if w, ok := c.et.moved[c.core.group]; ok {
+		return w // moved here by a live rescale, not released yet
 	}
 	return max(c.et.wm, c.et.table.Floor(c.core.group))
 }

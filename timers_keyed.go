@@ -202,10 +202,20 @@ func (t *timedInstance[K, Out]) OnProcessingTime(now time.Time, out plan.Output)
 // timers a callback sets that are due fire in the same pass.
 func (t *timedInstance[K, Out]) fire(d state.TimeDomain, upTo int64, em *Emitter[Out]) error {
 	ctx := t.keyed.contexts()[0]
+	var waiting []state.Timer // of key groups a live rescale has not released yet
+	defer func() {
+		for _, tm := range waiting {
+			t.scope.table.Register(tm)
+		}
+	}()
 	for {
 		tm, ok := t.scope.table.PopDue(d, upTo)
 		if !ok {
 			return nil
+		}
+		if _, moving := t.scope.moved[tm.Group]; moving {
+			waiting = append(waiting, tm)
+			continue
 		}
 		if t.onTimer == nil {
 			continue

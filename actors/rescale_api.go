@@ -15,12 +15,14 @@ import (
 // committed, with what it measured; or an error if it cannot run (a plan
 // error, another rescale running, the job ending or restarting a region;
 // with checkpoints, a sink to rescale or tasks in more than one failover
-// region), or if the job ends first. With checkpoints a rescale waits for a
-// running checkpoint and checkpoints wait for it; a failure during it aborts
-// it, and the job restarts from its latest checkpoint. A request made before
-// the job's tasks are wired starts once they are. On a cluster the job's
-// coordinator runs it (rescale_cluster*.go). ctx only bounds the wait: the
-// rescale goes on if ctx ends.
+// region, or the final checkpoint completed or completing while the rescale
+// waits for it: rescale.ErrInputEnded), or if the job ends first. With
+// checkpoints a rescale waits for a running checkpoint and checkpoints wait
+// for it; a failure during it aborts it, and the job restarts from its
+// latest checkpoint. A request made before the job's tasks are wired starts
+// once they are. On a cluster the job's coordinator runs it
+// (rescale_cluster*.go). ctx only bounds the wait: the rescale goes on if
+// ctx ends.
 func (j *Job) Rescale(ctx context.Context, parallelism map[string]int) (rescale.Result, error) {
 	run, err := j.StartRescale(ctx, parallelism)
 	if err != nil {

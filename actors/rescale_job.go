@@ -167,6 +167,8 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		return errors.New("rescale: the job is ending")
 	case a.restarting():
 		return errors.New("rescale: a region of the job is restarting")
+	case a.rescaleInputEnded() != nil:
+		return a.rescaleInputEnded()
 	case a.ckpt != nil && len(a.topo.Regions) > 1:
 		return fmt.Errorf("rescale: with checkpoints a live rescale needs the job's tasks in one failover region, this job has %d", len(a.topo.Regions))
 	}
@@ -294,8 +296,11 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 		case rescale.Abort:
 			a.job.log.Warn().Uint64("rescale", act.Rescale).Str("reason", act.Reason).Msg("rescale aborted")
 			r.run.reply <- rescaleReply{err: fmt.Errorf("rescale %d aborted: %s", act.Rescale, act.Reason)}
+			a.rescaleUnfinish()
 			a.rescaleDropAdded(ctx)
 			r.run = nil
+		case rescale.Refused:
+			a.rescaleRefused(ctx, act)
 		case rescale.Recover:
 			// The failure that aborted the rescale restarts the job
 			// (rescaleOnFailure): from its latest checkpoint, old tables.
@@ -468,7 +473,9 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 		n := max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism)
 		var peers []*actor.PID
 		if _, changed := p.Change(op.Name); changed {
-			peers = a.tasks[op.ID][:n]
+			// A copy: the task reads it on its own goroutine while this
+			// actor clears the slots of tasks that end.
+			peers = slices.Clone(a.tasks[op.ID][:n])
 		}
 		for i := 0; i < n; i++ {
 			id := taskID(op, i)
@@ -561,7 +568,7 @@ func (a *jobActor) rescaleCheckpointEnded(ctx actor.Context, id uint64) {
 	if a.rs == nil {
 		return
 	}
-	a.carryOutRescale(ctx, a.rs.coord.CheckpointEnded(a.job.now(), id))
+	a.carryOutRescale(ctx, a.rescaleCheckpointEndedActions(id))
 }
 
 // rescaleOnFailure aborts a running rescale on any failure in the job. It

@@ -171,6 +171,7 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 		}
 	}
 	t.rs = rs
+	t.rescaleHoldLeaving(cfg)
 	if m.ack {
 		ctx.Send(ctx.Parent(), &rescaleBegunMsg{seq: cfg.Rescale, op: t.op.ID, instance: t.instance})
 	}
@@ -285,6 +286,7 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			}
 			delete(rs.carried, a.Group)
 			delete(rs.held, a.Group)
+			t.rescaleReleased(a.Group)
 			t.log.Debug().Int("group", a.Group).Dur("waited", a.Waited).Msg("rescale: key group released")
 		case rescale.PauseInput:
 			rs.paused[a.Input] = true

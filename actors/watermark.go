@@ -118,8 +118,8 @@ func (t *task) sendMark(ctx actor.Context, w *taskWatermarks, m Mark) {
 	o.ctx = ctx
 	for _, oe := range o.edges {
 		for c, ch := range oe.channels {
-			if ch.eos {
-				continue // ended: nothing follows its end of stream
+			if ch.eos || retiredChannel(oe, c) {
+				continue // ended, or a removed consumer's: nothing follows
 			}
 			recs := oe.writer.Take(c)
 			if recs == nil {

@@ -57,6 +57,9 @@ type Coordinator struct {
 	// the consumer instances that have yet to drain its channel.
 	fences map[TaskKey]map[TaskKey]bool
 	result Result
+	// inputEnded is the job's final checkpoint once it completed, else 0
+	// (FinalCheckpointCompleted).
+	inputEnded uint64
 }
 
 // NewCoordinator returns an idle coordinator.
@@ -105,6 +108,9 @@ func (c *Coordinator) Start(now time.Duration, p *Plan) ([]Action, error) {
 	}
 	if c.phase != idle {
 		return nil, fmt.Errorf("start rescale %d: rescale %d is %s: %w", p.Input.Seq, c.plan.Input.Seq, c.phase, ErrRescaleRunning)
+	}
+	if c.inputEnded != 0 {
+		return nil, fmt.Errorf("start rescale %d: %w", p.Input.Seq, c.endedReason())
 	}
 	c.plan, c.start = p, now
 	c.result = Result{Rescale: p.Input.Seq, Changes: p.Summary(), Moved: p.Moved(), Minimum: p.Minimum()}

@@ -7,7 +7,7 @@ import (
 
 // Action is one thing the job's shell must do for a rescale, in the order
 // returned. The set is sealed: WaitCheckpoint, Spawn, InjectBarrier, Fence,
-// Commit, Finished, Abort and Recover.
+// Commit, Finished, Abort, Recover and Refused.
 type Action interface {
 	action()
 	String() string

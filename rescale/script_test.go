@@ -17,6 +17,7 @@ import (
 //	plan max=N p=N to=op:p,... [timeout=D]   keycount (source → hash → count → sink) at p, rescaled; a fresh coordinator
 //	checkpoint-start id=N                    -> ok | error
 //	checkpoint-end id=N at=D                 -> actions
+//	final-checkpoint-completed id=N at=D     -> actions (the job's final checkpoint)
 //	start at=D                               -> actions | error
 //	prepared task=op/i at=D                  -> actions | error
 //	done task=op/i at=D [bytes=N] [pause=D]  -> actions | error (a TaskDone reaching the coordinator)
@@ -62,6 +63,8 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		return []string{"ok"}
 	case "checkpoint-end":
 		return actionLines(s.coord.CheckpointEnded(at, c.Uint64("id")))
+	case "final-checkpoint-completed":
+		return actionLines(s.coord.FinalCheckpointCompleted(at, c.Uint64("id")))
 	case "start":
 		acts, err := s.coord.Start(at, s.plan)
 		return actionsOrErr(acts, err)
@@ -211,7 +214,7 @@ func errLines(err error) []string {
 	switch {
 	case errors.Is(err, ErrProtocol):
 		tag = "protocol error"
-	case errors.Is(err, ErrRescaleRunning):
+	case errors.Is(err, ErrRescaleRunning), errors.Is(err, ErrInputEnded):
 		tag = "refused"
 	}
 	return []string{tag + ": " + err.Error()}

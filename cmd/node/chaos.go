@@ -18,11 +18,11 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// registerChaos adds `node chaos keycount`, `node chaos cluster` and `node
-// chaos metamorphic`.
+// registerChaos adds `node chaos keycount`, `node chaos cluster`, `node
+// chaos metamorphic` and `node chaos rescale`.
 func registerChaos() {
-	cli.RegisterCommand("chaos", "keycount|cluster|metamorphic [flags]",
-		"keycount: run keycount under random actor kills for several seeds and modes; cluster: SIGKILL a node of a 3-node cluster running keycount, for several seeds; verify exactly-once output each time. metamorphic: run keycount and keysum in every checkpoint mode, parallelism and disturbance and demand the same output", runChaos)
+	cli.RegisterCommand("chaos", "keycount|cluster|metamorphic|rescale [flags]",
+		"keycount: run keycount under random actor kills for several seeds and modes; cluster: SIGKILL a node of a 3-node cluster running keycount, for several seeds; verify exactly-once output each time. metamorphic: run keycount and keysum in every checkpoint mode, parallelism and disturbance and demand the same output. rescale: keycount under random actor kills and a seeded random schedule of live rescales, verified exactly once per run", runChaos)
 }
 
 // chaosResult is one chaos run, as `node chaos --json` prints it.
@@ -48,8 +48,11 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(args) > 0 && args[0] == "metamorphic" {
 		return runMetamorphic(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "rescale" {
+		return runChaosRescale(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "keycount" {
-		fmt.Fprintf(stderr, "node chaos: want keycount, cluster or metamorphic (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node chaos: want keycount, cluster, metamorphic or rescale (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	fs := flag.NewFlagSet("node chaos keycount", flag.ContinueOnError)
