@@ -18,4 +18,10 @@
 // reported as capture=true plus the overtaken copies selected by
 // CaptureOvertaken; together they are exactly the buffers with seq in
 // (processed at snapshot, lastSeq], none missing and none twice.
+//
+// Several checkpoints may be in progress at once (Config.MaxConcurrent > 1):
+// barriers arrive on every input in increasing id order, so they complete in
+// that order, and a buffer taken from an input after the snapshots of two of
+// them and before either's barrier belongs to the channel state of both
+// (CapturedBy names them).
 package barriers

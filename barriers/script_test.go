@@ -2,6 +2,7 @@ package barriers
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,14 +19,16 @@ import (
 //
 // Commands:
 //
-//	new inputs=N mode=aligned|unaligned [timeout=D] [consumed=a,b,...]
+//	new inputs=N mode=aligned|unaligned [timeout=D] [consumed=a,b,...] [max=N]
 //	buffer in=I seq=S                          -> capture / - / error
+//	bufferby in=I seq=S                        -> the checkpoints capturing it / - / error
 //	buffers in=I from=S to=T                   -> the seqs captured
 //	barrier in=I id=K last=S [overtook] now=D  -> actions or error
 //	barrier in=I id=K last=S final now=D       -> a final barrier: actions or error
 //	timeout id=K now=D                         -> actions
 //	abort id=K                                 -> actions
 //	inprogress                                 -> id or none
+//	inflight                                   -> the ids in progress
 //	rebuild consumed=a,b,...                   -> a new input set: ok or error
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
@@ -41,7 +44,7 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 	a := *ap
 	switch c.Name {
 	case "new":
-		cfg := Config{Inputs: c.Int("inputs"), AlignedTimeout: c.DurationOr("timeout", 0), ConsumedSeqs: c.Uint64ListOr("consumed")}
+		cfg := Config{Inputs: c.Int("inputs"), AlignedTimeout: c.DurationOr("timeout", 0), ConsumedSeqs: c.Uint64ListOr("consumed"), MaxConcurrent: c.IntOr("max", 0)}
 		switch mode := c.StringOr("mode", ""); mode {
 		case "aligned":
 			cfg.Mode = Aligned
@@ -67,6 +70,17 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 			return []string{"capture"}
 		}
 		return []string{"-"}
+	case "bufferby":
+		capture, err := a.OnBuffer(c.Int("in"), c.Uint64("seq"))
+		if err != nil {
+			return errLines(err)
+		}
+		if capture {
+			return []string{fmt.Sprintf("captured by %v", a.CapturedBy())}
+		}
+		return []string{"-"}
+	case "inflight":
+		return []string{fmt.Sprint(a.InProgressIDs())}
 	case "buffers":
 		in := c.Int("in")
 		var captured []string

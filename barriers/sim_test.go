@@ -8,8 +8,8 @@ import (
 )
 
 // The simulator models producers with sequence numbers, channels that deliver
-// barriers in order or overtaking, a coordinator with one checkpoint in flight
-// and a task that processes what its channels deliver and carries out the
+// barriers in order or overtaking, a coordinator with up to MaxConcurrent
+// checkpoints in flight and a task that processes what its channels deliver and carries out the
 // Aligner's actions. It checks the capture invariant at every Complete.
 
 const simStep = time.Millisecond
@@ -27,7 +27,7 @@ type simInput struct {
 	sent     uint64          // last seq sent
 	blocked  bool            // aligned channel stopped after an in-order barrier
 	overtake map[uint64]bool // barrier ids switched to overtaking delivery
-	inject   uint64          // barrier id the producer must inject next, 0 none
+	inject   []uint64        // barrier ids the producer must inject, in order
 }
 
 // simCheckpoint is what the task holds for one checkpoint id.
@@ -59,7 +59,7 @@ type sim struct {
 
 	// coordinator
 	lastID   uint64
-	inflight uint64
+	inflight []uint64 // at the coordinator, ascending
 	notices  []uint64 // abort notices not yet delivered to the task
 
 	// the barrier being delivered, for CaptureOvertaken
@@ -104,15 +104,16 @@ func (s *sim) emit(j int) {
 	in.queue = append(in.queue, simItem{seq: in.sent})
 }
 
-// trigger starts a checkpoint at the coordinator if none is in flight.
+// trigger starts a checkpoint at the coordinator if fewer than
+// MaxConcurrent are in flight.
 func (s *sim) trigger() bool {
-	if s.inflight != 0 {
+	if len(s.inflight) >= max(1, s.cfg.MaxConcurrent) {
 		return false
 	}
 	s.lastID++
-	s.inflight = s.lastID
+	s.inflight = append(s.inflight, s.lastID)
 	for _, in := range s.in {
-		in.inject = s.lastID
+		in.inject = append(in.inject, s.lastID)
 	}
 	return true
 }
@@ -120,27 +121,29 @@ func (s *sim) trigger() bool {
 // injectBarrier makes producer j inject its pending barrier.
 func (s *sim) injectBarrier(j int) bool {
 	in := s.in[j]
-	if in.inject == 0 {
+	if len(in.inject) == 0 {
 		return false
 	}
-	in.queue = append(in.queue, simItem{barrier: in.inject, lastSeq: in.sent})
-	in.inject = 0
+	in.queue = append(in.queue, simItem{barrier: in.inject[0], lastSeq: in.sent})
+	in.inject = in.inject[1:]
 	return true
 }
 
-// coordAbort aborts the checkpoint in flight at the coordinator; producers
-// that have not injected it yet drop it unless keepSome says otherwise.
-func (s *sim) coordAbort(keep func(j int) bool) bool {
-	if s.inflight == 0 {
+// coordAbort aborts the pick-th (modulo) checkpoint in flight at the
+// coordinator; producers that have not injected it yet drop it unless keep
+// says otherwise.
+func (s *sim) coordAbort(pick int, keep func(j int) bool) bool {
+	if len(s.inflight) == 0 {
 		return false
 	}
+	id := s.inflight[pick%len(s.inflight)]
 	for j, in := range s.in {
-		if in.inject == s.inflight && !keep(j) {
-			in.inject = 0
+		if k := slices.Index(in.inject, id); k >= 0 && !keep(j) {
+			in.inject = slices.Delete(in.inject, k, k+1)
 		}
 	}
-	s.notices = append(s.notices, s.inflight)
-	s.inflight = 0
+	s.notices = append(s.notices, id)
+	s.inflight = slices.DeleteFunc(s.inflight, func(x uint64) bool { return x == id })
 	return true
 }
 
@@ -173,13 +176,12 @@ func (s *sim) process(j int) bool {
 		s.fatalf("OnBuffer(%d, %d): %v", j, seq, err)
 	}
 	s.processed[j] = seq
-	if capture {
-		id, ok := s.a.InProgress()
-		if !ok {
-			s.fatalf("buffer %d of input %d captured with no checkpoint in progress", seq, j)
-		}
-		c := s.ck(id)
-		if c.atSnapshot == nil {
+	if capture != (len(s.a.CapturedBy()) > 0) {
+		s.fatalf("buffer %d of input %d: capture=%v, captured by %v", seq, j, capture, s.a.CapturedBy())
+	}
+	for _, id := range s.a.CapturedBy() {
+		c, ok := s.cks[id]
+		if !ok || c.atSnapshot == nil {
 			s.fatalf("buffer %d of input %d captured for %d before its snapshot", seq, j, id)
 		}
 		if c.hasBarrier[j] {
@@ -332,7 +334,7 @@ func (s *sim) apply(acts []Action) {
 // checkBlocked compares the channels' blocked flags with the Aligner's.
 func (s *sim) checkBlocked() {
 	for j, in := range s.in {
-		if in.blocked != s.a.blocked[j] {
+		if in.blocked != (s.a.blocked[j] != 0) {
 			s.fatalf("input %d: channel blocked=%v, aligner blocked=%v", j, in.blocked, s.a.blocked[j])
 		}
 	}
@@ -345,9 +347,7 @@ func (s *sim) checkComplete(done Complete) {
 		s.fatalf("completed %d after %d", done.ID, s.completes[n-1].ID)
 	}
 	s.completes = append(s.completes, done)
-	if s.inflight == done.ID {
-		s.inflight = 0
-	}
+	s.inflight = slices.DeleteFunc(s.inflight, func(x uint64) bool { return x == done.ID })
 	c := s.ck(done.ID)
 	if c.atSnapshot == nil || c.forwards != 1 {
 		s.fatalf("complete %d with snapshot=%v forwards=%d", done.ID, c.atSnapshot != nil, c.forwards)
@@ -376,11 +376,11 @@ func (s *sim) checkComplete(done Complete) {
 
 // idle says if nothing is queued, blocked or in progress anywhere.
 func (s *sim) idle() bool {
-	if _, ok := s.a.InProgress(); ok || s.inflight != 0 || len(s.notices) > 0 {
+	if _, ok := s.a.InProgress(); ok || len(s.inflight) > 0 || len(s.notices) > 0 {
 		return false
 	}
 	for _, in := range s.in {
-		if len(in.queue) > 0 || in.blocked || in.inject != 0 {
+		if len(in.queue) > 0 || in.blocked || len(in.inject) > 0 {
 			return false
 		}
 	}
