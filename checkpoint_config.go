@@ -38,6 +38,10 @@ type CheckpointConfig struct {
 	AlignedTimeout time.Duration
 	// Retain is how many completed checkpoints are kept.
 	Retain int
+	// MaxConcurrent is how many checkpoints may be in flight at once (0
+	// means 1): the next one may start before older ones are written; they
+	// complete in the order of their ids.
+	MaxConcurrent int
 	// StateDir is the local directory of the snapshot store.
 	StateDir string
 }

@@ -20,6 +20,9 @@ type CheckpointOptions struct {
 	AlignedTimeout time.Duration
 	// Retain is how many completed checkpoints are kept.
 	Retain int
+	// MaxConcurrent is how many checkpoints may be in flight at once (0
+	// means 1); they complete in the order of their ids.
+	MaxConcurrent int
 	// Store keeps the checkpoints.
 	Store store.Store
 	// Restore is the checkpoint to resume from, nil for a fresh start.
@@ -49,6 +52,8 @@ func (c CheckpointOptions) validate() error {
 		return fmt.Errorf("checkpoint timeout %v must be positive", c.Timeout)
 	case c.Retain < 1:
 		return fmt.Errorf("retain %d must be at least 1", c.Retain)
+	case c.MaxConcurrent < 0:
+		return fmt.Errorf("max concurrent checkpoints %d must not be negative", c.MaxConcurrent)
 	case c.AlignedTimeout < 0:
 		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
 	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:

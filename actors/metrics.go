@@ -22,6 +22,9 @@ type Metrics struct {
 	MaxPendingInput atomic.Int64
 	// MaxAlignTimers is the most alignment timers a task ever held pending.
 	MaxAlignTimers atomic.Int64
+	// MaxCheckpointsInFlight is the most checkpoints the coordinator ever had
+	// in flight at once.
+	MaxCheckpointsInFlight atomic.Int64
 }
 
 // raise stores v into m if it is larger.

@@ -36,9 +36,9 @@ type task struct {
 	parts partSizer      // records per operator call
 
 	aligner *barriers.Aligner
-	ckpt    *taskCheckpoint
-	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
-	phase   taskPhase              // where the task is in its life; moved only by move
+	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
+	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
+	phase   taskPhase                  // where the task is in its life; moved only by move
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)

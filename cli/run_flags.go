@@ -34,6 +34,7 @@ type runFlags struct {
 	checkpointTimeout  time.Duration
 	alignedTimeout     time.Duration
 	retain             int
+	maxConcurrent      int
 	maxRestarts        int
 	restartWindow      time.Duration
 	chaosEvery         time.Duration
@@ -88,6 +89,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", 1, "checkpoints in flight at once: the next may start before older ones are written; they complete in id order")
 	sv := weir.DefaultSupervision()
 	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
 	fs.DurationVar(&f.restartWindow, "restart-window", sv.RestartWindow, "the window of --max-restarts")
@@ -157,6 +159,7 @@ func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 		Timeout:        f.checkpointTimeout,
 		AlignedTimeout: f.alignedTimeout,
 		Retain:         f.retain,
+		MaxConcurrent:  f.maxConcurrent,
 		StateDir:       f.stateDir,
 	}
 }
