@@ -33,6 +33,9 @@ type Aligner struct {
 	// blocked is per input the checkpoint whose aligned barrier blocked it, 0
 	// if none.
 	blocked []uint64
+	// blockedBytes is per blocked input the data queued behind its barrier,
+	// as last reported by OnBlockedBytes.
+	blockedBytes []int64
 
 	// seen is the newest id started, completed or aborted here; a barrier at
 	// or below it whose checkpoint is not in progress is stale.
@@ -54,6 +57,13 @@ type inProgress struct {
 	firstAt  time.Duration // logical time of its first barrier
 	arrived  []bool        // per input: barrier id is in
 	nArrived int
+	// mustAlign marks the inputs that fell back to alignment because their
+	// overtaken data exceeded MaxInflightBytes; nMust of them have not
+	// aligned yet. heldBack: some did, so the snapshot waits for them and
+	// every overtaking barrier met before it falls back too.
+	mustAlign []bool
+	nMust     int
+	heldBack  bool
 }
 
 // NewAligner returns an Aligner for a task with cfg.Inputs inputs.
@@ -66,8 +76,9 @@ func NewAligner(cfg Config) (*Aligner, error) {
 	}
 	a := &Aligner{
 		cfg:       cfg,
-		processed: make([]uint64, cfg.Inputs),
-		blocked:   make([]uint64, cfg.Inputs),
+		processed:    make([]uint64, cfg.Inputs),
+		blocked:      make([]uint64, cfg.Inputs),
+		blockedBytes: make([]int64, cfg.Inputs),
 	}
 	copy(a.processed, cfg.ConsumedSeqs)
 	a.cfg.ConsumedSeqs = nil // the caller keeps its slice
@@ -152,10 +163,12 @@ func (a *Aligner) start(id uint64, now time.Duration, final bool) *inProgress {
 	if n := len(a.free); n > 0 {
 		ck, a.free = a.free[n-1], a.free[:n-1]
 		clear(ck.arrived)
+		clear(ck.mustAlign)
 	} else {
-		ck = &inProgress{arrived: make([]bool, a.cfg.Inputs)}
+		ck = &inProgress{arrived: make([]bool, a.cfg.Inputs), mustAlign: make([]bool, a.cfg.Inputs)}
 	}
 	ck.id, ck.final, ck.firstAt, ck.nArrived = id, final, now, 0
+	ck.nMust, ck.heldBack = 0, false
 	ck.phase = aligning
 	if a.cfg.Mode == Unaligned && !final {
 		ck.phase = capturing
@@ -175,12 +188,17 @@ func (a *Aligner) see(id uint64) {
 func (a *Aligner) finish(ck *inProgress) {
 	a.see(ck.id)
 	a.cks = slices.DeleteFunc(a.cks, func(c *inProgress) bool { return c == ck })
+	a.unblock(ck.id)
+	a.free = append(a.free, ck)
+}
+
+// unblock forgets the inputs blocked by checkpoint id.
+func (a *Aligner) unblock(id uint64) {
 	for i, b := range a.blocked {
-		if b == ck.id {
-			a.blocked[i] = 0
+		if b == id {
+			a.blocked[i], a.blockedBytes[i] = 0, 0
 		}
 	}
-	a.free = append(a.free, ck)
 }
 
 // blockedBy lists the inputs blocked by checkpoint id, ascending, nil if none.

@@ -49,6 +49,14 @@ type Config struct {
 	// new one supersedes only older ones whose barrier on its input has not
 	// arrived, which can no longer complete.
 	MaxConcurrent int
+	// MaxInflightBytes, if > 0, bounds the data a checkpoint holds back or
+	// stores per task. An aligning checkpoint switches to unaligned once the
+	// data queued behind its barriers at blocked inputs (OnBlockedBytes)
+	// exceeds it. An overtaking barrier that would make the checkpoint
+	// unaligned, met before its snapshot, whose overtaken data exceeds it
+	// falls back to alignment on its input (AlignInput): the snapshot waits
+	// until that input has processed its data up to the barrier.
+	MaxInflightBytes int64
 }
 
 func (c Config) validate() error {
@@ -63,6 +71,9 @@ func (c Config) validate() error {
 	}
 	if c.AlignedTimeout > 0 && c.Mode != Aligned {
 		return fmt.Errorf("aligned timeout %v needs mode aligned, got %v: %w", c.AlignedTimeout, c.Mode, ErrInvalidConfig)
+	}
+	if c.MaxInflightBytes < 0 {
+		return fmt.Errorf("max in-flight bytes %d is negative: %w", c.MaxInflightBytes, ErrInvalidConfig)
 	}
 	if c.MaxConcurrent < 0 {
 		return fmt.Errorf("max concurrent checkpoints %d is negative: %w", c.MaxConcurrent, ErrInvalidConfig)

@@ -19,7 +19,16 @@ import (
 // Unblock as idempotent. Protocol violations return an error wrapping
 // ErrProtocol and change nothing.
 func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool, now time.Duration) ([]Action, error) {
-	return a.onBarrier(input, id, lastSeq, overtook, false, now)
+	return a.onBarrier(input, id, lastSeq, overtook, false, 0, now)
+}
+
+// OnBarrierBytes is OnBarrier for an overtaking barrier whose overtaken data
+// not yet processed (the copies with seq above what input processed) is
+// bytes long: with MaxInflightBytes set, more than that makes the checkpoint
+// fall back to alignment on input (AlignInput) if its snapshot is not taken
+// yet.
+func (a *Aligner) OnBarrierBytes(input int, id uint64, lastSeq uint64, bytes int64, now time.Duration) ([]Action, error) {
+	return a.onBarrier(input, id, lastSeq, true, false, bytes, now)
 }
 
 // OnFinalBarrier handles an in-order barrier of the final checkpoint (the end
@@ -29,10 +38,10 @@ func (a *Aligner) OnBarrier(input int, id uint64, lastSeq uint64, overtook bool,
 // barrier of one checkpoint must agree on being final; an overtaking barrier
 // of a final checkpoint is a protocol violation.
 func (a *Aligner) OnFinalBarrier(input int, id uint64, lastSeq uint64, now time.Duration) ([]Action, error) {
-	return a.onBarrier(input, id, lastSeq, false, true, now)
+	return a.onBarrier(input, id, lastSeq, false, true, 0, now)
 }
 
-func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, final bool, now time.Duration) ([]Action, error) {
+func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, final bool, bytes int64, now time.Duration) ([]Action, error) {
 	if uint(input) >= uint(len(a.processed)) {
 		return nil, fmt.Errorf("barrier %d: %w", id, a.badInput(input))
 	}
@@ -42,9 +51,10 @@ func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, fina
 	ck := a.find(id)
 	if ck == nil && (id <= a.seen || slices.Contains(a.aborted, id)) {
 		acts := []Action{Ignored{ID: id, Input: input}}
-		if (a.cfg.Mode == Aligned || final) && !overtook {
-			// An aligned channel blocks itself after any in-order barrier,
-			// stale or not; let it go on.
+		if (a.cfg.Mode == Aligned || final || a.cfg.MaxInflightBytes > 0) && !overtook {
+			// An aligned channel (or one a barrier fell back to alignment
+			// on) blocks itself after any in-order barrier, stale or not;
+			// let it go on.
 			acts = append(acts, Unblock{ID: id, Inputs: []int{input}})
 		}
 		return acts, nil
@@ -80,6 +90,9 @@ func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, fina
 	}
 	var acts []Action
 	isNew := ck == nil
+	if overtook && (isNew || ck.phase == aligning) && a.fallsBack(ck, bytes) {
+		return a.alignInput(ck, input, id, lastSeq, bytes, now), nil
+	}
 	if isNew {
 		acts = a.supersede(acts, input, id)
 		ck = a.start(id, now, final && !switchNow)
@@ -94,7 +107,7 @@ func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, fina
 	ck.nArrived++
 	if ck.phase == capturing {
 		acts = append(acts, CaptureOvertaken{ID: id, Input: input, AfterSeq: a.processed[input]})
-		if a.cfg.Mode == Aligned && !overtook {
+		if (a.cfg.Mode == Aligned || a.cfg.MaxInflightBytes > 0) && !overtook {
 			// Delivered in order after a timeout switch (the switch came too
 			// late for this channel, which blocked itself): release it.
 			acts = append(acts, Unblock{ID: id, Inputs: []int{input}})
@@ -102,9 +115,16 @@ func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, fina
 	} else {
 		a.blocked[input] = id
 	}
+	if ck.mustAlign[input] {
+		ck.nMust--
+	}
 
 	if ck.nArrived == len(ck.arrived) {
 		return a.complete(acts, ck, now), nil
+	}
+	if ck.heldBack && ck.nMust == 0 && ck.phase == aligning {
+		// The inputs whose data was too large are aligned: snapshot now.
+		acts = append(acts, a.switchToUnaligned(ck, "inputs over the in-flight limit aligned")...)
 	}
 	if isNew && ck.phase == aligning && a.cfg.AlignedTimeout > 0 && !ck.final {
 		acts = append(acts, StartTimer{ID: id, At: now + a.cfg.AlignedTimeout})
@@ -169,20 +189,28 @@ func (a *Aligner) complete(acts []Action, ck *inProgress, now time.Duration) []A
 // overtaking, release the blocked inputs (their channel state is empty) and
 // ask the others to deliver their barrier overtaking. For a finished, switched
 // or unknown id, and for a final checkpoint, it returns no actions.
+//
+// While inputs that fell back to alignment (AlignInput) have not aligned, the
+// timeout does not switch: the checkpoint switches once they have.
 func (a *Aligner) OnTimeout(id uint64, now time.Duration) []Action {
 	ck := a.find(id)
-	if ck == nil || ck.phase != aligning || ck.final {
+	if ck == nil || ck.phase != aligning || ck.final || ck.nMust > 0 {
 		return nil
 	}
+	return a.switchToUnaligned(ck, "")
+}
+
+// switchToUnaligned switches aligning checkpoint ck to unaligned for reason
+// (empty for a timeout or an upstream switch).
+func (a *Aligner) switchToUnaligned(ck *inProgress, reason string) []Action {
+	id := ck.id
 	ck.phase = capturing
 	acts := []Action{Snapshot{ID: id}, ForwardBarrier{ID: id, Unaligned: true}}
 	if in := a.blockedBy(id); len(in) > 0 {
 		acts = append(acts, Unblock{ID: id, Inputs: in})
-		for _, i := range in {
-			a.blocked[i] = 0
-		}
+		a.unblock(id)
 	}
-	return append(acts, SwitchToUnaligned{ID: id, Inputs: ck.missingInputs()})
+	return append(acts, SwitchToUnaligned{ID: id, Inputs: ck.missingInputs(), Reason: reason})
 }
 
 // Abort handles the coordinator aborting checkpoint id: if it is in progress

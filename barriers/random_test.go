@@ -26,6 +26,9 @@ func runRandom(t *testing.T, seed uint64) {
 		cfg.AlignedTimeout = time.Duration(1+rng.IntN(30)) * simStep
 	}
 	cfg.MaxConcurrent = max(0, rng.IntN(5)-2) // 0 (one at a time) in 3 of 5 runs, else 1 or 2
+	if rng.IntN(2) == 0 {
+		cfg.MaxInflightBytes = int64(1+rng.IntN(8)) * simBufferBytes // the size trigger in half of the runs
+	}
 	aborts := rng.IntN(2) == 0
 	where := fmt.Sprintf("seed %d (replay: go test -run TestRandomSchedules ./barriers -seed=%d) %+v aborts=%v",
 		seed, seed, cfg, aborts)
@@ -49,8 +52,10 @@ func runRandom(t *testing.T, seed uint64) {
 			s.process(rng.IntN(n))
 		case r < 85:
 			s.deliver(rng.IntN(n), rng.IntN(2) == 0)
-		case r < 92:
+		case r < 90:
 			s.fireTimer()
+		case r < 92:
+			s.reportBlocked(rng.IntN(n))
 		case r < 94:
 			if aborts {
 				s.coordAbort(rng.IntN(4), func(int) bool { return rng.IntN(2) == 0 })

@@ -14,6 +14,26 @@ import (
 
 const simStep = time.Millisecond
 
+// simBufferBytes is the size of every simulated buffer, for the size trigger.
+const simBufferBytes = 100
+
+// reportBlocked tells the Aligner how much data is queued behind the barrier
+// at blocked input j.
+func (s *sim) reportBlocked(j int) bool {
+	in := s.in[j]
+	if !in.blocked || s.cfg.MaxInflightBytes == 0 {
+		return false
+	}
+	var bytes int64
+	for _, it := range in.queue {
+		if it.barrier == 0 {
+			bytes += simBufferBytes
+		}
+	}
+	s.apply(s.a.OnBlockedBytes(j, bytes, s.now))
+	return false // a report alone is no progress
+}
+
 // simItem is a queued buffer (barrier == 0) or barrier.
 type simItem struct {
 	seq     uint64
@@ -27,6 +47,7 @@ type simInput struct {
 	sent     uint64          // last seq sent
 	blocked  bool            // aligned channel stopped after an in-order barrier
 	overtake map[uint64]bool // barrier ids switched to overtaking delivery
+	inOrder  map[uint64]bool // barrier ids sent back to in-order delivery (AlignInput)
 	inject   []uint64        // barrier ids the producer must inject, in order
 }
 
@@ -62,7 +83,8 @@ type sim struct {
 	inflight []uint64 // at the coordinator, ascending
 	notices  []uint64 // abort notices not yet delivered to the task
 
-	// the barrier being delivered, for CaptureOvertaken
+	// the barrier being delivered, for CaptureOvertaken and AlignInput
+	requeued  bool // it fell back to alignment
 	curInput  int
 	curID     uint64
 	curCopies []uint64
@@ -77,7 +99,7 @@ func newSim(t testing.TB, where string, cfg Config) *sim {
 	s := &sim{t: t, where: where, cfg: cfg, a: a, processed: make([]uint64, cfg.Inputs),
 		cks: map[uint64]*simCheckpoint{}, curInput: -1}
 	for range cfg.Inputs {
-		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}})
+		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}, inOrder: map[uint64]bool{}})
 	}
 	return s
 }
@@ -205,7 +227,11 @@ func (s *sim) barrierAt(j int) int {
 
 // overtakes says if input j's channel delivers barrier id overtaking.
 func (s *sim) overtakes(j int, id uint64) bool {
-	return s.cfg.Mode == Unaligned || s.in[j].overtake[id]
+	in := s.in[j]
+	if in.overtake[id] {
+		return true
+	}
+	return s.cfg.Mode == Unaligned && !in.inOrder[id]
 }
 
 func (s *sim) canDeliver(j int) bool {
@@ -233,10 +259,25 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 		copies = append(copies, it.seq)
 	}
 	in.queue = slices.Delete(in.queue, p, p+1)
-	if !overtook && s.cfg.Mode == Aligned {
-		in.blocked = true // an aligned channel stops after an in-order barrier
+	if !overtook && (s.cfg.Mode == Aligned || s.cfg.MaxInflightBytes > 0) {
+		// An aligned channel stops after an in-order barrier; so does any
+		// channel once barriers may fall back to alignment (as a task actor's
+		// channels always do).
+		in.blocked = true
 	}
-	acts, err := s.a.OnBarrier(j, b.barrier, b.lastSeq, overtook, s.now)
+	var acts []Action
+	var err error
+	if overtook && s.cfg.MaxInflightBytes > 0 {
+		var bytes int64
+		for _, seq := range copies {
+			if seq > s.processed[j] {
+				bytes += simBufferBytes
+			}
+		}
+		acts, err = s.a.OnBarrierBytes(j, b.barrier, b.lastSeq, bytes, s.now)
+	} else {
+		acts, err = s.a.OnBarrier(j, b.barrier, b.lastSeq, overtook, s.now)
+	}
 	if err != nil {
 		s.fatalf("OnBarrier(in=%d, id=%d, last=%d, overtook=%v): %v", j, b.barrier, b.lastSeq, overtook, err)
 	}
@@ -244,7 +285,7 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 	c.hasBarrier[j] = true
 	c.lastSeq[j] = b.lastSeq
 	s.curInput, s.curID, s.curCopies = j, b.barrier, copies
-	before := c.captures
+	before, wasSwitched := c.captures, c.switched
 	s.apply(acts)
 	s.curInput, s.curID, s.curCopies = -1, 0, nil
 	if len(acts) > 0 {
@@ -253,11 +294,18 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 			return true
 		}
 	}
+	if s.requeued {
+		// Fell back to alignment: the barrier comes again, in order.
+		s.requeued = false
+		c.hasBarrier[j] = false
+		return true
+	}
 	// A barrier that meets a snapshot already taken (or triggers one, in
 	// unaligned mode) selects its overtaken copies exactly once; one that
-	// meets an aligning checkpoint selects none.
+	// meets an aligning checkpoint in order selects none.
 	want := 0
-	if c.atSnapshot != nil && !(s.cfg.Mode == Aligned && !c.switched && !overtook) {
+	aligningInOrder := !overtook && !wasSwitched && (s.cfg.Mode == Aligned || in.inOrder[b.barrier])
+	if c.atSnapshot != nil && !aligningInOrder {
 		want = 1
 	}
 	if got := c.captures - before; got != want {
@@ -315,6 +363,21 @@ func (s *sim) apply(acts []Action) {
 			for _, j := range act.Inputs {
 				s.in[j].overtake[act.ID] = true
 			}
+		case AlignInput:
+			if act.ID != s.curID || act.Input != s.curInput {
+				s.fatalf("%v while delivering barrier %d on input %d", act, s.curID, s.curInput)
+			}
+			in := s.in[act.Input]
+			in.inOrder[act.ID] = true
+			at := len(in.queue)
+			for p, it := range in.queue {
+				if (it.barrier == 0 && it.seq > act.LastSeq) || it.barrier > act.ID {
+					at = p
+					break
+				}
+			}
+			in.queue = slices.Insert(in.queue, at, simItem{barrier: act.ID, lastSeq: act.LastSeq})
+			s.requeued = true
 		case StartTimer:
 			s.timers = append(s.timers, act)
 		case Complete:
