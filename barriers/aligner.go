@@ -75,7 +75,7 @@ func NewAligner(cfg Config) (*Aligner, error) {
 		cfg.MaxConcurrent = 1
 	}
 	a := &Aligner{
-		cfg:       cfg,
+		cfg:          cfg,
 		processed:    make([]uint64, cfg.Inputs),
 		blocked:      make([]uint64, cfg.Inputs),
 		blockedBytes: make([]int64, cfg.Inputs),
