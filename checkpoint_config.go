@@ -42,6 +42,11 @@ type CheckpointConfig struct {
 	// means 1): the next one may start before older ones are written; they
 	// complete in the order of their ids.
 	MaxConcurrent int
+	// MaxInflightBytes > 0 bounds per task the data a checkpoint holds back
+	// at blocked inputs (above it an aligned checkpoint switches to
+	// unaligned) and the data an overtaking barrier brings before the task's
+	// snapshot (above it that input falls back to alignment).
+	MaxInflightBytes int64
 	// StateDir is the local directory of the snapshot store.
 	StateDir string
 }

@@ -58,6 +58,9 @@ func (c *channel) Receive(ctx actor.Context) {
 		}
 	case *dataMsg:
 		c.onData(m.buf)
+		if c.blocked {
+			c.reportBlocked(ctx)
+		}
 		c.deliver(ctx)
 	case *ackMsg:
 		c.onAck(ctx, m.seq)
@@ -75,6 +78,8 @@ func (c *channel) Receive(ctx actor.Context) {
 	case *switchUnalignedMsg:
 		c.onSwitch(ctx, m.id)
 		c.deliver(ctx)
+	case *alignBarrierMsg:
+		c.onAlignBarrier(ctx, m)
 	case *unblockMsg:
 		c.blocked = false
 		c.deliver(ctx)
@@ -179,6 +184,7 @@ func (c *channel) deliver(ctx actor.Context) {
 			c.barriers = c.barriers[1:]
 			c.blocked = true
 			ctx.Send(c.consumer, &barrierInOrderMsg{input: c.input, id: b.id, lastSeq: b.lastSeq, final: b.final})
+			c.reportBlocked(ctx)
 			return
 		}
 		if len(c.queue) == 0 || len(c.unacked) >= c.job.opts.DeliveryWindow {

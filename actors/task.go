@@ -37,6 +37,7 @@ type task struct {
 
 	aligner *barriers.Aligner
 	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
+	sizes   recordSizes                // for --max-inflight-bytes
 	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
 	phase   taskPhase                  // where the task is in its life; moved only by move
 
@@ -134,6 +135,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.in.chans[m.input].barrier = m
 		t.handleInOrderBarrier(ctx, m.input)
 		t.pump(ctx)
+	case *blockedQueueMsg:
+		t.onBlockedQueue(ctx, m)
 	case *alignTimeoutMsg:
 		delete(t.timers, m.id)
 		if t.aligner != nil {

@@ -33,7 +33,7 @@ func (t *task) newAligner() error {
 	// overtaking and switch each checkpoint to unaligned at its first barrier,
 	// while the final checkpoint's in-order barriers still align.
 	a, err := barriers.NewAligner(barriers.Config{Inputs: len(t.in.chans), Mode: barriers.Aligned,
-		AlignedTimeout: co.AlignedTimeout, MaxConcurrent: co.MaxConcurrent})
+		AlignedTimeout: co.AlignedTimeout, MaxConcurrent: co.MaxConcurrent, MaxInflightBytes: co.MaxInflightBytes})
 	if err != nil {
 		return fmt.Errorf("barrier aligner: %w", err)
 	}
@@ -68,12 +68,21 @@ func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overt
 	if t.aligner == nil {
 		t.fail(fmt.Errorf("barrier %d on input %d but checkpoints are off", id, input))
 	}
-	acts, err := t.aligner.OnBarrier(input, id, lastSeq, overtook, t.now())
+	var acts []barriers.Action
+	var err error
+	if overtook && t.sizeLimited() {
+		acts, err = t.aligner.OnBarrierBytes(input, id, lastSeq, t.overtakenBytes(input, overtaken), t.now())
+	} else {
+		acts, err = t.aligner.OnBarrier(input, id, lastSeq, overtook, t.now())
+	}
 	if err != nil {
 		t.fail(fmt.Errorf("barrier %d on input %d: %w", id, input, err))
 	}
 	t.declineSuperseded(ctx, acts, id)
 	t.carryOut(ctx, acts, overtaken)
+	if !overtook {
+		t.feedBlocked(ctx, input) // what its channel reported queued behind this barrier
+	}
 	t.feedRetired(ctx, id, false)
 }
 
@@ -128,10 +137,16 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 				}
 			}
 		case barriers.Unblock:
+			t.sizes.forgetQueued(a.Inputs)
 			for _, i := range a.Inputs {
 				ctx.Send(t.in.chans[i].pid, &unblockMsg{id: a.ID})
 			}
+		case barriers.AlignInput:
+			t.alignInput(ctx, a)
 		case barriers.SwitchToUnaligned:
+			if a.Reason != "" {
+				t.log.Info().Uint64("checkpoint", a.ID).Str("reason", a.Reason).Msg("switched to unaligned")
+			}
 			for _, i := range a.Inputs {
 				ctx.Send(t.in.chans[i].pid, &switchUnalignedMsg{id: a.ID})
 			}
@@ -237,6 +252,9 @@ func (t *task) captureIfNeeded(input int, b *Buffer) {
 	capture, err := t.aligner.OnBuffer(input, b.Seq)
 	if err != nil {
 		t.fail(fmt.Errorf("input %d: %w", input, err))
+	}
+	if t.sizeLimited() {
+		t.sizes.learn(t, input, b)
 	}
 	if !capture {
 		return

@@ -232,3 +232,12 @@ func (a *Aligner) abort(acts []Action, ck *inProgress) []Action {
 	a.finish(ck)
 	return acts
 }
+
+// Processed returns the seq of the last buffer of input handed to OnBuffer
+// (0 for an unknown input): overtaken copies above it are not processed yet.
+func (a *Aligner) Processed(input int) uint64 {
+	if uint(input) >= uint(len(a.processed)) {
+		return 0
+	}
+	return a.processed[input]
+}

@@ -35,6 +35,7 @@ type runFlags struct {
 	alignedTimeout     time.Duration
 	retain             int
 	maxConcurrent      int
+	maxInflightBytes   byteSize
 	maxRestarts        int
 	restartWindow      time.Duration
 	chaosEvery         time.Duration
@@ -89,6 +90,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.checkpointTimeout, "checkpoint-timeout", cp.Timeout, "abort a checkpoint not complete after this long")
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
+	fs.Var(&f.maxInflightBytes, "max-inflight-bytes", "per task: an aligned checkpoint holding back more than this at blocked inputs switches to unaligned; an overtaking barrier bringing more than this before the snapshot falls back to alignment on its input (e.g. 64MB; 0: no limit)")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", 1, "checkpoints in flight at once: the next may start before older ones are written; they complete in id order")
 	sv := weir.DefaultSupervision()
 	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
@@ -119,6 +121,8 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--checkpoint-mode: %w", err)
 	}
 	switch {
+	case f.maxInflightBytes > 0 && mode == weir.CheckpointNone:
+		return fmt.Errorf("--max-inflight-bytes needs checkpoints: drop --checkpoint-mode none")
 	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
 		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
 	case f.stateDir == "":
@@ -154,13 +158,14 @@ func (f *runFlags) level() (zerolog.Level, error) {
 // checkpointConfig is the checkpoint configuration the flags describe.
 func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 	return weir.CheckpointConfig{
-		Mode:           weir.CheckpointMode(f.checkpointMode),
-		Interval:       f.checkpointInterval,
-		Timeout:        f.checkpointTimeout,
-		AlignedTimeout: f.alignedTimeout,
-		Retain:         f.retain,
-		MaxConcurrent:  f.maxConcurrent,
-		StateDir:       f.stateDir,
+		Mode:             weir.CheckpointMode(f.checkpointMode),
+		Interval:         f.checkpointInterval,
+		Timeout:          f.checkpointTimeout,
+		AlignedTimeout:   f.alignedTimeout,
+		Retain:           f.retain,
+		MaxConcurrent:    f.maxConcurrent,
+		MaxInflightBytes: int64(f.maxInflightBytes),
+		StateDir:         f.stateDir,
 	}
 }
 
