@@ -53,7 +53,7 @@ type CheckpointConfig struct {
 
 // DefaultCheckpointConfig is what `node run` uses unless told otherwise.
 func DefaultCheckpointConfig() CheckpointConfig {
-	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, StateDir: "./weir-state"}
+	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state"}
 }
 
 // CheckpointStat describes one completed checkpoint of a run.
