@@ -31,6 +31,40 @@ type recordSizes struct {
 	// queued behind the barrier (the report may come before the barrier is
 	// handed to the aligner, which then reads it).
 	queued []int
+	// hold is per input the checkpoint and last seq of a barrier that fell
+	// back to alignment there: buffers after it were delivered already (the
+	// barrier had overtaken them) and wait until the barrier is handled and
+	// the input unblocked.
+	hold []heldInput
+}
+
+// heldInput is a barrier an input waits for before going past LastSeq.
+type heldInput struct {
+	id, lastSeq uint64
+}
+
+// holds says input i must not process buffer seq yet.
+func (s *recordSizes) holds(i int, seq uint64) bool {
+	return i < len(s.hold) && s.hold[i].id != 0 && seq > s.hold[i].lastSeq
+}
+
+// release ends the holds of inputs (unblocked, or their barrier handled
+// overtaking).
+func (s *recordSizes) release(inputs ...int) {
+	for _, i := range inputs {
+		if i < len(s.hold) {
+			s.hold[i] = heldInput{}
+		}
+	}
+}
+
+// releaseCheckpoint ends the holds for checkpoint id (aborted).
+func (s *recordSizes) releaseCheckpoint(id uint64) {
+	for i, h := range s.hold {
+		if h.id == id {
+			s.hold[i] = heldInput{}
+		}
+	}
 }
 
 // learn measures input i's record size from b once.
@@ -50,7 +84,7 @@ func (s *recordSizes) learn(t *task, i int, b *Buffer) {
 // size fits the per-input slices to n inputs.
 func (s *recordSizes) size(n int) {
 	if len(s.perRecord) != n {
-		s.perRecord, s.queued = make([]float64, n), make([]int, n)
+		s.perRecord, s.queued, s.hold = make([]float64, n), make([]int, n), make([]heldInput, n)
 	}
 }
 
@@ -113,6 +147,8 @@ func (s *recordSizes) forgetQueued(inputs []int) {
 func (t *task) alignInput(ctx actor.Context, a barriers.AlignInput) {
 	t.log.Info().Uint64("checkpoint", a.ID).Int("input", a.Input).Str("reason", a.Reason).
 		Msg("falls back to alignment on input")
+	t.sizes.size(len(t.in.chans))
+	t.sizes.hold[a.Input] = heldInput{id: a.ID, lastSeq: a.LastSeq}
 	ctx.Send(t.in.chans[a.Input].pid, &alignBarrierMsg{id: a.ID, lastSeq: a.LastSeq})
 }
 
@@ -128,7 +164,81 @@ func (c *channel) onAlignBarrier(ctx actor.Context, m *alignBarrierMsg) {
 	c.barriers = append(c.barriers, nil)
 	copy(c.barriers[at+1:], c.barriers[at:])
 	c.barriers[at] = &barrierMsg{id: m.id, lastSeq: m.lastSeq}
+	if c.fallback.requeued == nil {
+		c.fallback.requeued = map[uint64]bool{}
+	}
+	c.fallback.requeued[m.id] = true
 	c.deliver(ctx)
+}
+
+// fallbackBarriers keeps a channel's barriers in id order at its consumer:
+// an overtaking barrier waits while the channel is blocked at an older
+// in-order barrier (several checkpoints in flight: the consumer aligns the
+// older one) and while an older one that fell back to alignment is not
+// handled yet (delivered in order and unblocked, or switched to overtaking).
+type fallbackBarriers struct {
+	requeued  map[uint64]bool // sent back for in-order delivery, not delivered yet
+	blockedBy uint64          // such a barrier delivered in order, until unblocked
+	deferred  []*barrierMsg   // overtaking barriers waiting behind one, in order
+}
+
+// holds says an overtaking barrier id must wait behind an older one.
+func (f *fallbackBarriers) holds(c *channel, id uint64) bool {
+	return c.waitsWhileBlocked() || len(f.deferred) > 0 || f.older(id)
+}
+
+// waitsWhileBlocked says an overtaking barrier waits for the channel to be
+// unblocked: with several checkpoints in flight or a size limit, the barrier
+// that blocked it may belong to a checkpoint still aligning at the consumer.
+// (With one in flight and no limit, a newer barrier means the older one was
+// aborted, and it overtakes at once.)
+func (c *channel) waitsWhileBlocked() bool {
+	return c.blocked && c.ordersBarriers()
+}
+
+// ordersBarriers says the consumer must see this channel's barriers in id
+// order: with several checkpoints in flight (or a size limit, under which an
+// older checkpoint may still be aligning) an overtaking barrier does not
+// pass an older one (it overtakes an older held one first, and waits while
+// the channel is blocked at one). With one in flight and no limit a newer
+// barrier means the older one was aborted, and it passes it.
+func (c *channel) ordersBarriers() bool {
+	co := c.job.opts.Checkpoint
+	return co.MaxConcurrent > 1 || co.MaxInflightBytes > 0
+}
+
+// older says a fallen-back barrier older than id is not handled yet.
+func (f *fallbackBarriers) older(id uint64) bool {
+	if f.blockedBy != 0 && f.blockedBy < id {
+		return true
+	}
+	for r := range f.requeued {
+		if r < id {
+			return true
+		}
+	}
+	return false
+}
+
+// delivered notes barrier id delivered in order.
+func (f *fallbackBarriers) delivered(id uint64) {
+	if f.requeued[id] {
+		delete(f.requeued, id)
+		f.blockedBy = id
+	}
+}
+
+// overtaken notes barrier id delivered overtaking (switched).
+func (f *fallbackBarriers) overtaken(id uint64) { delete(f.requeued, id) }
+
+// release delivers the deferred overtaking barriers no older fallen-back one
+// holds any more.
+func (f *fallbackBarriers) release(ctx actor.Context, c *channel) {
+	for len(f.deferred) > 0 && !c.waitsWhileBlocked() && !f.older(f.deferred[0].id) {
+		m := f.deferred[0]
+		f.deferred = f.deferred[1:]
+		c.overtake(ctx, m)
+	}
 }
 
 // reportBlocked tells the consumer how many records wait behind the barrier
