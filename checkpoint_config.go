@@ -38,6 +38,15 @@ type CheckpointConfig struct {
 	AlignedTimeout time.Duration
 	// Retain is how many completed checkpoints are kept.
 	Retain int
+	// MaxConcurrent is how many checkpoints may be in flight at once (0
+	// means 1): the next one may start before older ones are written; they
+	// complete in the order of their ids.
+	MaxConcurrent int
+	// MaxInflightBytes > 0 bounds per task the data a checkpoint holds back
+	// at blocked inputs (above it an aligned checkpoint switches to
+	// unaligned) and the data an overtaking barrier brings before the task's
+	// snapshot (above it that input falls back to alignment).
+	MaxInflightBytes int64
 	// StateDir is the local directory of the snapshot store.
 	StateDir string
 	// SyncSnapshots encodes keyed state on the task at the barrier instead
@@ -47,7 +56,7 @@ type CheckpointConfig struct {
 
 // DefaultCheckpointConfig is what `node run` uses unless told otherwise.
 func DefaultCheckpointConfig() CheckpointConfig {
-	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, StateDir: "./weir-state"}
+	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state"}
 }
 
 // CheckpointStat describes one completed checkpoint of a run.

@@ -58,6 +58,8 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 	d := DefaultCheckpointConfig()
 	co.Interval, co.Timeout, co.AlignedTimeout, co.Retain = c.Interval, c.Timeout, c.AlignedTimeout, c.Retain
 	co.SyncSnapshots = c.SyncSnapshots
+	co.MaxConcurrent = max(1, c.MaxConcurrent)
+	co.MaxInflightBytes = c.MaxInflightBytes
 	if co.Interval == 0 {
 		co.Interval = d.Interval
 	}

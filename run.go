@@ -97,6 +97,9 @@ type Result struct {
 	LatencyCount           int64
 	// MaxChannelOccupancy is the most buffers any channel held (≤ capacity).
 	MaxChannelOccupancy int64
+	// MaxCheckpointsInFlight is the most checkpoints in flight at once (at
+	// most CheckpointConfig.MaxConcurrent).
+	MaxCheckpointsInFlight int64
 	// Checkpoints lists the checkpoints completed during the run.
 	Checkpoints []CheckpointStat
 	// RestoredFrom is the checkpoint the run resumed from (0 for a fresh start).
@@ -240,12 +243,13 @@ wait:
 		slowStop = stopped
 	}
 	res := &Result{
-		Rescales:            rescales.wait(),
-		Job:                 p.Name,
-		RecordsIn:           job.Metrics.RecordsIn.Load(),
-		RecordsOut:          job.Metrics.RecordsOut.Load(),
-		Duration:            took,
-		MaxChannelOccupancy: job.Metrics.MaxChannelOccupancy.Load(),
+		Rescales:               rescales.wait(),
+		Job:                    p.Name,
+		RecordsIn:              job.Metrics.RecordsIn.Load(),
+		RecordsOut:             job.Metrics.RecordsOut.Load(),
+		Duration:               took,
+		MaxChannelOccupancy:    job.Metrics.MaxChannelOccupancy.Load(),
+		MaxCheckpointsInFlight: job.Metrics.MaxCheckpointsInFlight.Load(),
 	}
 	if co.Restore != nil {
 		res.RestoredFrom = co.Restore.CheckpointID

@@ -37,6 +37,7 @@ type channel struct {
 	switchedTo uint64        // barriers up to this id go overtaking
 	owed       int           // credit to return once the producer is known
 	gauges     *channelGauges
+	fallback   fallbackBarriers // barriers sent back to in-order delivery (--max-inflight-bytes)
 }
 
 func newChannel(job *Job, name string, consumer *actor.PID, input int) *channel {
@@ -58,6 +59,9 @@ func (c *channel) Receive(ctx actor.Context) {
 		}
 	case *dataMsg:
 		c.onData(m.buf)
+		if c.blocked {
+			c.reportBlocked(ctx)
+		}
 		c.deliver(ctx)
 	case *ackMsg:
 		c.onAck(ctx, m.seq)
@@ -66,18 +70,29 @@ func (c *channel) Receive(ctx actor.Context) {
 		c.eosReceived, c.eosSeq = true, m.lastSeq
 		c.deliver(ctx)
 	case *barrierMsg:
-		if m.unaligned || m.id <= c.switchedTo {
+		switch {
+		case (m.unaligned || m.id <= c.switchedTo) && c.fallback.holds(c, m.id):
+			c.fallback.deferred = append(c.fallback.deferred, m)
+		case m.unaligned || m.id <= c.switchedTo:
+			if c.ordersBarriers() {
+				c.onSwitch(ctx, m.id) // older held barriers first, overtaking too
+			}
 			c.overtake(ctx, m)
-		} else {
+		default:
 			c.barriers = append(c.barriers, m)
 		}
 		c.deliver(ctx)
 	case *switchUnalignedMsg:
 		c.onSwitch(ctx, m.id)
 		c.deliver(ctx)
+		c.fallback.release(ctx, c)
+	case *alignBarrierMsg:
+		c.onAlignBarrier(ctx, m)
 	case *unblockMsg:
 		c.blocked = false
+		c.fallback.blockedBy = 0
 		c.deliver(ctx)
+		c.fallback.release(ctx, c)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in channel %s", c.name))
 	case *dumpChannelMsg:
@@ -162,6 +177,7 @@ func (c *channel) onSwitch(ctx actor.Context, id uint64) {
 	kept := c.barriers[:0]
 	for _, b := range c.barriers {
 		if b.id <= id {
+			c.fallback.overtaken(b.id)
 			c.overtake(ctx, b)
 			continue
 		}
@@ -178,7 +194,9 @@ func (c *channel) deliver(ctx actor.Context) {
 			b := c.barriers[0]
 			c.barriers = c.barriers[1:]
 			c.blocked = true
+			c.fallback.delivered(b.id)
 			ctx.Send(c.consumer, &barrierInOrderMsg{input: c.input, id: b.id, lastSeq: b.lastSeq, final: b.final})
+			c.reportBlocked(ctx)
 			return
 		}
 		if len(c.queue) == 0 || len(c.unacked) >= c.job.opts.DeliveryWindow {

@@ -20,6 +20,14 @@ type CheckpointOptions struct {
 	AlignedTimeout time.Duration
 	// Retain is how many completed checkpoints are kept.
 	Retain int
+	// MaxConcurrent is how many checkpoints may be in flight at once (0
+	// means 1); they complete in the order of their ids.
+	MaxConcurrent int
+	// MaxInflightBytes > 0 bounds per task the data a checkpoint holds back at
+	// blocked inputs (above it an aligned checkpoint switches to unaligned)
+	// and the data an overtaking barrier brings before the snapshot (above it
+	// that input falls back to alignment).
+	MaxInflightBytes int64
 	// Store keeps the checkpoints.
 	Store store.Store
 	// Restore is the checkpoint to resume from, nil for a fresh start.
@@ -53,6 +61,10 @@ func (c CheckpointOptions) validate() error {
 		return fmt.Errorf("checkpoint timeout %v must be positive", c.Timeout)
 	case c.Retain < 1:
 		return fmt.Errorf("retain %d must be at least 1", c.Retain)
+	case c.MaxInflightBytes < 0:
+		return fmt.Errorf("max in-flight bytes %d must not be negative", c.MaxInflightBytes)
+	case c.MaxConcurrent < 0:
+		return fmt.Errorf("max concurrent checkpoints %d must not be negative", c.MaxConcurrent)
 	case c.AlignedTimeout < 0:
 		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
 	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:

@@ -46,11 +46,7 @@ func (a *jobActor) dump(m *dumpJobMsg) {
 	if k := a.ckpt; k != nil {
 		if id, ok := k.coord.Pending(); ok {
 			c.PendingCheckpoint = id
-			for _, ack := range k.acks {
-				if ack.id == id {
-					c.Acks++
-				}
-			}
+			c.Acks = len(k.acks[id])
 		}
 		if id, ok := k.coord.Writing(); ok {
 			c.WritingManifest = id
@@ -122,7 +118,7 @@ func (t *task) dump(m *dumpTaskMsg) {
 		d.Phase = PhaseSourceIdle
 	case t.out.blocked > 0:
 		d.Phase = PhaseBlocked
-	case d.Checkpoint != 0 && t.ckpt == nil:
+	case d.Checkpoint != 0 && t.ckpts[d.Checkpoint] == nil:
 		d.Phase = PhaseAligning
 	case d.Checkpoint != 0:
 		d.Phase = PhaseCapturing

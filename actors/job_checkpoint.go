@@ -53,8 +53,14 @@ func (j *Job) Checkpoints() []CheckpointStat {
 // state machine plus what the actor needs to carry out its actions.
 type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
-	acks        map[taskid.ID]*taskAckMsg
+	acks        map[uint64]map[taskid.ID]*taskAckMsg // per checkpoint in flight
 	triggeredAt map[uint64]time.Time
+}
+
+// ended forgets checkpoint id's acknowledgements and trigger time.
+func (c *jobCheckpoints) ended(id uint64) {
+	delete(c.acks, id)
+	delete(c.triggeredAt, id)
 }
 
 // startCheckpoints creates the bookkeeping once tasks are deployed.
@@ -72,11 +78,11 @@ func (a *jobActor) startCheckpoints() error {
 		last = co.Restore.CheckpointID
 	}
 	c, err := checkpoints.New(checkpoints.Config{Interval: co.Interval, Timeout: co.Timeout, Retain: co.Retain,
-		Tasks: tasks, Sources: a.topo.Sources, Sinks: a.topo.Sinks, After: after}, last, a.job.now())
+		Tasks: tasks, Sources: a.topo.Sources, Sinks: a.topo.Sinks, After: after, MaxConcurrent: co.MaxConcurrent}, last, a.job.now())
 	if err != nil {
 		return fmt.Errorf("checkpoint coordinator: %w", err)
 	}
-	a.ckpt = &jobCheckpoints{coord: c, acks: map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
+	a.ckpt = &jobCheckpoints{coord: c, acks: map[uint64]map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
 	a.job.uploads = newUploader(a.job.node.quit, 2, 2*len(tasks)+16, co.Timeout)
 	return nil
 }
@@ -112,8 +118,8 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 			a.end(ctx, err)
 			return true
 		}
-		if pending, ok := c.coord.Pending(); ok && pending == m.id {
-			c.acks[id] = m
+		if acks, ok := c.acks[m.id]; ok {
+			acks[id] = m
 		}
 		acts = c.coord.OnAck(m.id, id, now)
 	case *taskDeclineMsg:
@@ -150,8 +156,9 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 	for _, act := range acts {
 		switch act := act.(type) {
 		case checkpoints.Trigger:
-			clear(c.acks)
+			c.acks[act.ID] = map[taskid.ID]*taskAckMsg{}
 			c.triggeredAt[act.ID] = time.Now()
+			raise(&a.job.Metrics.MaxCheckpointsInFlight, int64(len(c.coord.InFlight())))
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Bool("final", act.Final).Msg("checkpoint triggered")
 			a.toSources(ctx, &triggerMsg{id: act.ID, final: act.Final, stop: act.Stop})
 		case checkpoints.WriteManifest:
@@ -164,10 +171,11 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			if a.sv != nil {
 				a.sv.sup.OnCheckpointCompleted(act.ID) // restarts resume from it; backoff starts over
 			}
+			c.ended(act.ID)
 			a.toAll(ctx, &checkpointDoneMsg{id: act.ID})
 			a.rescaleCheckpointEnded(ctx, act.ID)
 		case checkpoints.Aborted:
-			delete(c.triggeredAt, act.ID)
+			c.ended(act.ID)
 			a.job.log.Warn().Uint64("checkpoint", act.ID).Str("reason", act.Reason).Msg("checkpoint aborted")
 			a.toAll(ctx, &checkpointAbortMsg{id: act.ID})
 			a.deleteCheckpoints([]uint64{act.ID}) // its blobs will never have a manifest
@@ -200,7 +208,7 @@ func (a *jobActor) writeManifest(ctx actor.Context, id uint64) {
 			}
 		}
 		for i := 0; i < op.Parallelism; i++ {
-			ack := a.ckpt.acks[taskID(op, i)]
+			ack := a.ckpt.acks[id][taskID(op, i)]
 			if ack == nil {
 				ctx.Send(ctx.Self(), &manifestDoneMsg{id: id, err: fmt.Errorf("no acknowledgement from %s", taskName(op, i))})
 				return
@@ -219,8 +227,8 @@ func (a *jobActor) writeManifest(ctx actor.Context, id uint64) {
 
 // modeName is the mode checkpoint id ran in (from the acks).
 func (a *jobActor) modeName(id uint64) string {
-	for _, ack := range a.ckpt.acks {
-		if ack.id == id && ack.unaligned {
+	for _, ack := range a.ckpt.acks[id] {
+		if ack.unaligned {
 			return barriers.Unaligned.String()
 		}
 	}
@@ -232,19 +240,15 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 	s := CheckpointStat{ID: act.ID, Mode: a.modeName(act.ID), Final: act.Final, Completed: time.Now()}
 	if t, ok := a.ckpt.triggeredAt[act.ID]; ok {
 		s.Duration = time.Since(t)
-		delete(a.ckpt.triggeredAt, act.ID)
 	}
-	for _, ack := range a.ckpt.acks {
-		if ack.id != act.ID {
-			continue
-		}
+	for _, ack := range a.ckpt.acks[act.ID] {
 		s.Alignment = max(s.Alignment, ack.alignment)
 		s.StateBytes += ack.stateB
 		s.InflightBytes += ack.inflightB
 		s.InflightBuffers += ack.buffers
 	}
 	a.job.ckptLog.add(s)
-	a.job.taskState.record(act.ID, a.ckpt.acks, func(op, i int) string { return taskName(a.job.Plan.Operators[op], i) })
+	a.job.taskState.record(act.ID, a.ckpt.acks[act.ID], func(op, i int) string { return taskName(a.job.Plan.Operators[op], i) })
 	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
 		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).

@@ -29,6 +29,9 @@ type Metrics struct {
 	// MaxSnapshotWaitNs is the longest a task waited, after a barrier, for a
 	// key group its asynchronous snapshot was encoding, in nanoseconds.
 	MaxSnapshotWaitNs atomic.Int64
+	// MaxCheckpointsInFlight is the most checkpoints the coordinator ever had
+	// in flight at once.
+	MaxCheckpointsInFlight atomic.Int64
 }
 
 // raise stores v into m if it is larger.

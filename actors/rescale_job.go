@@ -568,6 +568,14 @@ func (a *jobActor) rescaleCheckpointEnded(ctx actor.Context, id uint64) {
 	if a.rs == nil {
 		return
 	}
+	if a.ckpt != nil && len(a.ckpt.coord.InFlight()) > 0 {
+		return // with concurrent checkpoints, a rescale waits for all of them
+	}
+	if a.ckpt != nil {
+		// The one it waits for is the newest triggered (none start meanwhile);
+		// it may have ended before older ones.
+		id = a.ckpt.coord.LastTriggered()
+	}
 	a.carryOutRescale(ctx, a.rescaleCheckpointEndedActions(id))
 }
 

@@ -186,8 +186,8 @@ func (a *jobActor) stopRegion(ctx actor.Context, act supervision.StopRegion) {
 		}
 	}
 	a.ckpt.coord.Pause() // no barrier may go to sources being restored
-	if id, ok := a.ckpt.coord.Pending(); ok {
-		if _, writing := a.ckpt.coord.Writing(); !writing && len(act.Tasks) > 0 {
+	if len(act.Tasks) > 0 {
+		for _, id := range a.ckpt.coord.Collecting() {
 			a.carryOutCheckpoint(ctx, a.ckpt.coord.OnDecline(id, act.Tasks[0], "region restarting", a.job.now()))
 		}
 	}

@@ -36,9 +36,10 @@ type task struct {
 	parts partSizer      // records per operator call
 
 	aligner *barriers.Aligner
-	ckpt    *taskCheckpoint
-	timers  map[uint64]*time.Timer // alignment timers by checkpoint id
-	phase   taskPhase              // where the task is in its life; moved only by move
+	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
+	sizes   recordSizes                // for --max-inflight-bytes
+	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
+	phase   taskPhase                  // where the task is in its life; moved only by move
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
@@ -137,6 +138,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.in.chans[m.input].barrier = m
 		t.handleInOrderBarrier(ctx, m.input)
 		t.pump(ctx)
+	case *blockedQueueMsg:
+		t.onBlockedQueue(ctx, m)
 	case *alignTimeoutMsg:
 		delete(t.timers, m.id)
 		if t.aligner != nil {

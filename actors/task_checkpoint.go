@@ -33,7 +33,8 @@ func (t *task) newAligner() error {
 	// The aligner always starts aligned: in unaligned mode barriers arrive
 	// overtaking and switch each checkpoint to unaligned at its first barrier,
 	// while the final checkpoint's in-order barriers still align.
-	a, err := barriers.NewAligner(barriers.Config{Inputs: len(t.in.chans), Mode: barriers.Aligned, AlignedTimeout: co.AlignedTimeout})
+	a, err := barriers.NewAligner(barriers.Config{Inputs: len(t.in.chans), Mode: barriers.Aligned,
+		AlignedTimeout: co.AlignedTimeout, MaxConcurrent: co.MaxConcurrent, MaxInflightBytes: co.MaxInflightBytes})
 	if err != nil {
 		return fmt.Errorf("barrier aligner: %w", err)
 	}
@@ -68,12 +69,21 @@ func (t *task) onBarrier(ctx actor.Context, input int, id, lastSeq uint64, overt
 	if t.aligner == nil {
 		t.fail(fmt.Errorf("barrier %d on input %d but checkpoints are off", id, input))
 	}
-	acts, err := t.aligner.OnBarrier(input, id, lastSeq, overtook, t.now())
+	var acts []barriers.Action
+	var err error
+	if overtook && t.sizeLimited() {
+		acts, err = t.aligner.OnBarrierBytes(input, id, lastSeq, t.overtakenBytes(input, overtaken), t.now())
+	} else {
+		acts, err = t.aligner.OnBarrier(input, id, lastSeq, overtook, t.now())
+	}
 	if err != nil {
 		t.fail(fmt.Errorf("barrier %d on input %d: %w", id, input, err))
 	}
 	t.declineSuperseded(ctx, acts, id)
 	t.carryOut(ctx, acts, overtaken)
+	if !overtook {
+		t.feedBlocked(ctx, input) // what its channel reported queued behind this barrier
+	}
 	t.feedRetired(ctx, id, false)
 }
 
@@ -118,32 +128,40 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 		case barriers.ForwardBarrier:
 			t.out.barrier(ctx, a.ID, a.Unaligned, a.Final)
 		case barriers.CaptureOvertaken:
-			if t.ckpt == nil || t.ckpt.id != a.ID {
+			ck := t.ckpts[a.ID]
+			if ck == nil {
 				t.fail(fmt.Errorf("capture for checkpoint %d without its snapshot", a.ID))
 			}
 			for _, b := range overtaken {
 				if b.Seq > a.AfterSeq {
-					t.capture(a.Input, b)
+					ck.capture(a.Input, b)
 				}
 			}
+			t.sizes.release(a.Input) // its barrier is in: what follows is after it
 		case barriers.Unblock:
+			t.sizes.forgetQueued(a.Inputs)
+			t.sizes.release(a.Inputs...)
 			for _, i := range a.Inputs {
 				ctx.Send(t.in.chans[i].pid, &unblockMsg{id: a.ID})
 			}
+		case barriers.AlignInput:
+			t.alignInput(ctx, a)
 		case barriers.SwitchToUnaligned:
+			if a.Reason != "" {
+				t.log.Info().Uint64("checkpoint", a.ID).Str("reason", a.Reason).Msg("switched to unaligned")
+			}
 			for _, i := range a.Inputs {
 				ctx.Send(t.in.chans[i].pid, &switchUnalignedMsg{id: a.ID})
 			}
 		case barriers.StartTimer:
 			t.startAlignTimer(ctx, a.ID, a.At)
 		case barriers.Complete:
-			t.releaseTimers(a.ID)
+			t.releaseTimer(a.ID)
 			t.completeCheckpoint(ctx, a.ID, a.AlignmentDuration, a.Unaligned)
 		case barriers.Aborted:
-			t.releaseTimers(a.ID)
-			if t.ckpt != nil && t.ckpt.id == a.ID {
-				t.dropCheckpoint()
-			}
+			t.releaseTimer(a.ID)
+			t.dropCheckpoint(a.ID)
+			t.sizes.releaseCheckpoint(a.ID)
 		case barriers.Ignored:
 			t.log.Debug().Uint64("checkpoint", a.ID).Int("input", a.Input).Msg("stale barrier ignored")
 		}
@@ -162,6 +180,15 @@ func (t *task) startAlignTimer(ctx actor.Context, id uint64, at time.Duration) {
 	}
 	t.timers[id] = timer
 	raise(&t.job.Metrics.MaxAlignTimers, int64(len(t.timers)))
+}
+
+// releaseTimer cancels the alignment timer of checkpoint id, which ended
+// (completed, aborted or superseded); others in progress keep theirs.
+func (t *task) releaseTimer(id uint64) {
+	if tm := t.timers[id]; tm != nil {
+		tm.Stop()
+		delete(t.timers, id)
+	}
 }
 
 // releaseTimers cancels the alignment timers of checkpoints up to id, which
@@ -188,7 +215,7 @@ func (t *task) stopTimers() {
 // not yet replayed, belong to the new checkpoint's channel state first.
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
-	t.dropCheckpoint() // one superseded without an abort
+	t.dropSuperseded(id) // one superseded without an abort
 	t.checkLease()     // a two-phase sink seals its output here
 	start := time.Now()
 	if a, ok := t.inst.(plan.AsyncStateful); ok && !t.job.opts.Checkpoint.SyncSnapshots {
@@ -209,19 +236,22 @@ func (t *task) takeSnapshot(id uint64) {
 		ck.offset = t.src.Offset()
 		ck.splits = storedSplits(t.src)
 	}
-	t.ckpt = ck
+	if t.ckpts == nil {
+		t.ckpts = map[uint64]*taskCheckpoint{}
+	}
+	t.ckpts[id] = ck
 	for i, c := range t.in.chans {
 		if r := c.remainder(); r != nil {
 			// A buffer processed in part: the snapshot holds its processed
 			// records, the channel state the rest. Its batch is encoded off
 			// the task's goroutine, so it is never recycled.
 			c.cur.captured = true
-			t.capture(i, r)
+			ck.capture(i, r)
 			t.log.Debug().Uint64("checkpoint", id).Int("input", i).Uint64("seq", r.Seq).Int("records", r.Records.Len()).
 				Msg("rest of a buffer in progress joins the channel state")
 		}
 		for _, b := range c.replay {
-			t.capture(i, b)
+			ck.capture(i, b)
 		}
 	}
 }
@@ -236,25 +266,33 @@ func (t *task) captureIfNeeded(input int, b *Buffer) {
 	if err != nil {
 		t.fail(fmt.Errorf("input %d: %w", input, err))
 	}
-	if capture && t.ckpt != nil {
-		t.capture(input, b)
+	if t.sizeLimited() {
+		t.sizes.learn(t, input, b)
+	}
+	if !capture {
+		return
+	}
+	for _, id := range t.aligner.CapturedBy() {
+		if ck := t.ckpts[id]; ck != nil {
+			ck.capture(input, b)
+		}
 	}
 }
 
-// capture adds a buffer to the channel state of the checkpoint in progress.
-// The buffer is then encoded off the task's goroutine, so its batch must not
-// be recycled.
-func (t *task) capture(input int, b *Buffer) {
+// capture adds a buffer to the channel state of checkpoint ck. The buffer is
+// then encoded off the task's goroutine, so its batch must not be recycled.
+// With several checkpoints in progress one buffer can join each.
+func (ck *taskCheckpoint) capture(input int, b *Buffer) {
 	b.captured = true
-	t.ckpt.captured[input] = append(t.ckpt.captured[input], b)
+	ck.captured[input] = append(ck.captured[input], b)
 }
 
 // completeCheckpoint encodes the task's part of checkpoint id and hands it to
 // the job's uploader, which stores it and acknowledges to the coordinator.
 func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.Duration, unaligned bool) {
-	ck := t.ckpt
-	t.ckpt = nil
-	if ck == nil || ck.id != id {
+	ck := t.ckpts[id]
+	delete(t.ckpts, id)
+	if ck == nil {
 		t.fail(fmt.Errorf("checkpoint %d completed without its snapshot", id))
 	}
 	ack := &taskAckMsg{id: id, op: t.op.ID, instance: t.instance, alignment: alignment, unaligned: unaligned}
@@ -415,20 +453,41 @@ func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 
 // onCheckpointAbort drops the task's part of checkpoint id.
 func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
-	t.releaseTimers(id)
+	if t.job.opts.Checkpoint.MaxConcurrent <= 1 {
+		t.releaseTimers(id)
+	} else {
+		t.releaseTimer(id) // older checkpoints in progress go on
+	}
 	if t.aligner != nil {
 		t.carryOut(ctx, t.aligner.Abort(id), nil)
 	}
-	if t.ckpt != nil && t.ckpt.id <= id {
-		t.dropCheckpoint()
+	for k := range t.ckpts {
+		if k == id || (t.job.opts.Checkpoint.MaxConcurrent <= 1 && k < id) {
+			t.dropCheckpoint(k)
+		}
 	}
 }
 
-// dropCheckpoint abandons the checkpoint in progress, letting go of the view
+// dropCheckpoint abandons checkpoint id in progress, letting go of the view
 // of the state its asynchronous snapshot held.
-func (t *task) dropCheckpoint() {
-	if t.ckpt != nil && t.ckpt.pending != nil {
-		t.ckpt.pending.Release()
+func (t *task) dropCheckpoint(id uint64) {
+	if ck := t.ckpts[id]; ck != nil && ck.pending != nil {
+		ck.pending.Release()
 	}
-	t.ckpt = nil
+	delete(t.ckpts, id)
+}
+
+// dropSuperseded abandons, with one checkpoint in flight at a time, the
+// checkpoints in progress older than id: a new snapshot supersedes them.
+// With several in flight they go on (an older asynchronous snapshot stays
+// the state at its own barrier).
+func (t *task) dropSuperseded(id uint64) {
+	if t.job.opts.Checkpoint.MaxConcurrent > 1 {
+		return
+	}
+	for k := range t.ckpts {
+		if k < id {
+			t.dropCheckpoint(k)
+		}
+	}
 }

@@ -99,7 +99,7 @@ func (in *inputs) take(t *task, i int, round uint64) bool {
 		c.cur, c.curReplay = c.replay[0], true
 		c.replay[0] = nil
 		c.replay = c.replay[1:]
-	case len(c.pending) > 0 && round == 0 && !t.rescalePaused(i):
+	case len(c.pending) > 0 && round == 0 && !t.rescalePaused(i) && !t.sizes.holds(i, c.pending[0].Seq):
 		c.cur, c.curReplay = c.pending[0], false
 		c.pending[0] = nil
 		c.pending = c.pending[1:]
@@ -205,7 +205,7 @@ func (t *task) callOperator(edgeIndex int, recs plan.Batch) {
 // buffer before it on its input has been processed.
 func (t *task) handleInOrderBarrier(ctx actor.Context, input int) {
 	c := t.in.chans[input]
-	if c.barrier == nil || c.cur != nil || len(c.pending) > 0 || len(c.replay) > 0 {
+	if c.barrier == nil || c.cur != nil || (len(c.pending) > 0 && c.pending[0].Seq <= c.barrier.lastSeq) || len(c.replay) > 0 {
 		return
 	}
 	m := c.barrier

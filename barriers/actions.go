@@ -7,7 +7,7 @@ import (
 
 // Action is one thing the task actor must do, in the order returned. The set
 // of actions is sealed: Snapshot, ForwardBarrier, CaptureOvertaken, Unblock,
-// SwitchToUnaligned, StartTimer, Complete, Aborted and Ignored.
+// SwitchToUnaligned, AlignInput, StartTimer, Complete, Aborted and Ignored.
 type Action interface {
 	action()
 	String() string
@@ -42,10 +42,22 @@ type Unblock struct {
 }
 
 // SwitchToUnaligned asks these inputs' channels to deliver barrier ID now,
-// overtaking their queued data.
+// overtaking their queued data. Reason says why a size limit switched it
+// (empty for the alignment timeout or an upstream switch).
 type SwitchToUnaligned struct {
 	ID     uint64
 	Inputs []int
+	Reason string
+}
+
+// AlignInput says barrier ID overtook data on Input but the checkpoint falls
+// back to alignment there (Reason says why): drop its overtaken copies and
+// have the channel deliver it again in order, after its data up to LastSeq.
+type AlignInput struct {
+	ID      uint64
+	Input   int
+	LastSeq uint64
+	Reason  string
 }
 
 // StartTimer asks the task to call OnTimeout(ID, ...) at logical time At.
@@ -81,6 +93,7 @@ func (ForwardBarrier) action()    {}
 func (CaptureOvertaken) action()  {}
 func (Unblock) action()           {}
 func (SwitchToUnaligned) action() {}
+func (AlignInput) action()        {}
 func (StartTimer) action()        {}
 func (Complete) action()          {}
 func (Aborted) action()           {}
@@ -110,7 +123,15 @@ func (a Unblock) String() string { return fmt.Sprintf("Unblock(%d, %v)", a.ID, a
 
 // String renders the action for logs and scripted tests.
 func (a SwitchToUnaligned) String() string {
+	if a.Reason != "" {
+		return fmt.Sprintf("SwitchToUnaligned(%d, %v, %q)", a.ID, a.Inputs, a.Reason)
+	}
 	return fmt.Sprintf("SwitchToUnaligned(%d, %v)", a.ID, a.Inputs)
+}
+
+// String renders the action for logs and scripted tests.
+func (a AlignInput) String() string {
+	return fmt.Sprintf("AlignInput(%d, in=%d, last=%d, %q)", a.ID, a.Input, a.LastSeq, a.Reason)
 }
 
 // String renders the action for logs and scripted tests.

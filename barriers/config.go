@@ -43,6 +43,20 @@ type Config struct {
 	// already consumed before this Aligner took over (e.g. after a restore),
 	// so the next buffer expected is ConsumedSeqs[i]+1. Nil means 0 for all.
 	ConsumedSeqs []uint64
+	// MaxConcurrent is how many checkpoints the coordinator has in flight at
+	// once (0 means 1). With 1 a barrier of a new checkpoint supersedes
+	// (aborts) the one in progress; with more, several are in progress and a
+	// new one supersedes only older ones whose barrier on its input has not
+	// arrived, which can no longer complete.
+	MaxConcurrent int
+	// MaxInflightBytes, if > 0, bounds the data a checkpoint holds back or
+	// stores per task. An aligning checkpoint switches to unaligned once the
+	// data queued behind its barriers at blocked inputs (OnBlockedBytes)
+	// exceeds it. An overtaking barrier that would make the checkpoint
+	// unaligned, met before its snapshot, whose overtaken data exceeds it
+	// falls back to alignment on its input (AlignInput): the snapshot waits
+	// until that input has processed its data up to the barrier.
+	MaxInflightBytes int64
 }
 
 func (c Config) validate() error {
@@ -57,6 +71,12 @@ func (c Config) validate() error {
 	}
 	if c.AlignedTimeout > 0 && c.Mode != Aligned {
 		return fmt.Errorf("aligned timeout %v needs mode aligned, got %v: %w", c.AlignedTimeout, c.Mode, ErrInvalidConfig)
+	}
+	if c.MaxInflightBytes < 0 {
+		return fmt.Errorf("max in-flight bytes %d is negative: %w", c.MaxInflightBytes, ErrInvalidConfig)
+	}
+	if c.MaxConcurrent < 0 {
+		return fmt.Errorf("max concurrent checkpoints %d is negative: %w", c.MaxConcurrent, ErrInvalidConfig)
 	}
 	if c.ConsumedSeqs != nil && len(c.ConsumedSeqs) != c.Inputs {
 		return fmt.Errorf("consumed seqs for %d inputs, have %d inputs: %w", len(c.ConsumedSeqs), c.Inputs, ErrInvalidConfig)

@@ -18,4 +18,18 @@
 // reported as capture=true plus the overtaken copies selected by
 // CaptureOvertaken; together they are exactly the buffers with seq in
 // (processed at snapshot, lastSeq], none missing and none twice.
+//
+// Several checkpoints may be in progress at once (Config.MaxConcurrent > 1):
+// barriers arrive on every input in increasing id order, so they complete in
+// that order, and a buffer taken from an input after the snapshots of two of
+// them and before either's barrier belongs to the channel state of both
+// (CapturedBy names them).
+//
+// A size limit (Config.MaxInflightBytes) bounds what a checkpoint holds back
+// or stores per task: an aligning checkpoint switches to unaligned once the
+// data queued behind its barriers at blocked inputs exceeds it
+// (OnBlockedBytes), and an overtaking barrier met before the snapshot whose
+// overtaken data exceeds it falls back to alignment on its input
+// (AlignInput): the snapshot waits until that input processed its data up to
+// the barrier, so that data is in the snapshot, not in the channel state.
 package barriers

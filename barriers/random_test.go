@@ -25,6 +25,10 @@ func runRandom(t *testing.T, seed uint64) {
 	case 1:
 		cfg.AlignedTimeout = time.Duration(1+rng.IntN(30)) * simStep
 	}
+	cfg.MaxConcurrent = max(0, rng.IntN(5)-2) // 0 (one at a time) in 3 of 5 runs, else 1 or 2
+	if rng.IntN(2) == 0 {
+		cfg.MaxInflightBytes = int64(1+rng.IntN(8)) * simBufferBytes // the size trigger in half of the runs
+	}
 	aborts := rng.IntN(2) == 0
 	where := fmt.Sprintf("seed %d (replay: go test -run TestRandomSchedules ./barriers -seed=%d) %+v aborts=%v",
 		seed, seed, cfg, aborts)
@@ -48,11 +52,13 @@ func runRandom(t *testing.T, seed uint64) {
 			s.process(rng.IntN(n))
 		case r < 85:
 			s.deliver(rng.IntN(n), rng.IntN(2) == 0)
-		case r < 92:
+		case r < 90:
 			s.fireTimer()
+		case r < 92:
+			s.reportBlocked(rng.IntN(n))
 		case r < 94:
 			if aborts {
-				s.coordAbort(func(int) bool { return rng.IntN(2) == 0 })
+				s.coordAbort(rng.IntN(4), func(int) bool { return rng.IntN(2) == 0 })
 			}
 		default:
 			if rng.IntN(3) == 0 { // abort notices may come late
@@ -62,7 +68,7 @@ func runRandom(t *testing.T, seed uint64) {
 	}
 	drain(s)
 	if !s.idle() {
-		s.fatalf("not idle after drain: in progress=%v", s.a.phase != idle)
+		s.fatalf("not idle after drain: in progress=%v coordinator %v notices %v aborts %v completes %d", s.a.InProgressIDs(), s.inflight, s.notices, s.aborts, len(s.completes))
 	}
 	// Liveness: one more checkpoint completes once everything is delivered.
 	before := len(s.completes)

@@ -27,8 +27,8 @@ func (a *Aligner) Rebuild(consumed []uint64) error {
 	}
 	a.cfg.Inputs = cfg.Inputs
 	a.processed = append(make([]uint64, 0, len(consumed)), consumed...)
-	a.arrived = make([]bool, len(consumed))
-	a.blocked = make([]bool, len(consumed))
-	a.nArrived = 0
+	a.blocked = make([]uint64, len(consumed))
+	a.blockedBytes = make([]int64, len(consumed))
+	a.free = nil // sized for the old inputs
 	return nil
 }

@@ -2,6 +2,7 @@ package barriers
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,14 +19,17 @@ import (
 //
 // Commands:
 //
-//	new inputs=N mode=aligned|unaligned [timeout=D] [consumed=a,b,...]
+//	new inputs=N mode=aligned|unaligned [timeout=D] [consumed=a,b,...] [max=N] [limit=BYTES]
 //	buffer in=I seq=S                          -> capture / - / error
+//	bufferby in=I seq=S                        -> the checkpoints capturing it / - / error
 //	buffers in=I from=S to=T                   -> the seqs captured
-//	barrier in=I id=K last=S [overtook] now=D  -> actions or error
+//	barrier in=I id=K last=S [overtook [bytes=B]] now=D  -> actions or error
+//	blocked in=I bytes=B now=D                 -> data queued at a blocked input: actions
 //	barrier in=I id=K last=S final now=D       -> a final barrier: actions or error
 //	timeout id=K now=D                         -> actions
 //	abort id=K                                 -> actions
 //	inprogress                                 -> id or none
+//	inflight                                   -> the ids in progress
 //	rebuild consumed=a,b,...                   -> a new input set: ok or error
 func TestScripts(t *testing.T) {
 	scripttest.Run(t, "testdata/*.txt", func() scripttest.Runner {
@@ -41,7 +45,8 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 	a := *ap
 	switch c.Name {
 	case "new":
-		cfg := Config{Inputs: c.Int("inputs"), AlignedTimeout: c.DurationOr("timeout", 0), ConsumedSeqs: c.Uint64ListOr("consumed")}
+		cfg := Config{Inputs: c.Int("inputs"), AlignedTimeout: c.DurationOr("timeout", 0), ConsumedSeqs: c.Uint64ListOr("consumed"), MaxConcurrent: c.IntOr("max", 0),
+			MaxInflightBytes: int64(c.IntOr("limit", 0))}
 		switch mode := c.StringOr("mode", ""); mode {
 		case "aligned":
 			cfg.Mode = Aligned
@@ -67,6 +72,17 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 			return []string{"capture"}
 		}
 		return []string{"-"}
+	case "bufferby":
+		capture, err := a.OnBuffer(c.Int("in"), c.Uint64("seq"))
+		if err != nil {
+			return errLines(err)
+		}
+		if capture {
+			return []string{fmt.Sprintf("captured by %v", a.CapturedBy())}
+		}
+		return []string{"-"}
+	case "inflight":
+		return []string{fmt.Sprint(a.InProgressIDs())}
 	case "buffers":
 		in := c.Int("in")
 		var captured []string
@@ -84,15 +100,20 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 		in, id, last, now := c.Int("in"), c.Uint64("id"), c.Uint64("last"), c.DurationOr("now", 0)
 		var acts []Action
 		var err error
-		if c.Flag("final") {
+		switch {
+		case c.Flag("final"):
 			acts, err = a.OnFinalBarrier(in, id, last, now)
-		} else {
+		case c.Flag("overtook") && c.Has("bytes"):
+			acts, err = a.OnBarrierBytes(in, id, last, int64(c.Int("bytes")), now)
+		default:
 			acts, err = a.OnBarrier(in, id, last, c.Flag("overtook"), now)
 		}
 		if err != nil {
 			return errLines(err)
 		}
 		return actionLines(acts)
+	case "blocked":
+		return actionLines(a.OnBlockedBytes(c.Int("in"), int64(c.Int("bytes")), c.DurationOr("now", 0)))
 	case "timeout":
 		return actionLines(a.OnTimeout(c.Uint64("id"), c.DurationOr("now", 0)))
 	case "abort":

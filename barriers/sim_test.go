@@ -8,11 +8,31 @@ import (
 )
 
 // The simulator models producers with sequence numbers, channels that deliver
-// barriers in order or overtaking, a coordinator with one checkpoint in flight
-// and a task that processes what its channels deliver and carries out the
+// barriers in order or overtaking, a coordinator with up to MaxConcurrent
+// checkpoints in flight and a task that processes what its channels deliver and carries out the
 // Aligner's actions. It checks the capture invariant at every Complete.
 
 const simStep = time.Millisecond
+
+// simBufferBytes is the size of every simulated buffer, for the size trigger.
+const simBufferBytes = 100
+
+// reportBlocked tells the Aligner how much data is queued behind the barrier
+// at blocked input j.
+func (s *sim) reportBlocked(j int) bool {
+	in := s.in[j]
+	if !in.blocked || s.cfg.MaxInflightBytes == 0 {
+		return false
+	}
+	var bytes int64
+	for _, it := range in.queue {
+		if it.barrier == 0 {
+			bytes += simBufferBytes
+		}
+	}
+	s.apply(s.a.OnBlockedBytes(j, bytes, s.now))
+	return false // a report alone is no progress
+}
 
 // simItem is a queued buffer (barrier == 0) or barrier.
 type simItem struct {
@@ -27,7 +47,8 @@ type simInput struct {
 	sent     uint64          // last seq sent
 	blocked  bool            // aligned channel stopped after an in-order barrier
 	overtake map[uint64]bool // barrier ids switched to overtaking delivery
-	inject   uint64          // barrier id the producer must inject next, 0 none
+	inOrder  map[uint64]bool // barrier ids sent back to in-order delivery (AlignInput)
+	inject   []uint64        // barrier ids the producer must inject, in order
 }
 
 // simCheckpoint is what the task holds for one checkpoint id.
@@ -59,10 +80,11 @@ type sim struct {
 
 	// coordinator
 	lastID   uint64
-	inflight uint64
+	inflight []uint64 // at the coordinator, ascending
 	notices  []uint64 // abort notices not yet delivered to the task
 
-	// the barrier being delivered, for CaptureOvertaken
+	// the barrier being delivered, for CaptureOvertaken and AlignInput
+	requeued  bool // it fell back to alignment
 	curInput  int
 	curID     uint64
 	curCopies []uint64
@@ -77,7 +99,7 @@ func newSim(t testing.TB, where string, cfg Config) *sim {
 	s := &sim{t: t, where: where, cfg: cfg, a: a, processed: make([]uint64, cfg.Inputs),
 		cks: map[uint64]*simCheckpoint{}, curInput: -1}
 	for range cfg.Inputs {
-		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}})
+		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}, inOrder: map[uint64]bool{}})
 	}
 	return s
 }
@@ -104,15 +126,16 @@ func (s *sim) emit(j int) {
 	in.queue = append(in.queue, simItem{seq: in.sent})
 }
 
-// trigger starts a checkpoint at the coordinator if none is in flight.
+// trigger starts a checkpoint at the coordinator if fewer than
+// MaxConcurrent are in flight.
 func (s *sim) trigger() bool {
-	if s.inflight != 0 {
+	if len(s.inflight) >= max(1, s.cfg.MaxConcurrent) {
 		return false
 	}
 	s.lastID++
-	s.inflight = s.lastID
+	s.inflight = append(s.inflight, s.lastID)
 	for _, in := range s.in {
-		in.inject = s.lastID
+		in.inject = append(in.inject, s.lastID)
 	}
 	return true
 }
@@ -120,27 +143,29 @@ func (s *sim) trigger() bool {
 // injectBarrier makes producer j inject its pending barrier.
 func (s *sim) injectBarrier(j int) bool {
 	in := s.in[j]
-	if in.inject == 0 {
+	if len(in.inject) == 0 {
 		return false
 	}
-	in.queue = append(in.queue, simItem{barrier: in.inject, lastSeq: in.sent})
-	in.inject = 0
+	in.queue = append(in.queue, simItem{barrier: in.inject[0], lastSeq: in.sent})
+	in.inject = in.inject[1:]
 	return true
 }
 
-// coordAbort aborts the checkpoint in flight at the coordinator; producers
-// that have not injected it yet drop it unless keepSome says otherwise.
-func (s *sim) coordAbort(keep func(j int) bool) bool {
-	if s.inflight == 0 {
+// coordAbort aborts the pick-th (modulo) checkpoint in flight at the
+// coordinator; producers that have not injected it yet drop it unless keep
+// says otherwise.
+func (s *sim) coordAbort(pick int, keep func(j int) bool) bool {
+	if len(s.inflight) == 0 {
 		return false
 	}
+	id := s.inflight[pick%len(s.inflight)]
 	for j, in := range s.in {
-		if in.inject == s.inflight && !keep(j) {
-			in.inject = 0
+		if k := slices.Index(in.inject, id); k >= 0 && !keep(j) {
+			in.inject = slices.Delete(in.inject, k, k+1)
 		}
 	}
-	s.notices = append(s.notices, s.inflight)
-	s.inflight = 0
+	s.notices = append(s.notices, id)
+	s.inflight = slices.DeleteFunc(s.inflight, func(x uint64) bool { return x == id })
 	return true
 }
 
@@ -173,13 +198,12 @@ func (s *sim) process(j int) bool {
 		s.fatalf("OnBuffer(%d, %d): %v", j, seq, err)
 	}
 	s.processed[j] = seq
-	if capture {
-		id, ok := s.a.InProgress()
-		if !ok {
-			s.fatalf("buffer %d of input %d captured with no checkpoint in progress", seq, j)
-		}
-		c := s.ck(id)
-		if c.atSnapshot == nil {
+	if capture != (len(s.a.CapturedBy()) > 0) {
+		s.fatalf("buffer %d of input %d: capture=%v, captured by %v", seq, j, capture, s.a.CapturedBy())
+	}
+	for _, id := range s.a.CapturedBy() {
+		c, ok := s.cks[id]
+		if !ok || c.atSnapshot == nil {
 			s.fatalf("buffer %d of input %d captured for %d before its snapshot", seq, j, id)
 		}
 		if c.hasBarrier[j] {
@@ -203,7 +227,11 @@ func (s *sim) barrierAt(j int) int {
 
 // overtakes says if input j's channel delivers barrier id overtaking.
 func (s *sim) overtakes(j int, id uint64) bool {
-	return s.cfg.Mode == Unaligned || s.in[j].overtake[id]
+	in := s.in[j]
+	if in.overtake[id] {
+		return true
+	}
+	return s.cfg.Mode == Unaligned && !in.inOrder[id]
 }
 
 func (s *sim) canDeliver(j int) bool {
@@ -231,10 +259,25 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 		copies = append(copies, it.seq)
 	}
 	in.queue = slices.Delete(in.queue, p, p+1)
-	if !overtook && s.cfg.Mode == Aligned {
-		in.blocked = true // an aligned channel stops after an in-order barrier
+	if !overtook && (s.cfg.Mode == Aligned || s.cfg.MaxInflightBytes > 0) {
+		// An aligned channel stops after an in-order barrier; so does any
+		// channel once barriers may fall back to alignment (as a task actor's
+		// channels always do).
+		in.blocked = true
 	}
-	acts, err := s.a.OnBarrier(j, b.barrier, b.lastSeq, overtook, s.now)
+	var acts []Action
+	var err error
+	if overtook && s.cfg.MaxInflightBytes > 0 {
+		var bytes int64
+		for _, seq := range copies {
+			if seq > s.processed[j] {
+				bytes += simBufferBytes
+			}
+		}
+		acts, err = s.a.OnBarrierBytes(j, b.barrier, b.lastSeq, bytes, s.now)
+	} else {
+		acts, err = s.a.OnBarrier(j, b.barrier, b.lastSeq, overtook, s.now)
+	}
 	if err != nil {
 		s.fatalf("OnBarrier(in=%d, id=%d, last=%d, overtook=%v): %v", j, b.barrier, b.lastSeq, overtook, err)
 	}
@@ -242,7 +285,7 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 	c.hasBarrier[j] = true
 	c.lastSeq[j] = b.lastSeq
 	s.curInput, s.curID, s.curCopies = j, b.barrier, copies
-	before := c.captures
+	before, wasSwitched := c.captures, c.switched
 	s.apply(acts)
 	s.curInput, s.curID, s.curCopies = -1, 0, nil
 	if len(acts) > 0 {
@@ -251,11 +294,18 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 			return true
 		}
 	}
+	if s.requeued {
+		// Fell back to alignment: the barrier comes again, in order.
+		s.requeued = false
+		c.hasBarrier[j] = false
+		return true
+	}
 	// A barrier that meets a snapshot already taken (or triggers one, in
 	// unaligned mode) selects its overtaken copies exactly once; one that
-	// meets an aligning checkpoint selects none.
+	// meets an aligning checkpoint in order selects none.
 	want := 0
-	if c.atSnapshot != nil && !(s.cfg.Mode == Aligned && !c.switched && !overtook) {
+	aligningInOrder := !overtook && !wasSwitched && (s.cfg.Mode == Aligned || in.inOrder[b.barrier])
+	if c.atSnapshot != nil && !aligningInOrder {
 		want = 1
 	}
 	if got := c.captures - before; got != want {
@@ -313,6 +363,21 @@ func (s *sim) apply(acts []Action) {
 			for _, j := range act.Inputs {
 				s.in[j].overtake[act.ID] = true
 			}
+		case AlignInput:
+			if act.ID != s.curID || act.Input != s.curInput {
+				s.fatalf("%v while delivering barrier %d on input %d", act, s.curID, s.curInput)
+			}
+			in := s.in[act.Input]
+			in.inOrder[act.ID] = true
+			at := len(in.queue)
+			for p, it := range in.queue {
+				if (it.barrier == 0 && it.seq > act.LastSeq) || it.barrier > act.ID {
+					at = p
+					break
+				}
+			}
+			in.queue = slices.Insert(in.queue, at, simItem{barrier: act.ID, lastSeq: act.LastSeq})
+			s.requeued = true
 		case StartTimer:
 			s.timers = append(s.timers, act)
 		case Complete:
@@ -332,7 +397,7 @@ func (s *sim) apply(acts []Action) {
 // checkBlocked compares the channels' blocked flags with the Aligner's.
 func (s *sim) checkBlocked() {
 	for j, in := range s.in {
-		if in.blocked != s.a.blocked[j] {
+		if in.blocked != (s.a.blocked[j] != 0) {
 			s.fatalf("input %d: channel blocked=%v, aligner blocked=%v", j, in.blocked, s.a.blocked[j])
 		}
 	}
@@ -345,9 +410,7 @@ func (s *sim) checkComplete(done Complete) {
 		s.fatalf("completed %d after %d", done.ID, s.completes[n-1].ID)
 	}
 	s.completes = append(s.completes, done)
-	if s.inflight == done.ID {
-		s.inflight = 0
-	}
+	s.inflight = slices.DeleteFunc(s.inflight, func(x uint64) bool { return x == done.ID })
 	c := s.ck(done.ID)
 	if c.atSnapshot == nil || c.forwards != 1 {
 		s.fatalf("complete %d with snapshot=%v forwards=%d", done.ID, c.atSnapshot != nil, c.forwards)
@@ -376,11 +439,11 @@ func (s *sim) checkComplete(done Complete) {
 
 // idle says if nothing is queued, blocked or in progress anywhere.
 func (s *sim) idle() bool {
-	if _, ok := s.a.InProgress(); ok || s.inflight != 0 || len(s.notices) > 0 {
+	if _, ok := s.a.InProgress(); ok || len(s.inflight) > 0 || len(s.notices) > 0 {
 		return false
 	}
 	for _, in := range s.in {
-		if len(in.queue) > 0 || in.blocked || in.inject != 0 {
+		if len(in.queue) > 0 || in.blocked || len(in.inject) > 0 {
 			return false
 		}
 	}

@@ -34,6 +34,12 @@ type Config struct {
 	// restored one, or never completed): new ids start after it, so a restore
 	// never reuses the id of a checkpoint an earlier run wrote.
 	After uint64
+	// MaxConcurrent is how many checkpoints may be in flight at once (0
+	// means 1). With more than one, the next checkpoint is triggered
+	// Interval after the later of the previous trigger and the last end,
+	// even if older ones are not written yet; they still complete in the
+	// order of their ids.
+	MaxConcurrent int
 }
 
 func (c Config) validate() error {
@@ -42,6 +48,9 @@ func (c Config) validate() error {
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("timeout %v, need > 0: %w", c.Timeout, ErrInvalidConfig)
+	}
+	if c.MaxConcurrent < 0 {
+		return fmt.Errorf("max concurrent checkpoints %d is negative: %w", c.MaxConcurrent, ErrInvalidConfig)
 	}
 	if c.Retain < 1 {
 		return fmt.Errorf("retain %d, need at least 1: %w", c.Retain, ErrInvalidConfig)

@@ -18,14 +18,10 @@ type Coordinator struct {
 	nextAt   time.Duration // earliest time of the next non-final trigger
 	retained []uint64      // completed ids kept, ascending
 
-	// The checkpoint in flight, if inFlight.
-	inFlight bool
-	id       uint64
-	started  time.Duration
-	final    bool
-	stop     bool
-	writing  bool // all acks in, manifest being written
-	acked    map[task.ID]struct{}
+	// flights are the checkpoints in flight, oldest first (at most
+	// cfg.MaxConcurrent). Only the oldest one's manifest is ever written, so
+	// checkpoints complete in the order of their ids.
+	flights []*flight
 
 	// paused holds back triggers while a region is being restored.
 	paused bool
@@ -43,6 +39,22 @@ type Coordinator struct {
 	restarting map[task.ID]bool
 }
 
+// flight is one checkpoint in flight.
+type flight struct {
+	id      uint64
+	started time.Duration
+	final   bool
+	stop    bool
+	acked   map[task.ID]struct{}
+	// allAcked: every task acknowledged; the manifest is written once every
+	// older checkpoint ended.
+	allAcked bool
+	writing  bool // manifest being written
+}
+
+// collecting says the checkpoint still waits for acknowledgements.
+func (f *flight) collecting() bool { return !f.allAcked }
+
 // New returns a Coordinator that continues after checkpoint lastCompleted (0
 // for none), which it counts as retained, numbering new checkpoints after
 // max(lastCompleted, cfg.After). The first checkpoint is triggered by the
@@ -51,12 +63,14 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("new checkpoint coordinator: %w", err)
 	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = 1
+	}
 	c := &Coordinator{
 		cfg:    cfg,
 		tasks:  make(map[task.ID]struct{}, len(cfg.Tasks)),
 		lastID: max(lastCompleted, cfg.After),
 		nextAt: now + cfg.Interval,
-		acked:  make(map[task.ID]struct{}, len(cfg.Tasks)),
 	}
 	c.cfg.Tasks = slices.Clone(cfg.Tasks)
 	c.sources = make(map[task.ID]bool, len(cfg.Sources))
@@ -77,12 +91,21 @@ func New(cfg Config, lastCompleted uint64, now time.Duration) (*Coordinator, err
 	return c, nil
 }
 
-// Pending returns the checkpoint in flight, if any.
+// Pending returns the newest checkpoint in flight, if any.
 func (c *Coordinator) Pending() (id uint64, ok bool) {
-	if !c.inFlight {
+	if len(c.flights) == 0 {
 		return 0, false
 	}
-	return c.id, true
+	return c.flights[len(c.flights)-1].id, true
+}
+
+// InFlight returns the ids of the checkpoints in flight, oldest first.
+func (c *Coordinator) InFlight() []uint64 {
+	ids := make([]uint64, len(c.flights))
+	for i, f := range c.flights {
+		ids[i] = f.id
+	}
+	return ids
 }
 
 // LastTriggered returns the newest checkpoint id triggered so far (before the
@@ -92,28 +115,50 @@ func (c *Coordinator) LastTriggered() uint64 { return c.lastID }
 // Completed returns the retained completed checkpoint ids, oldest first.
 func (c *Coordinator) Completed() []uint64 { return slices.Clone(c.retained) }
 
+// flight returns checkpoint id if it is in flight.
+func (c *Coordinator) flight(id uint64) (*flight, bool) {
+	for _, f := range c.flights {
+		if f.id == id {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
 // trigger starts the next checkpoint.
 func (c *Coordinator) trigger(now time.Duration) Action {
 	c.lastID++
-	c.inFlight = true
-	c.id = c.lastID
-	c.started = now
-	c.stop = c.stopRequested
-	c.final = c.finalRequested && !c.stop
-	c.writing = false
-	clear(c.acked)
-	return Trigger{ID: c.id, Final: c.final, Stop: c.stop}
+	f := &flight{id: c.lastID, started: now, stop: c.stopRequested, acked: make(map[task.ID]struct{}, len(c.tasks))}
+	f.final = c.finalRequested && !f.stop
+	c.flights = append(c.flights, f)
+	c.nextAt = now + c.cfg.Interval
+	return Trigger{ID: f.id, Final: f.final, Stop: f.stop}
 }
 
-// end closes the checkpoint in flight (completed or aborted) and, if a final
-// or stop checkpoint is still wanted, triggers it at once.
-func (c *Coordinator) end(acts []Action, now time.Duration) []Action {
-	c.inFlight = false
-	c.writing = false
-	clear(c.acked)
-	c.nextAt = now + c.cfg.Interval
-	if c.lastWanted() && !c.paused {
+// end removes checkpoint f (completed or aborted) from the flights, writes
+// the manifest of the next one if it is fully acknowledged, and, if a final
+// or stop checkpoint is still wanted and nothing is in flight, triggers it at
+// once. The next ordinary trigger comes Interval after the later of the last
+// trigger and this end.
+func (c *Coordinator) end(acts []Action, f *flight, now time.Duration) []Action {
+	c.flights = slices.DeleteFunc(c.flights, func(g *flight) bool { return g == f })
+	c.nextAt = max(c.nextAt, now+c.cfg.Interval)
+	acts = c.writeNext(acts)
+	if c.lastWanted() && !c.paused && len(c.flights) == 0 {
 		acts = append(acts, c.trigger(now))
+	}
+	return acts
+}
+
+// writeNext starts writing the manifest of the oldest checkpoint in flight
+// once every task acknowledged it.
+func (c *Coordinator) writeNext(acts []Action) []Action {
+	if len(c.flights) == 0 {
+		return acts
+	}
+	if f := c.flights[0]; f.allAcked && !f.writing {
+		f.writing = true
+		acts = append(acts, WriteManifest{ID: f.id})
 	}
 	return acts
 }
@@ -127,15 +172,20 @@ func (c *Coordinator) lastWanted() bool {
 // more is triggered.
 func (c *Coordinator) done() bool { return c.finalDone || c.stopDone }
 
-// abort aborts the checkpoint in flight for reason.
-func (c *Coordinator) abort(acts []Action, reason string, now time.Duration) []Action {
-	acts = append(acts, Aborted{ID: c.id, Reason: reason})
-	return c.end(acts, now)
+// abort aborts checkpoint f for reason.
+func (c *Coordinator) abort(acts []Action, f *flight, reason string, now time.Duration) []Action {
+	acts = append(acts, Aborted{ID: f.id, Reason: reason})
+	return c.end(acts, f, now)
 }
 
-// collecting says if id is in flight and still waiting for acknowledgements.
-func (c *Coordinator) collecting(id uint64) bool {
-	return c.inFlight && !c.writing && id == c.id
+// collecting returns checkpoint id if it is in flight and still waiting for
+// acknowledgements.
+func (c *Coordinator) collecting(id uint64) (*flight, bool) {
+	f, ok := c.flight(id)
+	if !ok || !f.collecting() {
+		return nil, false
+	}
+	return f, true
 }
 
 // knownTask reports an event from a task outside the job as Ignored.

@@ -12,6 +12,11 @@
 // Life of a checkpoint: Trigger (inject barriers at the sources) → every task
 // acknowledges → WriteManifest (the actor writes it durably and reports back)
 // → Completed (sinks commit), and Delete for checkpoints beyond the newest
-// Retain. At most one checkpoint is in flight; ids strictly increase and an
-// aborted id is never reused.
+// Retain. Up to MaxConcurrent checkpoints (default 1) are in flight at once:
+// a newer one may be triggered before older ones are written, but manifests
+// are written one at a time, oldest first, so checkpoints complete in the
+// order of their ids; one acknowledged by every task before an older one
+// ended waits for it (and is not timed out meanwhile). An abort (timeout,
+// decline, failed manifest) ends only that checkpoint: the others in flight
+// go on. Ids strictly increase and an aborted id is never reused.
 package checkpoints

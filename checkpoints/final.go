@@ -120,8 +120,8 @@ var ErrNotAtBoundary = errors.New("checkpoints: not at a checkpoint boundary")
 // is withdrawn until they are idle too. Numbering, retained checkpoints and
 // a stop request are kept.
 func (c *Coordinator) Rebuild(tasks, sources, sinks []task.ID) error {
-	if c.inFlight {
-		return fmt.Errorf("rebuild with checkpoint %d in flight: %w", c.id, ErrNotAtBoundary)
+	if id, ok := c.Pending(); ok {
+		return fmt.Errorf("rebuild with checkpoint %d in flight: %w", id, ErrNotAtBoundary)
 	}
 	cfg := c.cfg
 	cfg.Tasks, cfg.Sources, cfg.Sinks = slices.Clone(tasks), slices.Clone(sources), slices.Clone(sinks)
@@ -147,7 +147,6 @@ func (c *Coordinator) Rebuild(tasks, sources, sinks []task.ID) error {
 		committed[t] = c.committed[t]
 	}
 	c.sources, c.committed = idle, committed
-	clear(c.acked)
 	if c.IdleSources() < len(c.sources) {
 		c.CancelFinal()
 	}

@@ -25,27 +25,50 @@ type model struct {
 	t     *testing.T
 	where string
 	cfg   Config
+	max   int // checkpoints in flight at most
 	now   time.Duration
 
 	lastID    uint64
-	pending   uint64 // 0: none
-	trigAt    time.Duration
-	final     bool // pending one is final
-	acked     map[task.ID]bool
-	writing   bool
+	flights   []*mflight // in flight, oldest first
+	lastTrig  time.Duration
 	endedAt   time.Duration
 	completed []uint64
 	deleted   []uint64
 	finalReq  bool
 	finalDone bool
-	stop      bool // pending one is the stop checkpoint
 	stopReq   bool
 	stopDone  bool
 	paused    bool // between Pause and Resume: nothing may be triggered
 }
 
+// mflight is the model of one checkpoint in flight.
+type mflight struct {
+	id          uint64
+	trigAt      time.Duration
+	final, stop bool
+	acked       map[task.ID]bool
+	writing     bool
+}
+
+func (f *mflight) allAcked(n int) bool { return len(f.acked) == n }
+
 // done says the job's last checkpoint (final or stop) completed.
 func (m *model) done() bool { return m.finalDone || m.stopDone }
+
+// flight returns checkpoint id if in flight.
+func (m *model) flight(id uint64) *mflight {
+	for _, f := range m.flights {
+		if f.id == id {
+			return f
+		}
+	}
+	return nil
+}
+
+func (m *model) remove(id uint64) {
+	m.flights = slices.DeleteFunc(m.flights, func(f *mflight) bool { return f.id == id })
+	m.endedAt = m.now
+}
 
 func (m *model) fatalf(format string, args ...any) {
 	m.t.Helper()
@@ -59,11 +82,13 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 	if m.done() && len(acts) > 0 {
 		m.fatalf("%s after the last checkpoint: %v", event, acts)
 	}
+	n := len(m.cfg.Tasks)
 	for _, act := range acts {
 		switch act := act.(type) {
 		case Trigger:
-			if m.pending != 0 {
-				m.fatalf("%s: %v while %d in flight", event, act, m.pending)
+			last := act.Final || act.Stop
+			if len(m.flights) >= m.max || (last && len(m.flights) > 0) {
+				m.fatalf("%s: %v while %d in flight", event, act, len(m.flights))
 			}
 			if m.paused {
 				m.fatalf("%s: %v while paused", event, act)
@@ -74,63 +99,74 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 			if act.Final != (m.finalReq && !m.stopReq) || act.Stop != m.stopReq {
 				m.fatalf("%s: %v, final requested=%v, stop requested=%v", event, act, m.finalReq, m.stopReq)
 			}
-			if !act.Final && !act.Stop && (!fromTick || m.now < m.endedAt+m.cfg.Interval) {
-				m.fatalf("%s: %v before the interval (ended %v)", event, act, m.endedAt)
+			if !last && (!fromTick || m.now < max(m.endedAt, m.lastTrig)+m.cfg.Interval) {
+				m.fatalf("%s: %v before the interval (ended %v, last trigger %v)", event, act, m.endedAt, m.lastTrig)
 			}
-			m.lastID, m.pending, m.trigAt, m.final, m.stop = act.ID, act.ID, m.now, act.Final, act.Stop
-			m.acked, m.writing = map[task.ID]bool{}, false
+			m.lastID, m.lastTrig = act.ID, m.now
+			m.flights = append(m.flights, &mflight{id: act.ID, trigAt: m.now, final: act.Final, stop: act.Stop, acked: map[task.ID]bool{}})
 		case WriteManifest:
-			if act.ID != m.pending || m.writing || len(m.acked) != len(m.cfg.Tasks) {
-				m.fatalf("%s: %v with pending %d, %d of %d acks, writing=%v",
-					event, act, m.pending, len(m.acked), len(m.cfg.Tasks), m.writing)
+			if len(m.flights) == 0 || m.flights[0].id != act.ID || m.flights[0].writing || !m.flights[0].allAcked(n) {
+				m.fatalf("%s: %v, not the oldest in flight acknowledged by all and not written", event, act)
 			}
-			m.writing = true
+			m.flights[0].writing = true
 		case Completed:
-			if !strings.HasPrefix(event, "written") || act.ID != m.pending || !m.writing || act.Final != m.final || act.Stop != m.stop {
-				m.fatalf("%s: %v (pending %d writing=%v final=%v)", event, act, m.pending, m.writing, m.final)
+			if !strings.HasPrefix(event, "written") || len(m.flights) == 0 {
+				m.fatalf("%s: %v with nothing in flight", event, act)
 			}
-			if act.Duration != m.now-m.trigAt {
-				m.fatalf("%s: %v, want duration %v", event, act, m.now-m.trigAt)
+			f := m.flights[0]
+			if act.ID != f.id || !f.writing || act.Final != f.final || act.Stop != f.stop {
+				m.fatalf("%s: %v (oldest %d writing=%v final=%v)", event, act, f.id, f.writing, f.final)
+			}
+			if act.Duration != m.now-f.trigAt {
+				m.fatalf("%s: %v, want duration %v", event, act, m.now-f.trigAt)
+			}
+			if len(m.completed) > 0 && m.completed[len(m.completed)-1] >= act.ID {
+				m.fatalf("%s: %v after %v: out of order", event, act, m.completed)
 			}
 			m.completed = append(m.completed, act.ID)
-			m.pending, m.endedAt = 0, m.now
+			m.remove(act.ID)
+			if f.final {
+				m.finalDone = true
+			}
+			if f.stop {
+				m.stopDone = true
+			}
 		case Aborted:
-			if act.ID != m.pending {
-				m.fatalf("%s: %v, pending %d", event, act, m.pending)
+			f := m.flight(act.ID)
+			if f == nil {
+				m.fatalf("%s: %v, not in flight", event, act)
 			}
 			switch {
 			case strings.HasPrefix(act.Reason, "timeout"):
-				if !fromTick || m.writing || m.now-m.trigAt < m.cfg.Timeout {
-					m.fatalf("%s: %v at %v after trigger", event, act, m.now-m.trigAt)
+				if !fromTick || f.allAcked(n) || m.now-f.trigAt < m.cfg.Timeout {
+					m.fatalf("%s: %v at %v after trigger", event, act, m.now-f.trigAt)
 				}
 			case strings.HasPrefix(act.Reason, "declined"):
-				if !strings.HasPrefix(event, "decline") || m.writing {
+				if !strings.HasPrefix(event, fmt.Sprintf("decline %d ", act.ID)) || f.allAcked(n) {
 					m.fatalf("%s: %v", event, act)
 				}
 			case strings.HasPrefix(act.Reason, "write manifest"):
-				if !strings.HasPrefix(event, "failed") || !m.writing {
+				if event != fmt.Sprintf("failed %d", act.ID) || !f.writing {
 					m.fatalf("%s: %v", event, act)
 				}
 			case strings.HasPrefix(act.Reason, "superseded by the stop"):
-				if event != "stop" || m.writing {
+				if event != "stop" || f.allAcked(n) {
 					m.fatalf("%s: %v", event, act)
 				}
 			default:
 				m.fatalf("%s: %v: unknown reason", event, act)
 			}
-			m.pending, m.endedAt = 0, m.now
+			m.remove(act.ID)
 		case Delete:
 			m.deleted = append(m.deleted, act.IDs...)
 		case FinalDone:
-			if !m.final || len(m.completed) == 0 || m.completed[len(m.completed)-1] != act.ID {
+			if !m.finalDone || m.completed[len(m.completed)-1] != act.ID {
 				m.fatalf("%s: %v", event, act)
 			}
-			m.finalDone = true
 		case StopDone:
-			if !m.stop || len(m.completed) == 0 || m.completed[len(m.completed)-1] != act.ID {
+			if !m.stopDone || m.completed[len(m.completed)-1] != act.ID {
 				m.fatalf("%s: %v", event, act)
 			}
-			m.stopDone = true
 		case Ignored:
 			if !strings.Contains(event, "stranger") && !strings.Contains(event, "future") {
 				m.fatalf("%s: unexpected %v", event, act)
@@ -139,14 +175,22 @@ func (m *model) check(event string, acts []Action, fromTick bool) {
 			m.fatalf("%s: unknown action %T", event, act)
 		}
 	}
+	// Liveness within one step: the oldest checkpoint, acknowledged by
+	// every task, is being written.
+	if len(m.flights) > 0 && m.flights[0].allAcked(n) && !m.flights[0].writing {
+		m.fatalf("%s: %d acknowledged by every task and oldest, but not written", event, m.flights[0].id)
+	}
 }
 
 // checkState compares the Coordinator's queries with the model.
 func (m *model) checkState(c *Coordinator) {
 	m.t.Helper()
-	id, ok := c.Pending()
-	if ok != (m.pending != 0) || id != m.pending {
-		m.fatalf("Pending() = %d, %v; model %d", id, ok, m.pending)
+	var ids []uint64
+	for _, f := range m.flights {
+		ids = append(ids, f.id)
+	}
+	if got := c.InFlight(); !slices.Equal(got, ids) {
+		m.fatalf("InFlight() = %v; model %v", got, ids)
 	}
 	keep := m.completed[max(0, len(m.completed)-m.cfg.Retain):]
 	if got := c.Completed(); !slices.Equal(got, keep) {
@@ -163,6 +207,8 @@ func runRandom(t *testing.T, seed uint64) {
 		Interval: time.Duration(rng.IntN(20)) * time.Second,
 		Timeout:  time.Duration(1+rng.IntN(20)) * time.Second,
 		Retain:   1 + rng.IntN(3),
+		// 0 (one at a time, as 1) in half of the runs, else 1 to 3.
+		MaxConcurrent: max(0, rng.IntN(6)-2),
 	}
 	for i := range 1 + rng.IntN(4) {
 		cfg.Tasks = append(cfg.Tasks, task.ID{Operator: "op", Instance: i})
@@ -172,7 +218,7 @@ func runRandom(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	m := &model{t: t, where: where, cfg: cfg}
+	m := &model{t: t, where: where, cfg: cfg, max: max(1, cfg.MaxConcurrent)}
 	stranger := task.ID{Operator: "stranger", Instance: 0}
 	finalAt := 200 + rng.IntN(400)
 	stopAt := -1
@@ -183,7 +229,10 @@ func runRandom(t *testing.T, seed uint64) {
 	for step := 0; step < 5000 && !m.done(); step++ {
 		m.now += time.Duration(rng.IntN(1500)) * time.Millisecond
 		task := cfg.Tasks[rng.IntN(len(cfg.Tasks))]
-		id := m.pending
+		var id uint64
+		if len(m.flights) > 0 {
+			id = m.flights[rng.IntN(len(m.flights))].id
+		}
 		if id == 0 || rng.IntN(8) == 0 {
 			id = uint64(rng.IntN(int(m.lastID) + 1)) // stale or none
 		}
@@ -203,8 +252,8 @@ func runRandom(t *testing.T, seed uint64) {
 			event, acts, tick = "tick", c.Tick(m.now), true
 		case r < 70:
 			event = fmt.Sprintf("ack %d %v", id, task)
-			if id == m.pending && id != 0 {
-				m.acked[task] = true
+			if f := m.flight(id); f != nil && !f.allAcked(len(cfg.Tasks)) {
+				f.acked[task] = true
 			}
 			acts = c.OnAck(id, task, m.now)
 		case r < 72:
@@ -242,16 +291,19 @@ func runRandom(t *testing.T, seed uint64) {
 		if m.done() {
 			break
 		}
-		if m.pending == 0 {
+		if len(m.flights) == 0 {
 			m.check("tick", c.Tick(m.now), true)
 			continue
 		}
-		for _, task := range cfg.Tasks {
-			m.acked[task] = true
-			m.check("ack", c.OnAck(m.pending, task, m.now), false)
+		for _, f := range slices.Clone(m.flights) {
+			for _, task := range cfg.Tasks {
+				f.acked[task] = true
+				m.check("ack", c.OnAck(f.id, task, m.now), false)
+			}
 		}
-		if m.writing {
-			m.check(fmt.Sprintf("written %d", m.pending), c.OnManifestWritten(m.pending, m.now), false)
+		for len(m.flights) > 0 && m.flights[0].writing {
+			id := m.flights[0].id
+			m.check(fmt.Sprintf("written %d", id), c.OnManifestWritten(id, m.now), false)
 		}
 		m.checkState(c)
 	}

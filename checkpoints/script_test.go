@@ -19,7 +19,7 @@ import (
 //
 // Commands:
 //
-//	new interval=D timeout=D retain=R tasks=op/i,... [sources=op/i,...] [sinks=op/i,...] [last=K] [after=K] now=D
+//	new interval=D timeout=D retain=R tasks=op/i,... [sources=op/i,...] [sinks=op/i,...] [last=K] [after=K] [max=N] now=D
 //	tick now=D
 //	ack id=K task=op/i now=D
 //	acks id=K now=D                      (every task acknowledges, in order)
@@ -31,6 +31,7 @@ import (
 //	pause
 //	resume now=D
 //	pending | completed
+//	inflight                             ids in flight, then those collecting acks
 //	idle task=op/i now=D                 a source waits for the final checkpoint
 //	restarting tasks=op/i,...            tasks restart: their sources read again
 //	restarted tasks=op/i,...             the restarting tasks were respawned
@@ -57,7 +58,7 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 	c := sc.c
 	switch a.Name {
 	case "new":
-		cfg := Config{Interval: a.Duration("interval"), Timeout: a.Duration("timeout"), Retain: a.Int("retain"), After: a.Uint64Or("after", 0)}
+		cfg := Config{Interval: a.Duration("interval"), Timeout: a.Duration("timeout"), Retain: a.Int("retain"), After: a.Uint64Or("after", 0), MaxConcurrent: a.IntOr("max", 0)}
 		cfg.Tasks, cfg.Sources, cfg.Sinks = a.TaskListOr("tasks"), a.TaskListOr("sources"), a.TaskListOr("sinks")
 		nc, err := New(cfg, a.Uint64Or("last", 0), a.Duration("now"))
 		if err != nil {
@@ -100,6 +101,8 @@ func (sc *scriptState) run(t *testing.T, a *scripttest.Command) []string {
 		return []string{"none"}
 	case "completed":
 		return []string{fmt.Sprint(c.Completed())}
+	case "inflight":
+		return []string{fmt.Sprintf("in flight %v, collecting %v", c.InFlight(), c.Collecting())}
 	case "idle":
 		return actionLines(c.OnSourceIdle(a.Task("task"), a.Duration("now")))
 	case "restarting":

@@ -436,7 +436,8 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 	var f runFlags
 	fs := newRunFlagSet(&f)
 	args := []string{"--checkpoint-mode", "aligned", "--aligned-timeout", "50ms", "--checkpoint-interval", "200ms",
-		"--checkpoint-timeout", "5s", "--retain", "2", "--state-dir", "/tmp/x", "--restore", "17"}
+		"--checkpoint-timeout", "5s", "--retain", "2", "--state-dir", "/tmp/x", "--restore", "17",
+		"--max-concurrent-checkpoints", "3", "--max-inflight-bytes", "64MB"}
 	if _, err := parseInterleaved(fs, args); err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +445,7 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 200 * time.Millisecond, Timeout: 5 * time.Second,
-		AlignedTimeout: 50 * time.Millisecond, Retain: 2, StateDir: "/tmp/x"}
+		AlignedTimeout: 50 * time.Millisecond, Retain: 2, MaxConcurrent: 3, MaxInflightBytes: 64_000_000, StateDir: "/tmp/x"}
 	if got := f.checkpointConfig(); got != want {
 		t.Fatalf("checkpoint config %+v, want %+v", got, want)
 	}

@@ -30,6 +30,7 @@ const (
 	minAlignedTimeout  = 100 * time.Microsecond
 	maxAlignedTimeout  = time.Hour
 	maxRetain          = 1000
+	maxConcurrentCkpts = 16
 	maxMaxRestarts     = 10000
 	minRestartWindow   = time.Millisecond
 	maxRestartWindow   = 24 * time.Hour
@@ -65,6 +66,7 @@ var intRanges = []intRange{
 	{name: "batch-size", lo: 1, hi: maxBatchSize, meaning: "runtime default", get: func(f *runFlags) int64 { return int64(f.batchSize) }},
 	{name: "channel-capacity", lo: 1, hi: maxChannelCapacity, meaning: "runtime default", get: func(f *runFlags) int64 { return int64(f.channelCapacity) }},
 	{name: "retain", lo: 1, hi: maxRetain, get: func(f *runFlags) int64 { return int64(f.retain) }},
+	{name: "max-concurrent-checkpoints", lo: 1, hi: maxConcurrentCkpts, get: func(f *runFlags) int64 { return int64(f.maxConcurrent) }},
 	{name: "max-restarts", lo: 0, hi: maxMaxRestarts, get: func(f *runFlags) int64 { return int64(f.maxRestarts) }},
 }
 

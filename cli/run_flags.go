@@ -35,6 +35,8 @@ type runFlags struct {
 	alignedTimeout     time.Duration
 	retain             int
 	checkpointAsync    bool
+	maxConcurrent      int
+	maxInflightBytes   byteSize
 	maxRestarts        int
 	restartWindow      time.Duration
 	chaosEvery         time.Duration
@@ -90,6 +92,8 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
 	fs.BoolVar(&f.checkpointAsync, "checkpoint-async", !cp.SyncSnapshots, "take a copy-on-write view of keyed state at a barrier and encode it off the task (false: encode on the task at the barrier)")
+	fs.Var(&f.maxInflightBytes, "max-inflight-bytes", "per task: an aligned checkpoint holding back more than this at blocked inputs switches to unaligned; an overtaking barrier bringing more than this before the snapshot falls back to alignment on its input (e.g. 64MB; 0: no limit)")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", cp.MaxConcurrent, "checkpoints in flight at once: the next may start before older ones are written; they complete in id order")
 	sv := weir.DefaultSupervision()
 	fs.IntVar(&f.maxRestarts, "max-restarts", sv.MaxRestarts, "region restarts allowed within --restart-window; one more fails the job (0: fail at the first failure)")
 	fs.DurationVar(&f.restartWindow, "restart-window", sv.RestartWindow, "the window of --max-restarts")
@@ -119,6 +123,8 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--checkpoint-mode: %w", err)
 	}
 	switch {
+	case f.maxInflightBytes > 0 && mode == weir.CheckpointNone:
+		return fmt.Errorf("--max-inflight-bytes needs checkpoints: drop --checkpoint-mode none")
 	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
 		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
 	case f.stateDir == "":
@@ -154,13 +160,15 @@ func (f *runFlags) level() (zerolog.Level, error) {
 // checkpointConfig is the checkpoint configuration the flags describe.
 func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 	return weir.CheckpointConfig{
-		Mode:           weir.CheckpointMode(f.checkpointMode),
-		Interval:       f.checkpointInterval,
-		Timeout:        f.checkpointTimeout,
-		AlignedTimeout: f.alignedTimeout,
-		Retain:         f.retain,
-		StateDir:       f.stateDir,
-		SyncSnapshots:  !f.checkpointAsync,
+		Mode:             weir.CheckpointMode(f.checkpointMode),
+		Interval:         f.checkpointInterval,
+		Timeout:          f.checkpointTimeout,
+		AlignedTimeout:   f.alignedTimeout,
+		Retain:           f.retain,
+		MaxConcurrent:    f.maxConcurrent,
+		MaxInflightBytes: int64(f.maxInflightBytes),
+		StateDir:         f.stateDir,
+		SyncSnapshots:    !f.checkpointAsync,
 	}
 }
 

@@ -32,6 +32,7 @@ type chaosResult struct {
 	OK            bool    `json:"exactly_once"`
 	Error         string  `json:"error,omitempty"`
 	Kills         int     `json:"kills"`
+	MaxInFlight   int64   `json:"max_checkpoints_in_flight"`
 	Restarts      int     `json:"restarts"`
 	RecordsPerS   float64 `json:"records_per_s"`
 	RecoveryMsP50 float64 `json:"recovery_ms_p50"`
@@ -66,6 +67,8 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	every := fs.Duration("kill-every", 200*time.Millisecond, "kill a random actor this often")
 	interval := fs.Duration("checkpoint-interval", 50*time.Millisecond, "checkpoint interval")
 	sleepMs := fs.Float64("sleep-ms", 0, "average sleep per record in the count stage")
+	maxConcurrent := fs.Int("max-concurrent-checkpoints", 1, "checkpoints in flight at once (1 to 16)")
+	maxInflight := fs.Int64("max-inflight-bytes", 0, "per task size limit of what a checkpoint holds back or stores, in bytes (0: none)")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
@@ -73,8 +76,8 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return cli.ExitUsage
 	}
-	if fs.NArg() > 0 || *seeds < 1 || *every <= 0 || *records < 1 {
-		fmt.Fprintln(stderr, "node chaos keycount: needs --seeds ≥ 1, --kill-every > 0, --records ≥ 1 and no extra arguments")
+	if fs.NArg() > 0 || *seeds < 1 || *every <= 0 || *records < 1 || *maxConcurrent < 1 || *maxConcurrent > 16 || *maxInflight < 0 {
+		fmt.Fprintln(stderr, "node chaos keycount: needs --seeds ≥ 1, --kill-every > 0, --records ≥ 1, --max-concurrent-checkpoints 1 to 16, --max-inflight-bytes ≥ 0 and no extra arguments")
 		return cli.ExitUsage
 	}
 	var ms []weir.CheckpointMode
@@ -90,7 +93,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, mode := range ms {
 		for s := int64(0); s < int64(*seeds); s++ {
 			seed := *firstSeed + s
-			r := chaosRun(ctx, seed, mode, *records, *keys, *parallelism, *every, *interval, *sleepMs)
+			r := chaosRun(ctx, seed, mode, *records, *keys, *parallelism, *every, *interval, *sleepMs, checkpointLimits{*maxConcurrent, *maxInflight})
 			if !r.OK {
 				failed++
 			}
@@ -100,10 +103,10 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			} else {
 				status := "exactly once"
 				if !r.OK {
-					status = "FAILED: " + r.Error + fmt.Sprintf(" (replay: node chaos keycount --seed %d --seeds 1 --modes %s --records %d --keys %d --kill-every %v)", seed, mode, *records, *keys, *every)
+					status = "FAILED: " + r.Error + fmt.Sprintf(" (replay: node chaos keycount --seed %d --seeds 1 --modes %s --records %d --keys %d --kill-every %v --max-concurrent-checkpoints %d --max-inflight-bytes %d)", seed, mode, *records, *keys, *every, *maxConcurrent, *maxInflight)
 				}
-				fmt.Fprintf(stdout, "seed %d %-9s kills %3d restarts %3d recovery p50 %6.1f ms p95 %6.1f ms max %6.1f ms  %8.0f records/s  %s\n",
-					seed, mode, r.Kills, r.Restarts, r.RecoveryMsP50, r.RecoveryMsP95, r.RecoveryMsMax, r.RecordsPerS, status)
+				fmt.Fprintf(stdout, "seed %d %-9s kills %3d restarts %3d in flight ≤ %d recovery p50 %6.1f ms p95 %6.1f ms max %6.1f ms  %8.0f records/s  %s\n",
+					seed, mode, r.Kills, r.Restarts, r.MaxInFlight, r.RecoveryMsP50, r.RecoveryMsP95, r.RecoveryMsMax, r.RecordsPerS, status)
 			}
 		}
 	}
@@ -116,7 +119,13 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // chaosRun runs and verifies one seed in one mode.
-func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64, k, p int, every, interval time.Duration, sleepMs float64) chaosResult {
+// checkpointLimits are the checkpoint flags a chaos run passes on.
+type checkpointLimits struct {
+	maxConcurrent    int
+	maxInflightBytes int64
+}
+
+func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64, k, p int, every, interval time.Duration, sleepMs float64, lim checkpointLimits) chaosResult {
 	r := chaosResult{Seed: seed, Mode: string(mode)}
 	dir, err := os.MkdirTemp("", "weir-chaos-")
 	if err != nil {
@@ -134,11 +143,12 @@ func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64
 	sup.MaxRestarts, sup.RestartWindow = 100000, time.Minute
 	sup.ChaosKillEvery, sup.ChaosSeed = every, seed
 	res, err := weir.Run(ctx, g, weir.WithLogger(zerolog.Nop()), weir.WithSupervision(sup),
-		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: interval, StateDir: filepath.Join(dir, "state")}))
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: interval, MaxConcurrent: lim.maxConcurrent, MaxInflightBytes: lim.maxInflightBytes, StateDir: filepath.Join(dir, "state")}))
 	if res != nil {
 		// Effective throughput: the job's records over wall time (records
 		// re-read after a rewind do not count twice).
 		r.Kills, r.Restarts, r.DurationS = res.Kills, res.Restarts, res.Duration.Seconds()
+		r.MaxInFlight = res.MaxCheckpointsInFlight
 		if r.DurationS > 0 {
 			r.RecordsPerS = float64(n) / r.DurationS
 		}

@@ -16,7 +16,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
 		t.Run(string(mode), func(t *testing.T) {
 			const seed = 42
-			r := chaosRun(context.Background(), seed, mode, 300000, 100, 2, 300*time.Millisecond, 20*time.Millisecond, 0.01)
+			r := chaosRun(context.Background(), seed, mode, 300000, 100, 2, 300*time.Millisecond, 20*time.Millisecond, 0.01, checkpointLimits{maxConcurrent: 1})
 			t.Logf("seed %d: %+v", seed, r)
 			if !r.OK {
 				t.Fatalf("seed %d, mode %s: %s", seed, mode, r.Error)
