@@ -35,7 +35,7 @@ func TestRunDefaultsAndHowNodeRunDiffers(t *testing.T) {
 		t.Errorf("Run's defaults %+v, want zero runtime options, no restore, duration or drain", cfg)
 	}
 	nodeRun := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second,
-		Retain: 3, StateDir: "./weir-state"}
+		Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state"}
 	if got := weir.DefaultCheckpointConfig(); got != nodeRun {
 		t.Errorf("node run's checkpoint defaults %+v, want %+v", got, nodeRun)
 	}

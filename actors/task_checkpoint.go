@@ -216,7 +216,7 @@ func (t *task) stopTimers() {
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
 	t.dropSuperseded(id) // one superseded without an abort
-	t.checkLease()     // a two-phase sink seals its output here
+	t.checkLease()       // a two-phase sink seals its output here
 	start := time.Now()
 	if a, ok := t.inst.(plan.AsyncStateful); ok && !t.job.opts.Checkpoint.SyncSnapshots {
 		p, err := a.SnapshotStateAsync(id)
