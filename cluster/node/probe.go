@@ -1,0 +1,116 @@
+package node
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/weirstream/weir/cluster/coord"
+	"github.com/weirstream/weir/transport"
+)
+
+// ProbeEvery is how often a node probes the connections of the nodes it
+// watches (coord.Core.ProbeTargets).
+const ProbeEvery = 50 * time.Millisecond
+
+// DefaultDisconnectGrace is how long, by default, a node's connection to
+// NATS must stay closed before the node is declared dead: longer than a
+// dropped connection takes to come back (nats.go reconnects at once, and
+// resubscribes before it sends anything else), short of the time a restore
+// takes to matter.
+const DefaultDisconnectGrace = 250 * time.Millisecond
+
+// PingSubject is where a node answers the probes of its connection.
+func PingSubject(node string) string { return transport.NodeSubject(node, "ping") }
+
+// prober probes other nodes' connections: a request on their PingSubject
+// that NATS itself answers with "no responders" once the node's
+// subscriptions, hence its connection, are gone. Answers come back on one
+// inbox subscription; a probe that is not answered (a stopped or slow node)
+// is simply not heard of again.
+type prober struct {
+	inbox string // answers come on inbox.<node>.<seq>
+
+	mu     sync.Mutex
+	seq    uint64            // the last probe sent
+	latest map[string]uint64 // node → the latest probe whose answer was taken
+}
+
+// startProbes subscribes to the probes' answers.
+func (a *Agent) startProbes() error {
+	a.probes = &prober{inbox: a.nc.NewInbox(), latest: map[string]uint64{}}
+	sub, err := a.nc.Subscribe(a.probes.inbox+".*.*", a.onProbeAnswer)
+	if err != nil {
+		return err
+	}
+	a.subs = append(a.subs, sub)
+	return nil
+}
+
+// onPing answers a probe of this node's connection.
+func (a *Agent) onPing(m *nats.Msg) {
+	if m.Reply != "" {
+		_ = m.Respond(nil)
+	}
+}
+
+// probe sends one probe to each node the core watches.
+func (a *Agent) probe(time.Time) {
+	a.mu.Lock()
+	targets := a.core.ProbeTargets()
+	a.mu.Unlock()
+	for _, node := range targets {
+		a.probes.mu.Lock()
+		a.probes.seq++
+		reply := a.probes.inbox + "." + node + "." + strconv.FormatUint(a.probes.seq, 10)
+		a.probes.mu.Unlock()
+		if err := a.nc.PublishRequest(PingSubject(node), reply, nil); err != nil {
+			a.badLog.Event(a.log.Warn(), "probe", time.Now()).Err(err).Str("peer", node).Msg("probe not sent")
+		}
+	}
+}
+
+// onProbeAnswer hands the answer to a probe to the core: "no responders"
+// from NATS (the node's connection is gone) or the node's own answer. An
+// answer older than one already taken for the same node is dropped.
+func (a *Agent) onProbeAnswer(m *nats.Msg) {
+	rest, ok := strings.CutPrefix(m.Subject, a.probes.inbox+".")
+	if !ok {
+		return
+	}
+	node, seqText, ok := strings.Cut(rest, ".")
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if !ok || err != nil {
+		return
+	}
+	a.probes.mu.Lock()
+	stale := seq <= a.probes.latest[node]
+	if !stale {
+		a.probes.latest[node] = seq
+	}
+	a.probes.mu.Unlock()
+	if stale {
+		return
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		a.mu.Lock()
+		acts := a.core.ConnGone(time.Now(), node)
+		a.mu.Unlock()
+		a.carryOut(acts, 0)
+		return
+	}
+	a.mu.Lock()
+	a.core.ConnAnswered(node)
+	a.mu.Unlock()
+}
+
+// announceLost publishes that this node declared act.Node dead.
+func (a *Agent) announceLost(act coord.Action) {
+	n := NodeLostNotice{Node: act.Node, Reason: act.Reason, By: a.cfg.ID}
+	if err := a.nc.Publish(LostSubject(a.cfg.ID), Encode(n)); err != nil {
+		a.log.Warn().Err(err).Str("peer", act.Node).Msg("announce a node declared dead")
+	}
+}
