@@ -280,4 +280,3 @@ func (nn *nodeNet) varz() (*server.Varz, error) {
 	}
 	return &v, nil
 }
-
