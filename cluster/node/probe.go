@@ -21,7 +21,7 @@ const ProbeEvery = 50 * time.Millisecond
 // dropped connection takes to come back (nats.go reconnects at once, and
 // resubscribes before it sends anything else), short of the time a restore
 // takes to matter.
-const DefaultDisconnectGrace = 250 * time.Millisecond
+const DefaultDisconnectGrace = 200 * time.Millisecond
 
 // PingSubject is where a node answers the probes of its connection.
 func PingSubject(node string) string { return transport.NodeSubject(node, "ping") }
@@ -32,16 +32,15 @@ func PingSubject(node string) string { return transport.NodeSubject(node, "ping"
 // inbox subscription; a probe that is not answered (a stopped or slow node)
 // is simply not heard of again.
 type prober struct {
-	inbox string // answers come on inbox.<node>.<seq>
+	inbox string // answers come on inbox.<node>.<the probe's time, Unix nanoseconds>
 
 	mu     sync.Mutex
-	seq    uint64            // the last probe sent
-	latest map[string]uint64 // node → the latest probe whose answer was taken
+	latest map[string]int64 // node → the time of the latest probe whose answer was taken
 }
 
 // startProbes subscribes to the probes' answers.
 func (a *Agent) startProbes() error {
-	a.probes = &prober{inbox: a.nc.NewInbox(), latest: map[string]uint64{}}
+	a.probes = &prober{inbox: a.nc.NewInbox(), latest: map[string]int64{}}
 	sub, err := a.nc.Subscribe(a.probes.inbox+".*.*", a.onProbeAnswer)
 	if err != nil {
 		return err
@@ -57,39 +56,39 @@ func (a *Agent) onPing(m *nats.Msg) {
 	}
 }
 
-// probe sends one probe to each node the core watches.
-func (a *Agent) probe(time.Time) {
+// probe sends one probe, of time now (the clock tick's), to each node the
+// core watches. The answer names the probe's time: the grace is counted in
+// probe times, every ProbeEvery apart, not in answer arrivals, which jitter.
+func (a *Agent) probe(now time.Time) {
 	a.mu.Lock()
 	targets := a.core.ProbeTargets()
 	a.mu.Unlock()
 	for _, node := range targets {
-		a.probes.mu.Lock()
-		a.probes.seq++
-		reply := a.probes.inbox + "." + node + "." + strconv.FormatUint(a.probes.seq, 10)
-		a.probes.mu.Unlock()
+		reply := a.probes.inbox + "." + node + "." + strconv.FormatInt(now.UnixNano(), 10)
 		if err := a.nc.PublishRequest(PingSubject(node), reply, nil); err != nil {
 			a.badLog.Event(a.log.Warn(), "probe", time.Now()).Err(err).Str("peer", node).Msg("probe not sent")
 		}
 	}
 }
 
-// onProbeAnswer hands the answer to a probe to the core: "no responders"
-// from NATS (the node's connection is gone) or the node's own answer. An
-// answer older than one already taken for the same node is dropped.
+// onProbeAnswer hands the answer to a probe to the core, at the probe's
+// time: "no responders" from NATS (the node's connection is gone) or the
+// node's own answer. An answer to a probe older than one already answered
+// for the same node is dropped.
 func (a *Agent) onProbeAnswer(m *nats.Msg) {
 	rest, ok := strings.CutPrefix(m.Subject, a.probes.inbox+".")
 	if !ok {
 		return
 	}
-	node, seqText, ok := strings.Cut(rest, ".")
-	seq, err := strconv.ParseUint(seqText, 10, 64)
+	node, sentText, ok := strings.Cut(rest, ".")
+	sent, err := strconv.ParseInt(sentText, 10, 64)
 	if !ok || err != nil {
 		return
 	}
 	a.probes.mu.Lock()
-	stale := seq <= a.probes.latest[node]
+	stale := sent <= a.probes.latest[node]
 	if !stale {
-		a.probes.latest[node] = seq
+		a.probes.latest[node] = sent
 	}
 	a.probes.mu.Unlock()
 	if stale {
@@ -97,7 +96,7 @@ func (a *Agent) onProbeAnswer(m *nats.Msg) {
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
 		a.mu.Lock()
-		acts := a.core.ConnGone(time.Now(), node)
+		acts := a.core.ConnGone(time.Unix(0, sent), node)
 		a.mu.Unlock()
 		a.carryOut(acts, 0)
 		return
