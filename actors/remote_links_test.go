@@ -251,3 +251,66 @@ func TestNodeJoinedMovesLinksOnlyWhenANodeReturns(t *testing.T) {
 		t.Fatalf("b joined again: gen %d, want above %d", again, back)
 	}
 }
+
+// TestDispatchResumesAJobLevelLinkAfterAGap: a message to a job-level
+// receiver (a node's part of a job, or the coordinator) is lost, as when a
+// node's connection to NATS drops and comes back. The receiver is told once
+// (linkFailedMsg: its tasks restart) and the link resumes at the message
+// after the gap, which is delivered, as are the ones after it. Such a
+// receiver is not restarted by the recovery; before, every later message on
+// the link was a gap too and failed the tasks again, until the job failed.
+func TestDispatchResumesAJobLevelLinkAfterAGap(t *testing.T) {
+	url := startNATS(t)
+	n, counters := clusterNode(t, url, "b")
+	r := n.remote
+	got := make(chan string, 16)
+	pid := n.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *creditMsg:
+			got <- fmt.Sprintf("credit %d", m.n)
+		case *linkFailedMsg:
+			got <- "link failed"
+		}
+	}))
+	r.register(pid, WireRef{Node: "b", ID: pid.Id, Kind: refJob})
+	b := newPlan("gap")
+	src := b.source("source", 1, 1)
+	sink := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return identity{}, nil })
+	b.connect(src, sink, plan.Forward).Codec = int64Codec{}
+	r.addJob(&Job{Plan: b.job})
+	send := func(seq uint64) {
+		t.Helper()
+		p, err := msgpack.Marshal(&wireBody{K: kCredit, N: int(seq)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.dispatch("gap", "weir.gap.ctl.b", &transport.Envelope{Type: transport.TypeControl, Job: "gap", From: "a/node/job-gap>b#ctl",
+			To: pid.Id, Seq: seq, Payload: p})
+	}
+	expect := func(want ...string) {
+		t.Helper()
+		for _, w := range want {
+			select {
+			case g := <-got:
+				if g != w {
+					t.Fatalf("receiver got %q, want %q", g, w)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("receiver got nothing, want %q", w)
+			}
+		}
+	}
+	send(1)
+	expect("credit 1")
+	send(3) // 2 was lost
+	expect("link failed", "credit 3")
+	send(4)
+	send(5)
+	expect("credit 4", "credit 5")
+	send(3) // a late duplicate
+	send(6)
+	expect("credit 6")
+	if v := counters.Snapshot(); v.BadSeq != 2 {
+		t.Fatalf("counters %+v: want the gap and the duplicate counted", v)
+	}
+}
