@@ -51,7 +51,8 @@ const (
 	// Forget: stop renewing Job's lease without releasing it and leave its
 	// record to the next coordinator (Err says why, when there is one).
 	Forget
-	// Record: Job ended here; record its end and release its lease.
+	// Record: Job ended here; record its end, release its lease, then
+	// Unclaim it.
 	Record
 	// HandOver: the node leaves: abandon Job, wait for it to stop, release
 	// its lease.

@@ -401,7 +401,9 @@ func (c *Core) SetUpFailed(now time.Time, job string, err error) Action {
 // Ended takes the end of job's coordinator here (abandoned: it stopped
 // without the job ending). The end is recorded (and the lease released)
 // only while the lease is held: after it lapsed another node may
-// coordinate the job, and the record is its to write.
+// coordinate the job, and the record is its to write. A job to record stays
+// claimed until the shell has written the record (Unclaim): a scan of the
+// registry meanwhile still shows it running here and must not adopt it.
 func (c *Core) Ended(now time.Time, job string, abandoned bool) Action {
 	delete(c.coord, job)
 	held := c.Holds(now, job)
@@ -412,6 +414,7 @@ func (c *Core) Ended(now time.Time, job string, abandoned bool) Action {
 	case !held:
 		return Action{Kind: Forget, Job: job, Reason: "job ended after the coordinator lease lapsed: not recorded"}
 	}
+	c.claimed[job] = true
 	return Action{Kind: Record, Job: job}
 }
 

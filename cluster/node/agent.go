@@ -281,7 +281,7 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 			a.nodeGone(act.Node)
 		case coord.AwaitNode:
 			a.log.Warn().Str("peer", act.Node).Str("why", act.Reason).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
-				Msgf("%s declared dead: waiting for %s to return", act.Node, act.Node)
+				Msgf("%s declared dead (%s): waiting for %s to return", act.Node, act.Reason, act.Node)
 			a.announceLost(act)
 		case coord.NodeBack:
 			a.log.Info().Str("peer", act.Node).Str("why", act.Reason).Msgf("%s returned: placing its tasks back", act.Node)

@@ -285,6 +285,7 @@ func (a *Agent) watch(cj *coordJob) {
 		a.log.Warn().Str("job", cj.name).Str("state", state).Msg(act.Reason)
 		return
 	}
+	defer a.unclaim(cj.name) // claimed by Ended until the end is recorded
 	ev := a.event(cj, state)
 	if err != nil {
 		ev.Error = err.Error()
