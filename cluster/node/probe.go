@@ -36,11 +36,12 @@ type prober struct {
 
 	mu     sync.Mutex
 	latest map[string]int64 // node → the time of the latest probe whose answer was taken
+	sent   map[string]int64 // node → the time of the latest probe sent
 }
 
 // startProbes subscribes to the probes' answers.
 func (a *Agent) startProbes() error {
-	a.probes = &prober{inbox: a.nc.NewInbox(), latest: map[string]int64{}}
+	a.probes = &prober{inbox: a.nc.NewInbox(), latest: map[string]int64{}, sent: map[string]int64{}}
 	sub, err := a.nc.Subscribe(a.probes.inbox+".*.*", a.onProbeAnswer)
 	if err != nil {
 		return err
@@ -64,11 +65,29 @@ func (a *Agent) probe(now time.Time) {
 	targets := a.core.ProbeTargets()
 	a.mu.Unlock()
 	for _, node := range targets {
+		if !a.probes.due(node, now, a.cfg.HeartbeatTimeout/4) {
+			continue
+		}
 		reply := a.probes.inbox + "." + node + "." + strconv.FormatInt(now.UnixNano(), 10)
 		if err := a.nc.PublishRequest(PingSubject(node), reply, nil); err != nil {
 			a.badLog.Event(a.log.Warn(), "probe", time.Now()).Err(err).Str("peer", node).Msg("probe not sent")
 		}
 	}
+}
+
+// due reports whether node is to be probed at now, and if so notes the
+// probe: not while an earlier probe is unanswered (a stopped or slow node
+// is not sent a probe every tick to answer all at once when it resumes),
+// unless that probe is older than again.
+func (p *prober) due(node string, now time.Time, again time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last := p.sent[node]
+	if last > p.latest[node] && now.Sub(time.Unix(0, last)) < again {
+		return false
+	}
+	p.sent[node] = now.UnixNano()
+	return true
 }
 
 // onProbeAnswer hands the answer to a probe to the core, at the probe's
