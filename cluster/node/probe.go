@@ -16,6 +16,12 @@ import (
 // watches (coord.Core.ProbeTargets).
 const ProbeEvery = 50 * time.Millisecond
 
+// probeAgain is how long a probe may stay unanswered before the node is
+// probed again. A probe in flight when a node dies is never answered, so
+// this adds itself to the detection of that death; a stopped node gets a
+// probe this often rather than every ProbeEvery.
+const probeAgain = 3 * ProbeEvery
+
 // DefaultDisconnectGrace is how long, by default, a node's connection to
 // NATS must stay closed before the node is declared dead: longer than a
 // dropped connection takes to come back (nats.go reconnects at once, and
@@ -65,7 +71,7 @@ func (a *Agent) probe(now time.Time) {
 	targets := a.core.ProbeTargets()
 	a.mu.Unlock()
 	for _, node := range targets {
-		if !a.probes.due(node, now, a.cfg.HeartbeatTimeout/4) {
+		if !a.probes.due(node, now, probeAgain) {
 			continue
 		}
 		reply := a.probes.inbox + "." + node + "." + strconv.FormatInt(now.UnixNano(), 10)
