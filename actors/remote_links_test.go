@@ -314,3 +314,47 @@ func TestDispatchResumesAJobLevelLinkAfterAGap(t *testing.T) {
 		t.Fatalf("counters %+v: want the gap and the duplicate counted", v)
 	}
 }
+
+// TestReconnectedFailsEverySubscriber: after the node's connection to NATS
+// dropped and came back, every actor fed by a subscription is told a link
+// failed (once, even if it owns several subscriptions), so its job
+// recovers instead of waiting for a message lost meanwhile.
+func TestReconnectedFailsEverySubscriber(t *testing.T) {
+	url := startNATS(t)
+	n, _ := clusterNode(t, url, "b")
+	r := n.remote
+	got := make(chan string, 8)
+	spawn := func(name string) *actor.PID {
+		return n.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if _, ok := c.Message().(*linkFailedMsg); ok {
+				got <- name
+			}
+		}))
+	}
+	part, task := spawn("part"), spawn("task")
+	for subject, owner := range map[string]*actor.PID{"weir.j.ctl.b": part, "weir.j.data.0.0.0": task, "weir.j.data.0.1.0": task} {
+		unsub, err := r.listen("j", subject, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(unsub)
+	}
+	r.Reconnected()
+	seen := map[string]int{}
+	for range 2 {
+		select {
+		case name := <-got:
+			seen[name]++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("told so far %v, want the part and the task", seen)
+		}
+	}
+	select {
+	case name := <-got:
+		t.Fatalf("%s told twice (%v)", name, seen)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if seen["part"] != 1 || seen["task"] != 1 {
+		t.Fatalf("told %v, want the part and the task once each", seen)
+	}
+}

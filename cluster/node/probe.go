@@ -43,6 +43,8 @@ type prober struct {
 	mu     sync.Mutex
 	latest map[string]int64 // node → the time of the latest probe whose answer was taken
 	sent   map[string]int64 // node → the time of the latest probe sent
+
+	reconnects uint64 // the connection's reconnects seen (by the probe goroutine only)
 }
 
 // startProbes subscribes to the probes' answers.
@@ -67,6 +69,7 @@ func (a *Agent) onPing(m *nats.Msg) {
 // core watches. The answer names the probe's time: the grace is counted in
 // probe times, every ProbeEvery apart, not in answer arrivals, which jitter.
 func (a *Agent) probe(now time.Time) {
+	a.noteReconnects()
 	a.mu.Lock()
 	targets := a.core.ProbeTargets()
 	a.mu.Unlock()
@@ -137,4 +140,18 @@ func (a *Agent) announceLost(act coord.Action) {
 	if err := a.nc.Publish(LostSubject(a.cfg.ID), Encode(n)); err != nil {
 		a.log.Warn().Err(err).Str("peer", act.Node).Msg("announce a node declared dead")
 	}
+}
+
+// noteReconnects fails this node's parts of jobs when its own connection to
+// NATS dropped and came back since the last look (see
+// actors.Remote.Reconnected): the jobs recover at once rather than wait for a
+// message lost meanwhile.
+func (a *Agent) noteReconnects() {
+	n := a.nc.Stats().Reconnects
+	if n == a.probes.reconnects {
+		return
+	}
+	a.probes.reconnects = n
+	a.log.Warn().Uint64("reconnects", n).Msg("reconnected to NATS: failing this node's tasks, messages to them may be lost")
+	a.remote.Reconnected()
 }
