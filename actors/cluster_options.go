@@ -37,6 +37,18 @@ type ClusterOptions struct {
 	// planner places added instances where their incoming groups' state
 	// is; without it they are placed as restarted tasks are (Place).
 	Locality func() rescale.Locality
+	// Running, on the coordinator's node, is called (on the job's actor:
+	// it must not block) the moment the job runs: when every task is
+	// first wired, and each time a restarted region is wired again. nil:
+	// not called.
+	Running func()
+}
+
+// running calls o.Running, if any.
+func (o *ClusterOptions) running() {
+	if o != nil && o.Running != nil {
+		o.Running()
+	}
 }
 
 // runOf is the run o names (0 without cluster options).

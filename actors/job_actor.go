@@ -233,6 +233,7 @@ func (a *jobActor) maybeWireAll(ctx actor.Context) {
 	}
 	a.wired = true
 	a.wireTasks(ctx, nil)
+	a.job.opts.Cluster.running()
 	if a.sv != nil {
 		a.startChaos(ctx)
 	}

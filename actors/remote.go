@@ -360,6 +360,23 @@ func (r *Remote) SlowConsumer(subject string) {
 	r.sys.Root.Send(owner, &linkFailedMsg{reason: "slow consumer on " + subject + ": NATS dropped messages"})
 }
 
+// Reconnected reports that the node's connection to NATS dropped and came
+// back: messages sent to it meanwhile are lost, and a lost message that no
+// later one follows is never seen as a gap. Every subscription's owner
+// fails (a job's part fails its tasks, a coordinator all of them), so the
+// jobs recover from the latest checkpoint instead of waiting for it.
+func (r *Remote) Reconnected() {
+	r.mu.Lock()
+	owners := make(map[string]*actor.PID, len(r.owners))
+	for _, pid := range r.owners {
+		owners[pid.Id] = pid
+	}
+	r.mu.Unlock()
+	for _, pid := range owners {
+		r.sys.Root.Send(pid, &linkFailedMsg{reason: "the node's connection to NATS dropped: messages to it may be lost"})
+	}
+}
+
 // bad logs and counts a message that could not be decoded.
 func (r *Remote) bad(subject string, err error) {
 	r.counters.CountBad(subject, err)

@@ -62,7 +62,15 @@ func (r *Remote) dispatch(job, subject string, e *transport.Envelope) {
 		reason := fmt.Sprintf("message lost on link %s → %s (seq %d on %s)", e.From, e.To, e.Seq, subject)
 		r.log.Error().Str("subject", subject).Str("from", e.From).Uint64("seq", e.Seq).Msg("gap in the link sequence: failing the receiver")
 		r.sys.Root.Send(pid, &linkFailedMsg{from: e.From, reason: reason})
-		return
+		if !registered || to.Kind == refTask || to.Kind == refChannel {
+			return // restarted by the recovery, with a fresh baseline
+		}
+		// A job-level receiver (a node's part, the coordinator) outlives the
+		// recovery the failure starts: its link resumes at this message,
+		// which is delivered, else every later message would be a gap too.
+		r.mu.Lock()
+		r.recv.resync(transport.LinkKey(e.From, e.To), e.Gen, e.Seq)
+		r.mu.Unlock()
 	}
 	if drop {
 		r.log.Debug().Str("subject", subject).Str("to", e.To).Msg("data for an actor that is gone: dropped")

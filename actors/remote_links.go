@@ -69,6 +69,17 @@ func (c *recvLinks) check(key string, epoch int, restored bool, gen int, seq uin
 	return c.seqs.Check(key, gen, seq-l.offset)
 }
 
+// resync resumes link key at message seq of gen after a gap: it is taken
+// as the next in order, and the messages lost before it are not waited
+// for (the gap was reported).
+func (c *recvLinks) resync(key string, gen int, seq uint64) {
+	l := c.links[key]
+	l.offset, l.gen = seq-1, gen
+	c.links[key] = l
+	c.seqs.Forget(key)
+	c.seqs.Check(key, gen, 1)
+}
+
 // registerRestored is register for an actor restored from a checkpoint: it
 // takes the next message of each link as the link's start (see recvLinks).
 // Marked before it is registered, so no message is checked in between as if

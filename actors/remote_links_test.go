@@ -251,3 +251,110 @@ func TestNodeJoinedMovesLinksOnlyWhenANodeReturns(t *testing.T) {
 		t.Fatalf("b joined again: gen %d, want above %d", again, back)
 	}
 }
+
+// TestDispatchResumesAJobLevelLinkAfterAGap: a message to a job-level
+// receiver (a node's part of a job, or the coordinator) is lost, as when a
+// node's connection to NATS drops and comes back. The receiver is told once
+// (linkFailedMsg: its tasks restart) and the link resumes at the message
+// after the gap, which is delivered, as are the ones after it. Such a
+// receiver is not restarted by the recovery; before, every later message on
+// the link was a gap too and failed the tasks again, until the job failed.
+func TestDispatchResumesAJobLevelLinkAfterAGap(t *testing.T) {
+	url := startNATS(t)
+	n, counters := clusterNode(t, url, "b")
+	r := n.remote
+	got := make(chan string, 16)
+	pid := n.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *creditMsg:
+			got <- fmt.Sprintf("credit %d", m.n)
+		case *linkFailedMsg:
+			got <- "link failed"
+		}
+	}))
+	r.register(pid, WireRef{Node: "b", ID: pid.Id, Kind: refJob})
+	b := newPlan("gap")
+	src := b.source("source", 1, 1)
+	sink := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return identity{}, nil })
+	b.connect(src, sink, plan.Forward).Codec = int64Codec{}
+	r.addJob(&Job{Plan: b.job})
+	send := func(seq uint64) {
+		t.Helper()
+		p, err := msgpack.Marshal(&wireBody{K: kCredit, N: int(seq)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.dispatch("gap", "weir.gap.ctl.b", &transport.Envelope{Type: transport.TypeControl, Job: "gap", From: "a/node/job-gap>b#ctl",
+			To: pid.Id, Seq: seq, Payload: p})
+	}
+	expect := func(want ...string) {
+		t.Helper()
+		for _, w := range want {
+			select {
+			case g := <-got:
+				if g != w {
+					t.Fatalf("receiver got %q, want %q", g, w)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("receiver got nothing, want %q", w)
+			}
+		}
+	}
+	send(1)
+	expect("credit 1")
+	send(3) // 2 was lost
+	expect("link failed", "credit 3")
+	send(4)
+	send(5)
+	expect("credit 4", "credit 5")
+	send(3) // a late duplicate
+	send(6)
+	expect("credit 6")
+	if v := counters.Snapshot(); v.BadSeq != 2 {
+		t.Fatalf("counters %+v: want the gap and the duplicate counted", v)
+	}
+}
+
+// TestReconnectedFailsEverySubscriber: after the node's connection to NATS
+// dropped and came back, every actor fed by a subscription is told a link
+// failed (once, even if it owns several subscriptions), so its job
+// recovers instead of waiting for a message lost meanwhile.
+func TestReconnectedFailsEverySubscriber(t *testing.T) {
+	url := startNATS(t)
+	n, _ := clusterNode(t, url, "b")
+	r := n.remote
+	got := make(chan string, 8)
+	spawn := func(name string) *actor.PID {
+		return n.system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+			if _, ok := c.Message().(*linkFailedMsg); ok {
+				got <- name
+			}
+		}))
+	}
+	part, task := spawn("part"), spawn("task")
+	for subject, owner := range map[string]*actor.PID{"weir.j.ctl.b": part, "weir.j.data.0.0.0": task, "weir.j.data.0.1.0": task} {
+		unsub, err := r.listen("j", subject, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(unsub)
+	}
+	r.Reconnected()
+	seen := map[string]int{}
+	for range 2 {
+		select {
+		case name := <-got:
+			seen[name]++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("told so far %v, want the part and the task", seen)
+		}
+	}
+	select {
+	case name := <-got:
+		t.Fatalf("%s told twice (%v)", name, seen)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if seen["part"] != 1 || seen["task"] != 1 {
+		t.Fatalf("told %v, want the part and the task once each", seen)
+	}
+}

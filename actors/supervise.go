@@ -298,6 +298,7 @@ func (a *jobActor) regionRunning(ctx actor.Context, act supervision.RegionReady)
 		a.maybeWireAll(ctx)
 	} else {
 		a.wireTasks(ctx, act.Tasks)
+		a.job.opts.Cluster.running()
 	}
 	if a.draining && a.wired {
 		for _, t := range act.Tasks {

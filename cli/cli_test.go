@@ -141,6 +141,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"start", "--id", "n1", "--workdir", "w", "--embed-nats", "127.0.0.1:0", "--nats", "nats://x:1"}, "--embed-nats and --nats exclude each other"},
 		{[]string{"start", "--id", "n1", "--workdir", "w", "--embed-user", "u"}, "need --embed-nats"},
 		{[]string{"start", "--id", "n1", "--workdir", "w", "--slots", "0"}, "--slots 0 must be at least 1"},
+		{[]string{"start", "--id", "n1", "--workdir", "w", "--disconnect-grace", "0s"}, "--disconnect-grace 0s must be positive and at most --heartbeat-timeout 3s"},
+		{[]string{"start", "--id", "n1", "--workdir", "w", "--disconnect-grace", "4s"}, "--disconnect-grace 4s must be positive and at most --heartbeat-timeout 3s"},
 		{[]string{"start", "--id", "n1", "--workdir", "w", "extra"}, `start: unexpected argument "extra"`},
 		{[]string{"submit"}, "submit: want exactly one job"},
 		{[]string{"submit", "nosuchjob"}, `unknown job "nosuchjob"`},

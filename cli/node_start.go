@@ -37,6 +37,7 @@ type startFlags struct {
 	heartbeatTimeout time.Duration
 	placementTimeout time.Duration
 	localWait        time.Duration
+	disconnectGrace  time.Duration
 	localRecovery    bool
 	pretty           bool
 	logLevel         string
@@ -63,6 +64,8 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 	fs.StringVar(&f.embedMonitor, "embed-monitor", "", "with --embed-nats: serve NATS's HTTP monitoring (/varz, /connz, /subsz) on `HOST:PORT`")
 	fs.IntVar(&f.slots, "slots", 8, "task instances this node runs at most")
 	fs.DurationVar(&f.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is declared dead and its tasks restart elsewhere")
+	fs.DurationVar(&f.disconnectGrace, "disconnect-grace", node.DefaultDisconnectGrace,
+		"a node whose connection to NATS stays closed this long (NATS answers its probes with no responders) is declared dead without waiting for --heartbeat-timeout; a connection back within it is no death")
 	fs.DurationVar(&f.placementTimeout, "placement-timeout", node.DefaultPlacementTimeout,
 		"a job that does not fit on the live nodes' free slots waits this long for nodes to join or slots to free, then fails with the reason")
 	fs.DurationVar(&f.localWait, "local-wait", node.DefaultLocalWait,
@@ -88,6 +91,8 @@ func (f *startFlags) check(set map[string]bool) error {
 		return fmt.Errorf("--slots %d must be at least 1", f.slots)
 	case f.heartbeatTimeout < node.MinHeartbeatTimeout:
 		return fmt.Errorf("--heartbeat-timeout %v must be at least %v", f.heartbeatTimeout, node.MinHeartbeatTimeout)
+	case f.disconnectGrace <= 0 || f.disconnectGrace > f.heartbeatTimeout:
+		return fmt.Errorf("--disconnect-grace %v must be positive and at most --heartbeat-timeout %v", f.disconnectGrace, f.heartbeatTimeout)
 	case f.localWait < 0 || f.localWait > node.MaxPlacementTimeout:
 		return fmt.Errorf("--local-wait %v must be between 0 and %v", f.localWait, node.MaxPlacementTimeout)
 	case f.placementTimeout < 0 || f.placementTimeout > node.MaxPlacementTimeout:
@@ -182,7 +187,7 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	defer nc.Close()
 	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
+		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, DisconnectGrace: f.disconnectGrace, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
 		Log: log, Counters: counters, Metrics: reg}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)

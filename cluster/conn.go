@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"strings"
@@ -12,8 +13,27 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ReconnectWait is how long Connect waits between reconnect attempts.
+// ReconnectWait is the longest Connect waits between reconnect attempts.
 const ReconnectWait = 500 * time.Millisecond
+
+// firstReconnectWait is how long Connect waits before its first reconnect
+// attempt; each further wait doubles, up to ReconnectWait. A dropped
+// connection (a proxy or a load balancer closing it) comes back within tens
+// of milliseconds, inside the other nodes' --disconnect-grace, where
+// nats.go's default would wait a full ReconnectWait first.
+const firstReconnectWait = 10 * time.Millisecond
+
+// reconnectWait is the wait before reconnect attempt n (from 1), without
+// jitter.
+func reconnectWait(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 16 {
+		return ReconnectWait
+	}
+	return min(ReconnectWait, firstReconnectWait<<(n-1))
+}
 
 // ConnOptions says how a node connects to NATS. The zero value connects to
 // nats.DefaultURL without authentication.
@@ -143,7 +163,8 @@ func redactURLs(list string) string {
 }
 
 // Connect validates the options and connects. It reconnects forever
-// (MaxReconnects(-1)) every ReconnectWait, logs disconnects, reconnects and
+// (MaxReconnects(-1)), at once (firstReconnectWait) and then backing off
+// to every ReconnectWait, logs disconnects, reconnects and
 // asynchronous errors, and wraps errors with the server URL (credentials
 // removed). Options in extra are applied last and may override these.
 func (o ConnOptions) Connect(log zerolog.Logger, extra ...nats.Option) (*nats.Conn, error) {
@@ -155,6 +176,12 @@ func (o ConnOptions) Connect(log zerolog.Logger, extra ...nats.Option) (*nats.Co
 	opts := []nats.Option{
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(ReconnectWait),
+		// Up to a fifth more at random, so that nodes cut off together do
+		// not reconnect in step.
+		nats.CustomReconnectDelay(func(n int) time.Duration {
+			d := reconnectWait(n)
+			return d + rand.N(d/5+1)
+		}),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			ev := log.Warn().Str("url", target)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConnOptionsValidate(t *testing.T) {
@@ -104,5 +105,17 @@ func TestRegisterConnFlags(t *testing.T) {
 	})
 	if n != 8 {
 		t.Fatalf("%d flags registered, want 8", n)
+	}
+}
+
+// TestReconnectWaitBacksOff: the first reconnect attempt comes after 10 ms,
+// each wait doubles, and none exceeds ReconnectWait.
+func TestReconnectWaitBacksOff(t *testing.T) {
+	want := map[int]time.Duration{0: 10 * time.Millisecond, 1: 10 * time.Millisecond, 2: 20 * time.Millisecond, 3: 40 * time.Millisecond,
+		5: 160 * time.Millisecond, 6: 320 * time.Millisecond, 7: ReconnectWait, 40: ReconnectWait, 1 << 30: ReconnectWait}
+	for n, d := range want {
+		if got := reconnectWait(n); got != d {
+			t.Errorf("reconnectWait(%d) = %v, want %v", n, got, d)
+		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package cluster joins weir node processes over NATS: secure connections,
-// an embeddable NATS server with JetStream, membership by heartbeats, one
+// an embeddable NATS server with JetStream, membership by heartbeats (and,
+// in the node agent, probes of the nodes' connections), one
 // coordinator per job by lease, and a registry of submitted jobs that any
 // node can read and take over. Its subpackages hold task placement
 // (cluster/placement), the node agent's pure coordination core

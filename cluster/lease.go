@@ -113,6 +113,14 @@ func (l *Leases) get(ctx context.Context, job string) (LeaseValue, uint64, bool,
 // when node holds it, and otherwise leaves it. It returns the lease as it is
 // now and whether node holds it. Losing a race is not an error.
 func (l *Leases) Acquire(ctx context.Context, job, node string, now time.Time, timeout time.Duration) (LeaseValue, bool, error) {
+	return l.TakeOver(ctx, job, node, "", now, timeout)
+}
+
+// TakeOver is Acquire that also takes over a live lease held by dead, a
+// node declared dead because its connection closed, without waiting for
+// the lease to expire (epoch+1: the new epoch fences dead, should it still
+// act). dead "" takes over expired leases only, as Acquire.
+func (l *Leases) TakeOver(ctx context.Context, job, node, dead string, now time.Time, timeout time.Duration) (LeaseValue, bool, error) {
 	if node == "" {
 		return LeaseValue{}, false, errors.New("acquire lease: empty node id")
 	}
@@ -120,16 +128,18 @@ func (l *Leases) Acquire(ctx context.Context, job, node string, now time.Time, t
 	if err != nil {
 		return LeaseValue{}, false, err
 	}
-	return l.acquireSeen(ctx, job, node, now, timeout, cur, rev, ok)
+	return l.acquireSeen(ctx, job, node, dead, now, timeout, cur, rev, ok)
 }
 
-// acquireSeen is Acquire after the lease was read as cur at revision rev
+// acquireSeen is TakeOver after the lease was read as cur at revision rev
 // (present tells whether the key existed).
-func (l *Leases) acquireSeen(ctx context.Context, job, node string, now time.Time, timeout time.Duration,
+func (l *Leases) acquireSeen(ctx context.Context, job, node, dead string, now time.Time, timeout time.Duration,
 	cur LeaseValue, rev uint64, present bool) (LeaseValue, bool, error) {
 	next := LeaseValue{Node: node, Epoch: 1, RenewedUnixNano: now.UnixNano()}
 	switch {
 	case !present:
+	case dead != "" && dead != node && cur.Node == dead:
+		next.Epoch = cur.Epoch + 1 // the holder's connection closed
 	case cur.Node == node && !Expired(cur, now, timeout) && l.wrote(job, node, rev):
 		next.Epoch = cur.Epoch // renew the live lease we wrote
 	case cur.Node == node && !Expired(cur, now, timeout):

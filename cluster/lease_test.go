@@ -164,8 +164,8 @@ func TestLeaseCASConflict(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	vb, wonB, errB := ls[1].acquireSeen(ctx, "j1", "b", later, timeout, cur, rev, true)
-	vc, wonC, errC := ls[2].acquireSeen(ctx, "j1", "c", later, timeout, cur, rev, true)
+	vb, wonB, errB := ls[1].acquireSeen(ctx, "j1", "b", "", later, timeout, cur, rev, true)
+	vc, wonC, errC := ls[2].acquireSeen(ctx, "j1", "c", "", later, timeout, cur, rev, true)
 	if errB != nil || errC != nil {
 		t.Fatal(errB, errC)
 	}
@@ -176,8 +176,8 @@ func TestLeaseCASConflict(t *testing.T) {
 		t.Fatalf("b sees %+v, c sees %+v: want both to see b at epoch 2", vb, vc)
 	}
 	// Same for creating an absent lease.
-	_, wonB, errB = ls[1].acquireSeen(ctx, "j2", "b", t0, timeout, LeaseValue{}, 0, false)
-	vc, wonC, errC = ls[2].acquireSeen(ctx, "j2", "c", t0, timeout, LeaseValue{}, 0, false)
+	_, wonB, errB = ls[1].acquireSeen(ctx, "j2", "b", "", t0, timeout, LeaseValue{}, 0, false)
+	vc, wonC, errC = ls[2].acquireSeen(ctx, "j2", "c", "", t0, timeout, LeaseValue{}, 0, false)
 	if errB != nil || errC != nil || !wonB || wonC || vc.Node != "b" || vc.Epoch != 1 {
 		t.Fatalf("create race: b %v %v, c %v %+v %v", wonB, errB, wonC, vc, errC)
 	}
@@ -286,5 +286,42 @@ func TestOpenLeasesExistingBucket(t *testing.T) {
 	cancel()
 	if _, err := OpenLeases(cctx, js, "other"); err == nil {
 		t.Fatal("OpenLeases with a cancelled context succeeded")
+	}
+}
+
+// A live lease is taken over before it expires only from the node named
+// dead (its connection closed); the new epoch makes the old holder's
+// renewals fail.
+func TestLeaseTakeOverFromDeadHolder(t *testing.T) {
+	e := startServer(t, EmbedOptions{})
+	ls := contenders(t, e, 3)
+	ctx := testCtx(t)
+	const timeout = time.Minute
+	now := time.Unix(1_000_000, 0)
+	if v, won, err := ls[0].Acquire(ctx, "j", "a", now, timeout); err != nil || !won || v.Epoch != 1 {
+		t.Fatalf("a acquires: %+v %v %v", v, won, err)
+	}
+	// Live and held by a: neither a plain acquire nor a takeover naming
+	// another node takes it.
+	if v, won, err := ls[1].Acquire(ctx, "j", "b", now.Add(time.Second), timeout); err != nil || won || v.Node != "a" {
+		t.Fatalf("b acquires a's live lease: %+v %v %v", v, won, err)
+	}
+	if v, won, err := ls[1].TakeOver(ctx, "j", "b", "c", now.Add(time.Second), timeout); err != nil || won || v.Node != "a" {
+		t.Fatalf("b takes over from c a lease a holds: %+v %v %v", v, won, err)
+	}
+	// a's connection closed: b takes its live lease over at once.
+	v, won, err := ls[1].TakeOver(ctx, "j", "b", "a", now.Add(time.Second), timeout)
+	if err != nil || !won || v.Node != "b" || v.Epoch != 2 {
+		t.Fatalf("b takes over from dead a: %+v %v %v", v, won, err)
+	}
+	// Of two nodes that both saw a dead, one only wins (b already did).
+	if v, won, err := ls[2].TakeOver(ctx, "j", "c", "a", now.Add(time.Second), timeout); err != nil || won || v.Node != "b" {
+		t.Fatalf("c takes over after b: %+v %v %v", v, won, err)
+	}
+	if _, err := ls[0].Renew(ctx, "j", "a", now.Add(2*time.Second)); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the old holder's renewal after the takeover: %v, want ErrLeaseLost", err)
+	}
+	if ep, ok := ls[1].Holding("j", "b", now.Add(2*time.Second), timeout); !ok || ep != 2 {
+		t.Fatalf("Holding by the new holder = %d, %v", ep, ok)
 	}
 }

@@ -64,6 +64,28 @@ func (m *Members) Tick(now time.Time) (dead []string) {
 	return dead
 }
 
+// Lose declares node dead at once (its connection to NATS closed): the
+// caller learned it by other means than silence. It reports whether the
+// node was alive. The node is alive again from its next heartbeat.
+func (m *Members) Lose(node string) bool {
+	n, ok := m.nodes[node]
+	if !ok || n.dead {
+		return false
+	}
+	n.dead = true
+	return true
+}
+
+// Latest is node's latest heartbeat, alive or dead; false when it never
+// sent one.
+func (m *Members) Latest(node string) (Heartbeat, bool) {
+	n, ok := m.nodes[node]
+	if !ok {
+		return Heartbeat{}, false
+	}
+	return n.hb, true
+}
+
 // Alive returns the latest heartbeat of each node not reported dead, sorted
 // by node id.
 func (m *Members) Alive() []Heartbeat {

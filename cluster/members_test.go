@@ -108,3 +108,27 @@ func TestMembersLatestHeartbeatAndAge(t *testing.T) {
 		t.Fatalf("Age of dead node = %v, %v; want 4.8s, true", age, ok)
 	}
 }
+
+// TestMembersLose: a node declared dead by other means than silence (its
+// connection closed) is dead at once, reported by neither Tick nor Lose
+// again, keeps its latest heartbeat, and is alive again from its next one.
+func TestMembersLose(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := NewMembers(time.Second)
+	if m.Lose("n1") {
+		t.Fatal("an unknown node lost")
+	}
+	m.Observe(Heartbeat{Node: "n1", Slots: 2, StartedUnixNano: 1, SentUnixNano: 1}, t0)
+	if !m.Lose("n1") || m.IsAlive("n1") || m.Lose("n1") {
+		t.Fatal("Lose: want alive → dead once")
+	}
+	if hb, ok := m.Latest("n1"); !ok || hb.Slots != 2 {
+		t.Fatalf("Latest of a lost node = %+v, %v", hb, ok)
+	}
+	if dead := m.Tick(t0.Add(5 * time.Second)); len(dead) != 0 {
+		t.Fatalf("Tick reported %v again", dead)
+	}
+	if !m.Observe(Heartbeat{Node: "n1", StartedUnixNano: 1, SentUnixNano: 2}, t0.Add(6*time.Second)) || !m.IsAlive("n1") {
+		t.Fatal("a lost node's next heartbeat does not bring it back")
+	}
+}

@@ -13,15 +13,17 @@ const (
 	// NodeJoined: Node is alive (new, back after being declared dead, or a
 	// new incarnation): tell the transport it may send to it again.
 	NodeJoined Kind = iota + 1
-	// NodeLost: Node's tasks are gone and go elsewhere (Reason: silent,
-	// leaving, or did not return within the local wait): tell the
-	// transport and every job coordinated here.
+	// NodeLost: Node's tasks are gone and go elsewhere (Reason: Silent,
+	// ConnectionClosed, leaving, or did not return within the local wait):
+	// tell the transport and every job coordinated here.
 	NodeLost
 	// ScanJobs: list the job registry and hand the records to JobRecords.
 	ScanJobs
 	// Acquire: try to take Job's coordinator lease (to adopt the orphaned
 	// job; Reason names its old coordinator) and hand the result to
-	// LeaseAcquired.
+	// LeaseAcquired. With Node set, the old coordinator's connection
+	// closed: a lease Node still holds is taken over without waiting for
+	// it to expire (the new epoch fences Node).
 	Acquire
 	// Drop: stop setting Job up here (another node won its lease: Reason).
 	Drop
@@ -49,7 +51,8 @@ const (
 	// Forget: stop renewing Job's lease without releasing it and leave its
 	// record to the next coordinator (Err says why, when there is one).
 	Forget
-	// Record: Job ended here; record its end and release its lease.
+	// Record: Job ended here; record its end, release its lease, then
+	// Unclaim it.
 	Record
 	// HandOver: the node leaves: abandon Job, wait for it to stop, release
 	// its lease.
@@ -58,7 +61,8 @@ const (
 	AnnounceLeaving
 	// EndParts: stop this node's parts of jobs.
 	EndParts
-	// AwaitNode: Node fell silent; the tasks it ran wait for it to return
+	// AwaitNode: Node was declared dead (Reason: Silent or
+	// ConnectionClosed); the tasks it ran wait for it to return
 	// (with its working directory and their local state) for at most After
 	// before they are placed elsewhere (--local-wait).
 	AwaitNode

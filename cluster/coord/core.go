@@ -48,6 +48,11 @@ type Config struct {
 	// LocalWait is how long the tasks of a node that fell silent wait for
 	// it to return before they are placed elsewhere (0: they do not wait).
 	LocalWait time.Duration
+	// DisconnectGrace is how long a node's connection to NATS must stay
+	// closed (every probe answered "no responders", none answered by the
+	// node) before it is declared dead (0: at the first such answer). A
+	// connection that reconnects within it is no death.
+	DisconnectGrace time.Duration
 }
 
 // Core is the coordination state of one node. It is not safe for
@@ -62,6 +67,8 @@ type Core struct {
 	coord   map[string]bool      // jobs coordinated here
 	setups  map[string]*setUp    // jobs being placed and prepared here
 	awaited map[string]time.Time // silent nodes whose tasks wait for them → when they were declared dead
+	gone    map[string]time.Time // live nodes whose connection was seen closed → since when (no probe answered since)
+	closed  map[string]bool      // nodes declared dead because their connection closed
 	leaving bool
 }
 
@@ -84,7 +91,7 @@ type setUp struct {
 func New(cfg Config) *Core {
 	return &Core{cfg: cfg, members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
 		leases: map[string]lease{}, claimed: map[string]bool{}, coord: map[string]bool{}, setups: map[string]*setUp{},
-		awaited: map[string]time.Time{}}
+		awaited: map[string]time.Time{}, gone: map[string]time.Time{}, closed: map[string]bool{}}
 }
 
 // Heartbeat takes a heartbeat received at now. A node that restarted (a new
@@ -107,6 +114,7 @@ func (c *Core) Heartbeat(now time.Time, hb cluster.Heartbeat) []Action {
 	joined := c.members.Observe(hb, now)
 	if joined {
 		delete(c.left, hb.Node)
+		delete(c.closed, hb.Node)
 	}
 	var out []Action
 	if joined {
@@ -136,6 +144,7 @@ func (c *Core) Leaving(node string) []Action {
 	}
 	c.left[node] = true
 	delete(c.awaited, node)
+	delete(c.gone, node)
 	return []Action{{Kind: NodeLost, Node: node, Reason: "leaving"}}
 }
 
@@ -147,12 +156,7 @@ func (c *Core) Leaving(node string) []Action {
 func (c *Core) Tick(now time.Time) []Action {
 	var out []Action
 	for _, node := range c.members.Tick(now) {
-		if c.cfg.LocalWait <= 0 || c.left[node] || node == c.cfg.Self {
-			out = append(out, Action{Kind: NodeLost, Node: node, Reason: "silent"})
-			continue
-		}
-		c.awaited[node] = now
-		out = append(out, Action{Kind: AwaitNode, Node: node, After: c.cfg.LocalWait})
+		out = append(out, c.declaredDead(now, node, Silent))
 	}
 	nodes := make([]string, 0, len(c.awaited))
 	for node := range c.awaited {
@@ -198,7 +202,14 @@ func (c *Core) JobRecords(now time.Time, recs []cluster.JobRecord) []Action {
 		if !c.Claim(rec.Name) {
 			continue
 		}
-		out = append(out, Action{Kind: Acquire, Job: rec.Name, Reason: "old coordinator " + rec.Coordinator})
+		act := Action{Kind: Acquire, Job: rec.Name, Reason: "old coordinator " + rec.Coordinator}
+		if c.closed[rec.Coordinator] {
+			// Its connection closed: its lease is taken over now, not
+			// after it expires; the new epoch fences it.
+			act.Node = rec.Coordinator
+			act.Reason += " (" + ConnectionClosed + ")"
+		}
+		out = append(out, act)
 	}
 	return out
 }
@@ -390,7 +401,9 @@ func (c *Core) SetUpFailed(now time.Time, job string, err error) Action {
 // Ended takes the end of job's coordinator here (abandoned: it stopped
 // without the job ending). The end is recorded (and the lease released)
 // only while the lease is held: after it lapsed another node may
-// coordinate the job, and the record is its to write.
+// coordinate the job, and the record is its to write. A job to record stays
+// claimed until the shell has written the record (Unclaim): a scan of the
+// registry meanwhile still shows it running here and must not adopt it.
 func (c *Core) Ended(now time.Time, job string, abandoned bool) Action {
 	delete(c.coord, job)
 	held := c.Holds(now, job)
@@ -401,6 +414,7 @@ func (c *Core) Ended(now time.Time, job string, abandoned bool) Action {
 	case !held:
 		return Action{Kind: Forget, Job: job, Reason: "job ended after the coordinator lease lapsed: not recorded"}
 	}
+	c.claimed[job] = true
 	return Action{Kind: Record, Job: job}
 }
 

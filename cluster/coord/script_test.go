@@ -17,8 +17,10 @@ import (
 // A script in testdata/*.txt drives the cores of one or more nodes (on=ID)
 // with logical time (at=D, a duration since the script's epoch):
 //
-//	start on=a [boot=D] timeout=D [placement=D] [wait=D]   (wait: --local-wait)
-//	hb on=a from=b boot=D at=D [slots=N]      (a heartbeat of b's incarnation boot)
+//	start on=a [boot=D] timeout=D [placement=D] [wait=D] [grace=D]   (wait: --local-wait; grace: DisconnectGrace)
+//	hb on=a from=b boot=D at=D [slots=N] [coordinates=J,...]   (a heartbeat of b's incarnation boot)
+//	gone on=a from=b at=D | answered on=a from=b    (a probe of b: no responders | answered)
+//	probes on=a
 //	tick on=a at=D
 //	leaving on=a from=b
 //	records on=a at=D jobs=job[:state]:coordinator,...   (state: running unless named)
@@ -81,7 +83,7 @@ func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 	on := a.String("on")
 	if a.Name == "start" {
 		s.cores[on] = New(Config{Self: on, Boot: epoch.Add(a.DurationOr("boot", 0)), HeartbeatTimeout: a.DurationOr("timeout", 0), PlacementTimeout: a.DurationOr("placement", 0),
-			LocalWait: a.DurationOr("wait", 0)})
+			LocalWait: a.DurationOr("wait", 0), DisconnectGrace: a.DurationOr("grace", 0)})
 		return nil
 	}
 	c := s.cores[on]
@@ -92,8 +94,15 @@ func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 	switch a.Name {
 	case "hb":
 		hb := cluster.Heartbeat{Node: a.StringOr("from", ""), Slots: a.IntOr("slots", 0), StartedUnixNano: epoch.Add(a.DurationOr("boot", 0)).UnixNano(),
-			SentUnixNano: at(a).UnixNano()}
+			SentUnixNano: at(a).UnixNano(), Coordinates: list(a, "coordinates")}
 		return lines(c.Heartbeat(at(a), hb)...)
+	case "gone":
+		return lines(c.ConnGone(at(a), a.StringOr("from", ""))...)
+	case "answered":
+		c.ConnAnswered(a.StringOr("from", ""))
+		return nil
+	case "probes":
+		return c.ProbeTargets()
 	case "tick":
 		return lines(c.Tick(at(a))...)
 	case "leaving":

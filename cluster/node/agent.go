@@ -47,6 +47,7 @@ type Agent struct {
 	badLog ratelimit.Log // warnings about bad input, rate-limited
 	rates  rateBook      // samples of the local jobs' counters for status rates
 	subs   []*nats.Subscription
+	probes *prober
 	stopHB func()
 	quit   chan struct{}
 	wg     sync.WaitGroup
@@ -62,6 +63,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	if cfg.DisconnectGrace == 0 {
+		cfg.DisconnectGrace = min(DefaultDisconnectGrace, cfg.HeartbeatTimeout)
+	}
 	if cfg.Counters == nil {
 		cfg.Counters = &transport.Counters{}
 	}
@@ -72,7 +76,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	started := time.Now()
 	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
 		core: coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout,
-			LocalWait: cfg.LocalWait}),
+			LocalWait: cfg.LocalWait, DisconnectGrace: cfg.DisconnectGrace}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
@@ -103,8 +107,9 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		return nil, err
 	}
 	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log)
-	a.wg.Add(3)
+	a.wg.Add(4)
 	go a.every(cfg.HeartbeatTimeout/6, a.tick)
+	go a.every(ProbeEvery, a.probe)
 	go a.every(cfg.HeartbeatTimeout/2, func(time.Time) { a.refreshHeld(context.Background()) })
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
@@ -135,6 +140,7 @@ func (a *Agent) subscribe() error {
 		{RescaleSubject, "", a.onRescale},
 		{PartDumpSubject(a.cfg.ID), "", a.onPartDump},
 		{transport.NodeSubject("*", "leaving"), "", a.onLeaving},
+		{PingSubject(a.cfg.ID), "", a.onPing},
 	} {
 		var ns *nats.Subscription
 		var err error
@@ -156,6 +162,9 @@ func (a *Agent) subscribe() error {
 		return fmt.Errorf("watch heartbeats: %w", err)
 	}
 	a.subs = append(a.subs, hs)
+	if err := a.startProbes(); err != nil {
+		return fmt.Errorf("probe answers: %w", err)
+	}
 	return a.nc.Flush()
 }
 
@@ -259,18 +268,22 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 		switch act.Kind {
 		case coord.NodeLost:
 			switch act.Reason {
-			case "silent":
+			case coord.Silent:
 				a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Msg("node silent: declared dead")
+			case coord.ConnectionClosed:
+				a.log.Warn().Str("peer", act.Node).Dur("grace", a.cfg.DisconnectGrace).Msg("node's connection to NATS closed: declared dead")
 			case "leaving":
 				a.log.Info().Str("peer", act.Node).Msg("node is leaving")
 			default:
 				a.log.Warn().Str("peer", act.Node).Dur("local_wait", a.cfg.LocalWait).
 					Msgf("%s %s: placing its tasks elsewhere", act.Node, act.Reason)
 			}
+			a.announceLost(act)
 			a.nodeGone(act.Node)
 		case coord.AwaitNode:
-			a.log.Warn().Str("peer", act.Node).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
-				Msgf("%s silent: waiting for %s to return", act.Node, act.Node)
+			a.log.Warn().Str("peer", act.Node).Str("why", act.Reason).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
+				Msgf("%s declared dead (%s): waiting for %s to return", act.Node, act.Reason, act.Node)
+			a.announceLost(act)
 		case coord.NodeBack:
 			a.log.Info().Str("peer", act.Node).Str("why", act.Reason).Msgf("%s returned: placing its tasks back", act.Node)
 			a.wg.Add(1)

@@ -48,6 +48,10 @@ type Config struct {
 	// it to return with its workdir before they are placed elsewhere (0:
 	// they do not wait).
 	LocalWait time.Duration
+	// DisconnectGrace is how long a node's connection to NATS must stay
+	// closed (its probes answered "no responders") before it is declared
+	// dead; 0 takes DefaultDisconnectGrace. At most HeartbeatTimeout.
+	DisconnectGrace time.Duration
 	// NoLocalRecovery makes every restore on this node read the primary
 	// store (--local-recovery=false); the local copy is still kept.
 	NoLocalRecovery bool
@@ -91,6 +95,8 @@ func (c Config) check() error {
 		return fmt.Errorf("node agent: placement timeout %v, want between 0 and %v", c.PlacementTimeout, MaxPlacementTimeout)
 	case c.LocalWait < 0 || c.LocalWait > MaxPlacementTimeout:
 		return fmt.Errorf("node agent: local wait %v, want between 0 and %v", c.LocalWait, MaxPlacementTimeout)
+	case c.DisconnectGrace < 0 || c.DisconnectGrace > c.HeartbeatTimeout:
+		return fmt.Errorf("node agent: disconnect grace %v, want between 0 and the heartbeat timeout %v", c.DisconnectGrace, c.HeartbeatTimeout)
 	case c.Jobs == nil:
 		return errors.New("node agent: no job builder")
 	}

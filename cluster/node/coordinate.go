@@ -190,6 +190,11 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		Holds: func() bool { return a.holds(name) },
 		// A live rescale places added instances where their state is.
 		Locality: func() rescale.Locality { return a.rescaleLocality(cj) },
+		// On the job's actor: publishing does not block (NATS buffers it).
+		Running: func() {
+			a.publishResumed(JobEvent{Job: name, State: cluster.JobRunning, Coordinator: a.cfg.ID,
+				ElapsedS: time.Since(cj.started).Seconds(), Resumed: true})
+		},
 	}
 	if !a.holds(name) {
 		return fmt.Errorf("job %s: %w", name, coord.ErrLeaseLapsed)
@@ -283,6 +288,7 @@ func (a *Agent) watch(cj *coordJob) {
 		a.log.Warn().Str("job", cj.name).Str("state", state).Msg(act.Reason)
 		return
 	}
+	defer a.unclaim(cj.name) // claimed by Ended until the end is recorded
 	ev := a.event(cj, state)
 	if err != nil {
 		ev.Error = err.Error()
@@ -321,6 +327,15 @@ func (a *Agent) publishEvent(ev JobEvent) {
 	e := &transport.Envelope{Type: transport.TypeControl, Job: ev.Job, From: a.cfg.ID + "#events", Payload: Encode(ev)}
 	if err := a.pub.Publish(EventsSubject(ev.Job), e); err != nil {
 		a.log.Warn().Err(err).Str("job", ev.Job).Msg("publish job event")
+	}
+}
+
+// publishResumed publishes the moment a job runs (see JobEvent.Resumed) on
+// its ResumedSubject.
+func (a *Agent) publishResumed(ev JobEvent) {
+	e := &transport.Envelope{Type: transport.TypeControl, Job: ev.Job, From: a.cfg.ID + "#events", Payload: Encode(ev)}
+	if err := a.pub.Publish(ResumedSubject(ev.Job), e); err != nil {
+		a.log.Warn().Err(err).Str("job", ev.Job).Msg("publish job resumed")
 	}
 }
 
@@ -366,19 +381,21 @@ func (a *Agent) adoptOrphans() {
 		// On its own goroutine: a takeover waits for slots and prepares
 		// nodes, which must not hold up the agent's clock.
 		a.wg.Add(1)
-		go func(rec cluster.JobRecord) {
+		go func(rec cluster.JobRecord, dead string) {
 			defer a.wg.Done()
 			defer a.unclaim(rec.Name)
-			a.adopt(rec)
-		}(byName[act.Job])
+			a.adopt(rec, dead)
+		}(byName[act.Job], act.Node)
 	}
 }
 
-// adopt takes over one orphaned job if this node wins its lease.
-func (a *Agent) adopt(rec cluster.JobRecord) {
+// adopt takes over one orphaned job if this node wins its lease (from
+// dead, whose connection closed, even if it has not expired; "": only an
+// expired lease).
+func (a *Agent) adopt(rec cluster.JobRecord, dead string) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.HeartbeatTimeout/2)
 	defer cancel()
-	act, err := a.acquire(ctx, rec.Name, time.Now())
+	act, err := a.acquireFrom(ctx, rec.Name, dead, time.Now())
 	if err != nil || act.Kind != coord.Coordinate {
 		return
 	}

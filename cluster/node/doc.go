@@ -1,10 +1,12 @@
 // Package node is the weir node agent: a long-running member of a cluster
-// of nodes joined by NATS. It heartbeats and tracks the other nodes, runs
+// of nodes joined by NATS. It heartbeats and tracks the other nodes (and
+// probes the connections of those it depends on, so that a node whose
+// connection closed is declared dead within --disconnect-grace), runs
 // the parts of jobs their coordinators place on it, coordinates the jobs
 // submitted to it and takes over the jobs whose coordinator died or left.
 //
 // Every decision is the pure core's (cluster/coord): the agent feeds it the
-// heartbeats, ticks, lease results, job records and placement and prepare
+// heartbeats, probe answers, ticks, lease results, job records and placement and prepare
 // results it sees, and carries out the actions it returns over NATS, the
 // lease and job buckets (cluster) and the actors. Placement is
 // cluster/placement's.

@@ -59,7 +59,13 @@ func (a *Agent) renewLeases(now time.Time) {
 // acquire tries to take job's lease at now and hands the result to the
 // core: Coordinate (won) or Drop (another node holds it).
 func (a *Agent) acquire(ctx context.Context, job string, now time.Time) (coord.Action, error) {
-	lease, ok, err := a.leases.Acquire(ctx, job, a.cfg.ID, now, a.cfg.HeartbeatTimeout)
+	return a.acquireFrom(ctx, job, "", now)
+}
+
+// acquireFrom is acquire that also takes the live lease of dead, a node
+// whose connection closed ("": none, see cluster.Leases.TakeOver).
+func (a *Agent) acquireFrom(ctx context.Context, job, dead string, now time.Time) (coord.Action, error) {
+	lease, ok, err := a.leases.TakeOver(ctx, job, a.cfg.ID, dead, now, a.cfg.HeartbeatTimeout)
 	if err != nil {
 		return coord.Action{}, err
 	}

@@ -29,6 +29,21 @@ func CmdSubject(node string) string { return transport.NodeSubject(node, "cmd") 
 // EventsSubject is where a job's coordinator publishes progress and the end.
 func EventsSubject(job string) string { return "weir." + job + ".events" }
 
+// ResumedSubject is where a job's coordinator publishes the moment the job
+// runs (a JobEvent with Resumed set; the counts are not filled in).
+func ResumedSubject(job string) string { return "weir." + job + ".resumed" }
+
+// LostSubject is where node announces that it declared another node dead.
+func LostSubject(node string) string { return transport.NodeSubject(node, "lost") }
+
+// NodeLostNotice is what a node announces on its LostSubject when it
+// declares another node dead (for tools and `node bench cluster`).
+type NodeLostNotice struct {
+	Node   string `msgpack:"node" json:"node"`
+	Reason string `msgpack:"reason" json:"reason"` // coord.Silent, coord.ConnectionClosed, ...
+	By     string `msgpack:"by" json:"by"`         // the node that declared it dead
+}
+
 // SubmitRequest asks the cluster to run a registered job.
 type SubmitRequest struct {
 	Job  string   `msgpack:"job"`
@@ -78,6 +93,10 @@ type JobEvent struct {
 	Latest      uint64  `msgpack:"latest,omitempty" json:"latest_checkpoint,omitempty"`
 	Restarts    int     `msgpack:"restarts" json:"restarts"`
 	ElapsedS    float64 `msgpack:"elapsed_s" json:"elapsed_s"`
+	// Resumed marks the event published on ResumedSubject the moment the
+	// job runs: every task first wired (at the start or after a takeover),
+	// or a restarted region wired again.
+	Resumed bool `msgpack:"resumed,omitempty" json:"resumed,omitempty"`
 }
 
 // CancelRequest asks a job's coordinator to stop it.

@@ -11,19 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/cli"
+	"github.com/weirstream/weir/cluster/node"
 	"github.com/weirstream/weir/internal/plan"
-	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 )
 
@@ -35,6 +32,7 @@ type clusterBenchConfig struct {
 	Nodes       int
 	Kills       int
 	Heartbeat   time.Duration
+	Grace       time.Duration // the nodes' --disconnect-grace
 	SleepMs     float64
 	Plot        string // SVG file of the kill trials' throughput (empty: none)
 }
@@ -56,36 +54,12 @@ type clusterBenchResult struct {
 	CoordinatorRecovery recoveryFigures `json:"coordinator_kill"`
 }
 
-// recoveryFigures are the recovery times of one kind of kill.
-type recoveryFigures struct {
-	S    []float64 `json:"recovery_s"`
-	P50S float64   `json:"recovery_p50_s"`
-	MaxS float64   `json:"recovery_max_s"`
-}
-
-// add records one recovery time.
-func (f *recoveryFigures) add(d time.Duration) {
-	f.S = append(f.S, d.Seconds())
-	s := append([]float64(nil), f.S...)
-	sort.Float64s(s)
-	f.P50S, f.MaxS = weir.Quantile(s, 0.5), s[len(s)-1]
-}
-
-// print writes one line of figures, if there are any.
-func (f recoveryFigures) print(w io.Writer, what string, heartbeat time.Duration) {
-	if len(f.S) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  SIGKILL of %-22s → running again (heartbeat timeout %v): p50 %.2f s, max %.2f s over %d kills %v\n",
-		what, heartbeat, f.P50S, f.MaxS, len(f.S), f.S)
-}
-
 // finishedIn finds the job's run time in `node submit`'s output.
 var finishedIn = regexp.MustCompile(`finished in ([0-9.]+) s`)
 
 // runClusterBench is `node bench cluster`.
 func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg := clusterBenchConfig{Records: 60_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 6, Heartbeat: 3 * time.Second}
+	cfg := clusterBenchConfig{Records: 60_000_000, Keys: 1000, Parallelism: 2, Nodes: 3, Kills: 6, Heartbeat: 3 * time.Second, Grace: node.DefaultDisconnectGrace}
 	fs := flag.NewFlagSet("node bench cluster", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "records of the throughput runs")
@@ -94,6 +68,7 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "node processes")
 	fs.IntVar(&cfg.Kills, "kills", cfg.Kills, "SIGKILL trials for the recovery time, alternately of a worker node and of the coordinator's node (0: none)")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
+	fs.DurationVar(&cfg.Grace, "disconnect-grace", cfg.Grace, "the nodes' --disconnect-grace")
 	fs.Float64Var(&cfg.SleepMs, "sleep-ms", 0, "average sleep per record in the count stage (both runs)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	fs.StringVar(&cfg.Plot, "plot", "", "also draw the data messages/s around each SIGKILL as an SVG chart into `FILE`")
@@ -103,8 +78,9 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return cli.ExitUsage
 	}
-	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || (cfg.Kills > 0 && cfg.Nodes < 3) || cfg.Parallelism < 1 || cfg.SleepMs < 0 {
-		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2 (≥ 3 with --kills), --kills ≥ 0, --parallelism ≥ 1, --sleep-ms ≥ 0 and no arguments")
+	if fs.NArg() > 0 || cfg.Records < 1 || cfg.Nodes < 2 || cfg.Kills < 0 || (cfg.Kills > 0 && cfg.Nodes < 3) || cfg.Parallelism < 1 || cfg.SleepMs < 0 ||
+		cfg.Grace <= 0 || cfg.Grace > cfg.Heartbeat {
+		fmt.Fprintln(stderr, "node bench cluster: needs --records ≥ 1, --nodes ≥ 2 (≥ 3 with --kills), --kills ≥ 0, --parallelism ≥ 1, --sleep-ms ≥ 0, 0 < --disconnect-grace ≤ --heartbeat-timeout and no arguments")
 		return cli.ExitUsage
 	}
 	res, err := benchCluster(ctx, cfg, stderr)
@@ -123,8 +99,11 @@ func runClusterBench(ctx context.Context, args []string, stdout, stderr io.Write
 		res.ClusterPerS, 100*res.Ratio, res.SubmitWallS)
 	fmt.Fprintf(stdout, "  on the wire      %12.1f bytes and %.3f messages per input record (a record in msgpack: event %d B, count %d B)\n",
 		res.WireBytesPerRecord, res.WireMsgsPerRecord, res.RawEventBytes, res.RawCountBytes)
-	res.WorkerRecovery.print(stdout, "a worker node", cfg.Heartbeat)
-	res.CoordinatorRecovery.print(stdout, "the coordinator's node", cfg.Heartbeat)
+	if cfg.Kills > 0 {
+		fmt.Fprintf(stdout, "  node kills (--heartbeat-timeout %v, --disconnect-grace %v):\n", cfg.Heartbeat, cfg.Grace)
+	}
+	res.WorkerRecovery.print(stdout, "a worker node")
+	res.CoordinatorRecovery.print(stdout, "the coordinator's node")
 	return cli.ExitOK
 }
 
@@ -165,7 +144,8 @@ func benchCluster(ctx context.Context, cfg clusterBenchConfig, progress io.Write
 	if err != nil {
 		return nil, err
 	}
-	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: cfg.Nodes, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Monitor: true})
+	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: cfg.Nodes, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Monitor: true,
+		Args: []string{"--disconnect-grace", cfg.Grace.String()}})
 	if err != nil {
 		return nil, err
 	}
@@ -299,138 +279,4 @@ func (nn *nodeNet) varz() (*server.Varz, error) {
 		return nil, fmt.Errorf("NATS monitoring %s/varz: %w", nn.monitor, err)
 	}
 	return &v, nil
-}
-
-// killTrial runs keycount until it has checkpoints, SIGKILLs the node of
-// its coordinator (coord: n2, since n1 runs the NATS server the cluster
-// needs) or a node that runs tasks for a coordinator on n1, and
-// measures the time from the kill until data flows again after the job is
-// running without the victim (restarted, or taken over by a new
-// coordinator). Then it cancels the job and starts the node again.
-func killTrial(bc *nodeNet, cfg clusterBenchConfig, coord bool, tr *wireTrace) (time.Duration, error) {
-	coordinator := nodeID(1)
-	if coord {
-		coordinator = nodeID(2)
-	}
-	if out, err := bc.client("submit", "keycount", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
-		"--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", "0.002", "--coordinator", coordinator, "--detach"); err != nil {
-		return 0, fmt.Errorf("submit: %w\n%s", err, out)
-	}
-	var lastData time.Time
-	var mu sync.Mutex
-	sub, err := bc.nc.Subscribe("weir.keycount.data.>", func(*nats.Msg) {
-		now := time.Now()
-		tr.note(now)
-		mu.Lock()
-		lastData = now
-		mu.Unlock()
-	})
-	if err != nil {
-		return 0, err
-	}
-	defer sub.Unsubscribe()
-	var before jobStatusView
-	var victim string
-	chosen := func() bool {
-		s, err := bc.status()
-		if err != nil {
-			return false
-		}
-		j, err := s.jobView("keycount")
-		if err != nil || j.State != "running" || len(j.Checkpoints) < 2 {
-			return false
-		}
-		before, victim = j, killVictim(j, coord)
-		return victim != ""
-	}
-	if !poll.Until(60*time.Second, 200*time.Millisecond, chosen) {
-		return 0, fmt.Errorf("no running job with two checkpoints and a node to kill (coordinator kill: %v) within 60s", coord)
-	}
-	killed := time.Now()
-	if err := bc.kill(victim); err != nil {
-		return 0, err
-	}
-	// Running again: a coordinator other than the victim runs the job, none
-	// of its tasks is on the victim, it restarted, and data flows after that.
-	var restartedAt time.Time
-	restarted := func() bool {
-		s, err := bc.status()
-		if err != nil {
-			return false
-		}
-		j, err := s.jobView("keycount")
-		if err != nil || j.State != "running" || j.Coordinator == victim || j.Coordinator == "" {
-			return false
-		}
-		for _, node := range j.Tasks {
-			if node == victim {
-				return false
-			}
-		}
-		if j.Restarts > before.Restarts || j.Coordinator != before.Coordinator {
-			restartedAt = time.Now()
-			return true
-		}
-		return false
-	}
-	if !poll.Until(60*time.Second, 50*time.Millisecond, restarted) {
-		return 0, errors.New("the job did not run again without the victim within 60s of the kill")
-	}
-	var running time.Time
-	flowing := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if lastData.After(restartedAt.Add(-300 * time.Millisecond)) {
-			running = lastData
-		}
-		return !running.IsZero()
-	}
-	if !poll.Until(30*time.Second, 20*time.Millisecond, flowing) {
-		return 0, errors.New("no data within 30s of the restart")
-	}
-	tr.mark(killed, running)
-	if out, err := bc.client("cancel", "keycount"); err != nil {
-		return 0, fmt.Errorf("cancel: %w\n%s", err, out)
-	}
-	ended := func() bool {
-		s, err := bc.status()
-		if err != nil {
-			return false
-		}
-		j, err := s.jobView("keycount")
-		return errors.Is(err, errNoJob) || j.State != "running"
-	}
-	if !poll.Until(60*time.Second, 100*time.Millisecond, ended) {
-		return 0, errors.New("the job did not end within 60s of the cancel")
-	}
-	if err := bc.startNode(victim); err != nil {
-		return 0, err
-	}
-	if err := bc.waitNodes(bc.opts.Nodes, 30*time.Second); err != nil {
-		return 0, err
-	}
-	return running.Sub(killed), nil
-}
-
-// killVictim is the node a kill trial kills in job j: its coordinator's
-// node (coord), or a node that runs its tasks and is neither the
-// coordinator's nor n1 (the NATS server's); "" when there is none to kill.
-func killVictim(j jobStatusView, coord bool) string {
-	if coord {
-		if j.Coordinator == nodeID(1) {
-			return ""
-		}
-		return j.Coordinator
-	}
-	var nodes []string
-	for _, node := range j.Tasks {
-		if node != j.Coordinator && node != nodeID(1) {
-			nodes = append(nodes, node)
-		}
-	}
-	if len(nodes) == 0 {
-		return ""
-	}
-	sort.Strings(nodes)
-	return nodes[0]
 }

@@ -29,13 +29,17 @@ func TestKillVictim(t *testing.T) {
 	}
 }
 
-// TestRecoveryFigures checks the per-kind recovery figures.
+// TestRecoveryFigures checks the per-kind recovery figures: totals,
+// detection and restore (total less detection), each with p50 and max.
 func TestRecoveryFigures(t *testing.T) {
 	var f recoveryFigures
-	for _, s := range []float64{3, 1, 2} {
-		f.add(time.Duration(s * float64(time.Second)))
+	for _, r := range []recovery{{Detect: 1 * time.Second, Total: 3 * time.Second}, {Detect: 0, Total: time.Second}, {Detect: 2 * time.Second, Total: 2 * time.Second}} {
+		f.add(r)
 	}
 	if len(f.S) != 3 || f.S[0] != 3 || f.P50S != 2 || f.MaxS != 3 {
-		t.Fatalf("figures %+v: want the times in trial order, p50 2 s, max 3 s", f)
+		t.Fatalf("totals %+v: want the times in trial order, p50 2 s, max 3 s", f)
+	}
+	if f.DetectP != 1 || f.DetectM != 2 || f.RestoreS[0] != 2 || f.RestoreP != 1 || f.RestoreM != 2 {
+		t.Fatalf("split %+v: want detection p50 1 s max 2 s, restore [2 1 0] p50 1 s max 2 s", f)
 	}
 }

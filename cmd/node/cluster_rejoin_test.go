@@ -84,7 +84,7 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 			}
 			sort.Strings(restored)
 			if !tc.inTime {
-				if !strings.Contains(coordLog.String(), "n3 silent: waiting for n3 to return") {
+				if !strings.Contains(coordLog.String(), "waiting for n3 to return") {
 					t.Fatalf("the coordinator did not log its wait for n3:\n%s", lastBytes(coordLog.String(), 3000))
 				}
 				if strings.Contains(coordLog.String(), "n3 returned: placing its tasks back") {
