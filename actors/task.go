@@ -47,6 +47,7 @@ type task struct {
 	ctr     *taskCounters // figures for /metrics, shared by the task's incarnations
 	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
 	retired retiredInputs // inputs from instances live rescales removed
+	late    lateBarriers  // inputs whose barrier of a committed rescale is still due
 
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)

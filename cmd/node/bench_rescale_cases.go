@@ -73,6 +73,9 @@ type rescaleCaseResult struct {
 	// RecordsPerS is the throughput at the sinks in 100 ms buckets from the
 	// case's start to its end.
 	RecordsPerS []float64 `json:"records_per_s"`
+	// Failures counts the tasks that failed (each restarts its region from
+	// a checkpoint, which disturbs the figures): 0 in a clean run.
+	Failures int `json:"failures"`
 }
 
 // rescaleBenchResult is what `node bench rescale` prints.
@@ -169,13 +172,15 @@ func startBenchRun(ctx context.Context, cfg rescaleBenchConfig, pace *pacer, log
 	return r
 }
 
-// stop stops the run (a stop checkpoint, as on SIGINT) and waits for it.
-func (r *benchRun) stop() error {
+// stop stops the run (a stop checkpoint, as on SIGINT), waits for it and
+// adds its task failures to failures.
+func (r *benchRun) stop(failures *int) error {
 	r.cancel()
 	o := <-r.done
 	if o.err != nil {
 		return fmt.Errorf("run: %w", o.err)
 	}
+	*failures += o.res.Failures
 	return nil
 }
 
@@ -240,9 +245,10 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 	}
 	job := <-r.jobs
 	var steps []rescaleStepResult
+	failures := 0
 	for i, at := range []time.Duration{cfg.firstRescale(), cfg.secondRescale()} {
 		if err := r.sleepUntil(ctx, pace, at); err != nil {
-			r.stop()
+			r.stop(&failures)
 			return nil, fmt.Errorf("%s: %w", caseLive, err)
 		}
 		p := plans[i]
@@ -250,11 +256,11 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 		got, err := job.Rescale(ctx, map[string]int{"count": p.To})
 		end := pace.since(time.Now())
 		if err != nil {
-			r.stop()
+			r.stop(&failures)
 			return nil, fmt.Errorf("%s: rescale count %d→%d: %w", caseLive, p.From, p.To, err)
 		}
 		if got.Moved != len(p.Moved) || got.Minimum != p.Minimum {
-			r.stop()
+			r.stop(&failures)
 			return nil, fmt.Errorf("%s: rescale count %d→%d moved %d (min %d) key groups, but the bench classifies keys by %d (min %d)",
 				caseLive, p.From, p.To, got.Moved, got.Minimum, len(p.Moved), p.Minimum)
 		}
@@ -264,13 +270,15 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 			LongestPauseMs: ms(got.LongestPause), moment: rescaleMoment{Request: req, End: end, Moved: p.Moved}})
 	}
 	if err := r.sleepUntil(ctx, pace, cfg.end()); err != nil {
-		r.stop()
+		r.stop(&failures)
 		return nil, fmt.Errorf("%s: %w", caseLive, err)
 	}
-	if err := r.stop(); err != nil {
+	if err := r.stop(&failures); err != nil {
 		return nil, fmt.Errorf("%s: %w", caseLive, err)
 	}
-	return caseFigures(caseLive, cfg, log.samples(), steps), nil
+	c := caseFigures(caseLive, cfg, log.samples(), steps)
+	c.Failures = failures
+	return c, nil
 }
 
 // runRestoreCase runs the job, stops it with a checkpoint at each moment
@@ -288,14 +296,15 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 		return nil, fmt.Errorf("%s: %w", caseRestore, err)
 	}
 	var steps []rescaleStepResult
+	failures := 0
 	for i, at := range []time.Duration{cfg.firstRescale(), cfg.secondRescale()} {
 		if err := r.sleepUntil(ctx, pace, at); err != nil {
-			r.stop()
+			r.stop(&failures)
 			return nil, fmt.Errorf("%s: %w", caseRestore, err)
 		}
 		p := plans[i]
 		req := pace.since(time.Now())
-		if err := r.stop(); err != nil {
+		if err := r.stop(&failures); err != nil {
 			return nil, fmt.Errorf("%s: stop before count %d→%d: %w", caseRestore, p.From, p.To, err)
 		}
 		stopped := pace.since(time.Now())
@@ -304,10 +313,10 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 			moment: rescaleMoment{Request: req, Moved: p.Moved}})
 	}
 	if err := r.sleepUntil(ctx, pace, cfg.end()); err != nil {
-		r.stop()
+		r.stop(&failures)
 		return nil, fmt.Errorf("%s: %w", caseRestore, err)
 	}
-	if err := r.stop(); err != nil {
+	if err := r.stop(&failures); err != nil {
 		return nil, fmt.Errorf("%s: %w", caseRestore, err)
 	}
 	samples := log.samples()
@@ -320,7 +329,9 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 		fmt.Fprintf(progress, "%s: count %d→%d at %.1f s: stopped in %.0f ms, records flowing again after %.0f ms\n",
 			caseRestore, steps[i].From, steps[i].To, steps[i].moment.Request.Seconds(), steps[i].StopMs, ms(first-steps[i].moment.Request))
 	}
-	return caseFigures(caseRestore, cfg, samples, steps), nil
+	c := caseFigures(caseRestore, cfg, samples, steps)
+	c.Failures = failures
+	return c, nil
 }
 
 // caseFigures computes a case's throughput, disruption and latencies.

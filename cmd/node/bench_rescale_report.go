@@ -87,7 +87,7 @@ func writeRescaleTable(w io.Writer, cfg rescaleBenchConfig, res *rescaleBenchRes
 	}
 	tw.Flush()
 	for _, c := range res.Cases {
-		fmt.Fprintf(w, "  %s: steady %.0f records/s; the rescales held it below 50%% for %.0f ms in all (10 ms steps)\n", c.Case, c.SteadyPerS, c.DisruptionMs)
+		fmt.Fprintf(w, "  %s: steady %.0f records/s; the rescales held it below 50%% for %.0f ms in all (10 ms steps); %d task failures\n", c.Case, c.SteadyPerS, c.DisruptionMs, c.Failures)
 	}
 	fmt.Fprintln(w, "targets:")
 	for _, t := range res.Targets {

@@ -243,6 +243,9 @@ func TestBenchRescaleSmoke(t *testing.T) {
 		if len(c.RecordsPerS) != 27 { // 0.2 + 0.5 + 2 × 1 s in 100 ms buckets
 			t.Errorf("%s: %d throughput buckets, want 27", c.Case, len(c.RecordsPerS))
 		}
+		if c.Failures != 0 {
+			t.Errorf("%s: %d task failures", c.Case, c.Failures)
+		}
 		if c.SteadyPerS <= 0 {
 			t.Errorf("%s: steady throughput %v", c.Case, c.SteadyPerS)
 		}
