@@ -17,8 +17,9 @@ type lateBarriers map[int]bool
 
 // expect notes the old inputs of rs whose barrier the machine has not
 // taken: a barrier deferred behind a buffer in progress is dropped with
-// rs, so it counts as taken.
-func (l *lateBarriers) expect(rs *taskRescale) {
+// rs, so it counts as taken, and inputs retired by an earlier rescale
+// (their producers ended) deliver none.
+func (l *lateBarriers) expect(rs *taskRescale, retired []int) {
 	deferred := map[int]bool{}
 	for _, m := range rs.deferred {
 		if b, ok := m.(*rescaleBarrierOvertakeMsg); ok {
@@ -26,7 +27,7 @@ func (l *lateBarriers) expect(rs *taskRescale) {
 		}
 	}
 	for i := range rs.m.Config().Inputs {
-		if !slices.Contains(rs.barred, i) && !deferred[i] {
+		if !slices.Contains(rs.barred, i) && !deferred[i] && !slices.Contains(retired, i) {
 			if *l == nil {
 				*l = lateBarriers{}
 			}

@@ -59,7 +59,7 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 		t.rescaleCarryOut(ctx, acts, err)
 	case *rescaleEndMsg:
 		if t.rs != nil {
-			t.late.expect(t.rs)
+			t.late.expect(t.rs, t.retired.inputs)
 		}
 		t.rs = nil
 		t.retired.inputs = append(t.retired.inputs, m.retired...)

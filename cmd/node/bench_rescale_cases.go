@@ -46,18 +46,23 @@ type rescaleStepResult struct {
 	WaitedMs       float64 `json:"waited_ms,omitempty"`
 	Bytes          int64   `json:"bytes,omitempty"`
 	LongestPauseMs float64 `json:"longest_pause_ms,omitempty"`
-	// ZeroBuckets counts the 100 ms buckets from the request to TookMs in
+	// ZeroBuckets counts the 100 ms buckets from the rescale's start (the
+	// request, or for a live rescale the end of a running checkpoint it
+	// waited for: WaitedMs later) to its end (TookMs after the request) in
 	// which no record reached a sink; LowestRecordsPerS is the lowest
 	// throughput among them.
 	ZeroBuckets       int     `json:"zero_buckets"`
 	LowestRecordsPerS float64 `json:"lowest_records_per_s"`
 	// DisruptionMs is the time of the 10 ms buckets below half the steady
-	// throughput from the request until throughput is back at half or more
-	// after TookMs (see timeline.disruption).
-	DisruptionMs float64 `json:"disruption_ms"`
+	// throughput from the rescale's start until throughput is back at half
+	// or more after its end (see timeline.disruption);
+	// DisruptionFromRequestMs the same from the request, counting the
+	// checkpoint a live rescale waited for.
+	DisruptionMs            float64 `json:"disruption_ms"`
+	DisruptionFromRequestMs float64 `json:"disruption_from_request_ms"`
 	// Before is the latency of records due in the steady window before the
-	// rescales; During of those due from the request to 0.5 s after TookMs;
-	// both split by whether this rescale moves their key group.
+	// rescales; During of those due from the rescale's start to 0.5 s after
+	// its end; both split by whether this rescale moves their key group.
 	Before keyLatency `json:"latency_before"`
 	During keyLatency `json:"latency_during"`
 
@@ -66,10 +71,11 @@ type rescaleStepResult struct {
 
 // rescaleCaseResult is one case.
 type rescaleCaseResult struct {
-	Case         string              `json:"case"`
-	SteadyPerS   float64             `json:"steady_records_per_s"`
-	Steps        []rescaleStepResult `json:"rescales"`
-	DisruptionMs float64             `json:"disruption_ms"`
+	Case                    string              `json:"case"`
+	SteadyPerS              float64             `json:"steady_records_per_s"`
+	Steps                   []rescaleStepResult `json:"rescales"`
+	DisruptionMs            float64             `json:"disruption_ms"`
+	DisruptionFromRequestMs float64             `json:"disruption_from_request_ms"`
 	// RecordsPerS is the throughput at the sinks in 100 ms buckets from the
 	// case's start to its end.
 	RecordsPerS []float64 `json:"records_per_s"`
@@ -267,7 +273,7 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 		fmt.Fprintf(progress, "%s: count %d→%d at %.1f s committed in %.0f ms (%.0f ms waiting for a checkpoint): moved %d key groups (min %d), %d bytes, longest pause %.0f ms\n",
 			caseLive, p.From, p.To, req.Seconds(), ms(end-req), ms(got.Waited), got.Moved, got.Minimum, got.Bytes, ms(got.LongestPause))
 		steps = append(steps, rescaleStepResult{From: p.From, To: p.To, Moved: got.Moved, Minimum: got.Minimum, WaitedMs: ms(got.Waited), Bytes: got.Bytes,
-			LongestPauseMs: ms(got.LongestPause), moment: rescaleMoment{Request: req, End: end, Moved: p.Moved}})
+			LongestPauseMs: ms(got.LongestPause), moment: rescaleMoment{Request: req, Start: min(req+got.Waited, end), End: end, Moved: p.Moved}})
 	}
 	if err := r.sleepUntil(ctx, pace, cfg.end()); err != nil {
 		r.stop(&failures)
@@ -310,7 +316,7 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 		stopped := pace.since(time.Now())
 		r = startBenchRun(ctx, cfg, pace, log, i+1, dir, weir.WithRestore("latest"), weir.WithOperatorParallelism(map[string]int{"count": p.To}))
 		steps = append(steps, rescaleStepResult{From: p.From, To: p.To, StopMs: ms(stopped - req), Moved: len(p.Moved), Minimum: p.Minimum,
-			moment: rescaleMoment{Request: req, Moved: p.Moved}})
+			moment: rescaleMoment{Request: req, Start: req, Moved: p.Moved}})
 	}
 	if err := r.sleepUntil(ctx, pace, cfg.end()); err != nil {
 		r.stop(&failures)
@@ -347,11 +353,13 @@ func caseFigures(name string, cfg rescaleBenchConfig, samples []latencySample, s
 			next = steps[i+1].moment.Request
 		}
 		s.RequestS, s.TookMs = m.Request.Seconds(), ms(m.End-m.Request)
-		s.ZeroBuckets, s.LowestRecordsPerS = coarse.zeroBuckets(m.Request, m.End)
-		s.DisruptionMs = ms(fine.disruption(m.Request, m.End, next, c.SteadyPerS))
+		s.ZeroBuckets, s.LowestRecordsPerS = coarse.zeroBuckets(m.Start, m.End)
+		s.DisruptionMs = ms(fine.disruption(m.Start, m.End, next, c.SteadyPerS))
+		s.DisruptionFromRequestMs = ms(fine.disruption(m.Request, m.End, next, c.SteadyPerS))
 		s.Before = latencyIn(samples, cfg.Warmup, cfg.firstRescale(), m.Moved)
-		s.During = latencyIn(samples, m.Request, m.End+duringTail, m.Moved)
+		s.During = latencyIn(samples, m.Start, m.End+duringTail, m.Moved)
 		c.DisruptionMs += s.DisruptionMs
+		c.DisruptionFromRequestMs += s.DisruptionFromRequestMs
 	}
 	c.Steps = steps
 	return c

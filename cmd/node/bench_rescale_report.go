@@ -52,10 +52,10 @@ func rescaleTargets(live, restore rescaleCaseResult) []rescaleTarget {
 		ratio, atLeast = restore.DisruptionMs/ms(disruptionStep), true
 	}
 	return []rescaleTarget{
-		{Target: "100 ms buckets with zero throughput during a live rescale", Value: float64(zero), Limit: 0, Met: zero == 0},
+		{Target: "100 ms buckets with zero throughput during a live rescale (its start to its commit)", Value: float64(zero), Limit: 0, Met: zero == 0},
 		{Target: "unmoved keys' p99 latency during / before a live rescale (worst)", Value: p99, Limit: targetP99Ratio, Met: p99 <= targetP99Ratio},
 		{Target: "key groups moved / minimum (worst)", Value: finiteOr(moved, -1), Limit: targetMovedRatio, Met: moved <= targetMovedRatio},
-		{Target: "disruption of stop-and-restore / live", Value: ratio, Limit: targetDisruptionRatio, AtLeast: atLeast, Met: ratio >= targetDisruptionRatio},
+		{Target: "disruption of stop-and-restore / live (from each rescale's start)", Value: ratio, Limit: targetDisruptionRatio, AtLeast: atLeast, Met: ratio >= targetDisruptionRatio},
 	}
 }
 
@@ -87,7 +87,8 @@ func writeRescaleTable(w io.Writer, cfg rescaleBenchConfig, res *rescaleBenchRes
 	}
 	tw.Flush()
 	for _, c := range res.Cases {
-		fmt.Fprintf(w, "  %s: steady %.0f records/s; the rescales held it below 50%% for %.0f ms in all (10 ms steps); %d task failures\n", c.Case, c.SteadyPerS, c.DisruptionMs, c.Failures)
+		fmt.Fprintf(w, "  %s: steady %.0f records/s; the rescales held it below 50%% for %.0f ms in all (10 ms steps; %.0f ms counted from the requests, with the checkpoints a live rescale waited for); %d task failures\n",
+			c.Case, c.SteadyPerS, c.DisruptionMs, c.DisruptionFromRequestMs, c.Failures)
 	}
 	fmt.Fprintln(w, "targets:")
 	for _, t := range res.Targets {

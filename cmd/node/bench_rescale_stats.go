@@ -27,10 +27,12 @@ const duringTail = 500 * time.Millisecond
 const disruptedBelow = 0.5
 
 // rescaleMoment is one rescale of a case, in time since the case's start:
-// requested at Request, done at End (the live rescale committed; the
-// restored job's first record reached a sink).
+// requested at Request, started at Start (a live rescale first waits for a
+// running checkpoint to complete; the stop starts at once), done at End
+// (the live rescale committed; the restored job's first record reached a
+// sink).
 type rescaleMoment struct {
-	Request, End time.Duration
+	Request, Start, End time.Duration
 	// Moved are the key groups that change owner.
 	Moved map[int]bool
 }

@@ -284,3 +284,26 @@ func TestBenchRescaleSmoke(t *testing.T) {
 	}
 	t.Logf("%s", stdout.String())
 }
+
+// TestRescaleFiguresCountFromTheStart: a live rescale that waited for a
+// running checkpoint is judged from its start, the checkpoint's end; the
+// figures from the request, wait included, are kept beside them.
+func TestRescaleFiguresCountFromTheStart(t *testing.T) {
+	cfg := rescaleBenchConfig{Warmup: 0, Steady: time.Second, Between: time.Second}
+	var s []latencySample
+	s = append(s, steadySamples(0, 1200*time.Millisecond, 10)...) // a stall 1.2 .. 1.5 s: the checkpoint waited for
+	s = append(s, steadySamples(1500*time.Millisecond, 3*time.Second, 10)...)
+	steps := []rescaleStepResult{{From: 2, To: 3, moment: rescaleMoment{Request: 1100 * time.Millisecond, Start: 1500 * time.Millisecond,
+		End: 1510 * time.Millisecond, Moved: map[int]bool{1: true}}}}
+	c := caseFigures(caseLive, cfg, s, steps)
+	st := c.Steps[0]
+	if st.DisruptionMs != 0 || st.DisruptionFromRequestMs != 300 || st.ZeroBuckets != 0 {
+		t.Fatalf("disruption %v ms, from the request %v ms, %d zero buckets; want 0, 300 and 0", st.DisruptionMs, st.DisruptionFromRequestMs, st.ZeroBuckets)
+	}
+	if c.SteadyPerS != 1000 || st.TookMs != 410 {
+		t.Fatalf("steady %v records/s, took %v ms; want 1000 and 410", c.SteadyPerS, st.TookMs)
+	}
+	if st.During.Moved.Records == 0 || st.During.Unmoved.Records == 0 || st.During.Unmoved.P99Ms != 5 {
+		t.Fatalf("latency during %+v: want records of both kinds due from the start, 5 ms each", st.During)
+	}
+}
