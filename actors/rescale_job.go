@@ -378,6 +378,9 @@ func (a *jobActor) rescaleOnReady(ctx actor.Context, m *taskReadyMsg) {
 	}
 	delete(run.spawning, id)
 	op := run.next.Operators[m.op]
+	// A new task: an earlier one at its index, removed by a rescale before,
+	// had inputs of its own, which are not this one's.
+	a.rs.inputsOf[id] = nil
 	input := 0
 	for _, e := range op.Inputs {
 		for i := 0; i < e.From.Parallelism; i++ {

@@ -31,6 +31,8 @@ type taskRescale struct {
 	// carried out (SetAside and Restore read them).
 	overtaken []*Buffer
 	handoff   *rescaleHandoffMsg
+	// barred are the inputs whose barrier the machine took.
+	barred []int
 }
 
 // onRescaleMsg handles the live-rescale messages. A stopping task takes
@@ -38,6 +40,10 @@ type taskRescale struct {
 // its children), and the rescale is being aborted anyway.
 func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 	if t.phase.work == workStopping {
+		return
+	}
+	if b, ok := m.(*rescaleBarrierOvertakeMsg); ok && t.late.take(b.input) {
+		t.takeLateBarrier(b)
 		return
 	}
 	switch m := m.(type) {
@@ -52,6 +58,9 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 		acts, err := t.rs.m.Inject(t.now())
 		t.rescaleCarryOut(ctx, acts, err)
 	case *rescaleEndMsg:
+		if t.rs != nil {
+			t.late.expect(t.rs, t.retired.inputs)
+		}
 		t.rs = nil
 		t.retired.inputs = append(t.retired.inputs, m.retired...)
 		t.unlistenRetired(m.retired)
@@ -91,6 +100,7 @@ func (t *task) rescaleEvent(ctx actor.Context, m any) {
 	var err error
 	switch m := m.(type) {
 	case *rescaleBarrierOvertakeMsg:
+		t.rs.barred = append(t.rs.barred, m.input)
 		t.rs.overtaken = m.overtaken
 		acts, err = t.rs.m.Barrier(t.now(), m.input, m.lastSeq)
 		defer func() { t.rs.overtaken = nil }()

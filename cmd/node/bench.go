@@ -18,8 +18,8 @@ import (
 
 // registerBench adds `node bench backpressure`.
 func registerBench() {
-	cli.RegisterCommand("bench", "backpressure|cluster|recovery|metrics|nexmark|state [flags]",
-		"run a benchmark: backpressure (the FLIP-76 experiment), cluster (3 node processes vs one; wire bytes; SIGKILL recovery), recovery (a state-heavy job's restart of one node and of the whole cluster, local recovery on and off), metrics (keycount with /metrics served and scraped vs not) nexmark (a Nexmark query or all: events/s and events/s per core used, unaligned checkpoints every 10 s) or state (large keyed state checkpointed every second: throughput, p99 latency, checkpoint duration and bytes, the task's longest stall at a barrier; asynchronous snapshots on and off)", runBench)
+	cli.RegisterCommand("bench", "backpressure|cluster|recovery|metrics|nexmark|state|rescale [flags]",
+		"run a benchmark: backpressure (the FLIP-76 experiment), cluster (3 node processes vs one; wire bytes; SIGKILL recovery), recovery (a state-heavy job's restart of one node and of the whole cluster, local recovery on and off), metrics (keycount with /metrics served and scraped vs not), nexmark (a Nexmark query or all: events/s and events/s per core used, unaligned checkpoints every 10 s) state (large keyed state checkpointed every second: throughput, p99 latency, checkpoint duration and bytes, the task's longest stall at a barrier; asynchronous snapshots on and off) or rescale (a keyed count rescaled 2→3→2 live vs stopped with a checkpoint and restored: throughput per 100 ms, latency of moved and unmoved keys, disruption)", runBench)
 }
 
 // runBench parses the bench flags, runs the experiment and prints the table.
@@ -39,8 +39,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(args) > 0 && args[0] == "metrics" {
 		return runMetricsBench(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "rescale" {
+		return runRescaleBench(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "backpressure" {
-		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure, cluster, recovery, metrics, nexmark or state (got %q)\n", strings.Join(args, " "))
+		fmt.Fprintf(stderr, "node bench: want a benchmark name: backpressure, cluster, recovery, metrics, nexmark, state or rescale (got %q)\n", strings.Join(args, " "))
 		return cli.ExitUsage
 	}
 	cfg := backpressure.DefaultBenchConfig()

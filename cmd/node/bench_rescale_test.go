@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/cli"
+)
+
+// sampleAt is a record due at due that reached a sink at out.
+func sampleAt(due, out time.Duration, group, run int) latencySample {
+	return latencySample{DueUs: int32(due / time.Microsecond), OutUs: int32(out / time.Microsecond), Group: int16(group), Run: int16(run)}
+}
+
+// steadySamples is n records per 10 ms from..to, each delivered 5 ms after
+// it was due, alternating between key groups 0 and 1.
+func steadySamples(from, to time.Duration, n int) []latencySample {
+	var out []latencySample
+	for t := from; t < to; t += 10 * time.Millisecond {
+		for i := range n {
+			out = append(out, sampleAt(t, t+5*time.Millisecond, i%2, 0))
+		}
+	}
+	return out
+}
+
+func TestRescaleTimelineBucketsAndMean(t *testing.T) {
+	s := steadySamples(0, time.Second, 10) // 1000 records/s, out from 5 ms
+	tl := newTimeline(s, time.Second, rescaleBucket)
+	if len(tl.counts) != 10 {
+		t.Fatalf("%d buckets, want 10", len(tl.counts))
+	}
+	for i, c := range tl.counts {
+		if c != 100 {
+			t.Fatalf("bucket %d holds %d records, want 100: %v", i, c, tl.counts)
+		}
+	}
+	if r := tl.mean(200*time.Millisecond, 700*time.Millisecond); r != 1000 {
+		t.Fatalf("mean %v records/s, want 1000", r)
+	}
+	if r := tl.perSecond()[3]; r != 1000 {
+		t.Fatalf("bucket 3: %v records/s, want 1000", r)
+	}
+	if r := tl.mean(2*time.Second, 3*time.Second); r != 0 {
+		t.Fatalf("mean past the end: %v, want 0", r)
+	}
+}
+
+// TestRescaleDisruptionIsTheRescalesStretch: disruption counts the buckets
+// below half the steady rate from the request until throughput is back
+// after the rescale ended; a dip later (a checkpoint's) is not counted, nor
+// is one before the request.
+func TestRescaleDisruptionIsTheRescalesStretch(t *testing.T) {
+	var s []latencySample
+	s = append(s, steadySamples(0, 300*time.Millisecond, 10)...)                    // a dip 300..400 ms, before the request
+	s = append(s, steadySamples(400*time.Millisecond, 500*time.Millisecond, 10)...) // request at 500: 500..560 empty
+	s = append(s, steadySamples(560*time.Millisecond, 580*time.Millisecond, 4)...)  // 560..580 below half
+	s = append(s, steadySamples(580*time.Millisecond, 800*time.Millisecond, 10)...) // back
+	s = append(s, steadySamples(850*time.Millisecond, 2*time.Second, 10)...)        // a later dip 800..850
+	tl := newTimeline(s, 2*time.Second, disruptionStep)
+	for _, c := range []struct {
+		name       string
+		end, limit time.Duration
+		want       time.Duration
+	}{
+		{name: "ended at once", end: 510 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond},
+		{name: "ended while back", end: 700 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond},
+		{name: "ended after the later dip", end: 900 * time.Millisecond, limit: 2 * time.Second, want: 130 * time.Millisecond},
+		{name: "cut at the next rescale", end: 510 * time.Millisecond, limit: 540 * time.Millisecond, want: 40 * time.Millisecond},
+	} {
+		if got := tl.disruption(500*time.Millisecond, c.end, c.limit, 1000); got != c.want {
+			t.Errorf("%s: disruption %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRescaleZeroBuckets(t *testing.T) {
+	s := append(steadySamples(0, 200*time.Millisecond, 10), steadySamples(300*time.Millisecond, time.Second, 10)...)
+	tl := newTimeline(s, time.Second, rescaleBucket)
+	zero, lowest := tl.zeroBuckets(150*time.Millisecond, 350*time.Millisecond) // buckets 1, 2, 3
+	if zero != 1 || lowest != 0 {
+		t.Fatalf("%d zero buckets, lowest %v records/s; want 1 and 0", zero, lowest)
+	}
+	zero, lowest = tl.zeroBuckets(500*time.Millisecond, 520*time.Millisecond)
+	if zero != 0 || lowest != 1000 {
+		t.Fatalf("%d zero buckets, lowest %v records/s; want 0 and 1000", zero, lowest)
+	}
+}
+
+func TestRescaleLatencySplitsMovedAndUnmovedKeys(t *testing.T) {
+	s := []latencySample{
+		sampleAt(100*time.Millisecond, 110*time.Millisecond, 7, 0),  // moved, 10 ms, before the window
+		sampleAt(200*time.Millisecond, 240*time.Millisecond, 7, 0),  // moved, 40 ms
+		sampleAt(210*time.Millisecond, 212*time.Millisecond, 3, 0),  // unmoved, 2 ms
+		sampleAt(220*time.Millisecond, 224*time.Millisecond, 3, 0),  // unmoved, 4 ms
+		sampleAt(300*time.Millisecond, 1300*time.Millisecond, 3, 0), // due after the window
+	}
+	got := latencyIn(s, 200*time.Millisecond, 300*time.Millisecond, map[int]bool{7: true})
+	if got.Moved.Records != 1 || got.Moved.P50Ms != 40 || got.Moved.P99Ms != 40 {
+		t.Errorf("moved %+v, want one record of 40 ms", got.Moved)
+	}
+	if got.Unmoved.Records != 2 || got.Unmoved.P50Ms != 2 || got.Unmoved.P99Ms != 4 {
+		t.Errorf("unmoved %+v, want p50 2 ms and p99 4 ms of 2 records", got.Unmoved)
+	}
+}
+
+func TestRescaleFirstOutOfARun(t *testing.T) {
+	s := []latencySample{sampleAt(0, 50*time.Millisecond, 0, 0), sampleAt(0, 900*time.Millisecond, 0, 1), sampleAt(0, 700*time.Millisecond, 0, 1)}
+	if at, ok := firstOut(s, 1); !ok || at != 700*time.Millisecond {
+		t.Fatalf("first out of run 1 at %v (%v), want 700ms", at, ok)
+	}
+	if _, ok := firstOut(s, 2); ok {
+		t.Fatal("run 2 delivered nothing, yet firstOut found a record")
+	}
+}
+
+// TestRescalePlansAreThePlanners: the bench classifies keys by the moves
+// of keygroups' Rescale from the job's first table, the planner's fewest
+// moves (4 → 5 of 128 groups moves 25, Flink's ranges 62).
+func TestRescalePlansAreThePlanners(t *testing.T) {
+	for _, c := range []struct{ from, to, moved, back int }{{2, 3, 42, 42}, {4, 5, 25, 25}, {3, 1, 85, 85}} {
+		plans, err := rescalePlans(rescaleBenchConfig{From: c.from, To: c.to})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plans) != 2 || plans[0].From != c.from || plans[0].To != c.to || plans[1].From != c.to || plans[1].To != c.from {
+			t.Fatalf("%d→%d: plans %+v", c.from, c.to, plans)
+		}
+		if len(plans[0].Moved) != c.moved || len(plans[1].Moved) != c.back {
+			t.Errorf("%d→%d→%d moves %d then %d key groups, want %d then %d", c.from, c.to, c.from, len(plans[0].Moved), len(plans[1].Moved), c.moved, c.back)
+		}
+		if plans[0].Minimum != len(plans[0].Moved) {
+			t.Errorf("%d→%d: moved %d, minimum %d", c.from, c.to, len(plans[0].Moved), plans[0].Minimum)
+		}
+	}
+}
+
+func TestRescaleTargetsMetAndMissed(t *testing.T) {
+	step := func(zero int, before, during float64, moved, minimum int) rescaleStepResult {
+		return rescaleStepResult{ZeroBuckets: zero, Moved: moved, Minimum: minimum,
+			Before: keyLatency{Unmoved: latencyFigure{Records: 1, P99Ms: before}}, During: keyLatency{Unmoved: latencyFigure{Records: 1, P99Ms: during}}}
+	}
+	restore := rescaleCaseResult{DisruptionMs: 400}
+	good := rescaleCaseResult{DisruptionMs: 20, Steps: []rescaleStepResult{step(0, 10, 15, 42, 42), step(0, 10, 20, 42, 42)}}
+	for _, tg := range rescaleTargets(good, restore) {
+		if !tg.Met || tg.AtLeast {
+			t.Errorf("good live case: %+v, want met", tg)
+		}
+	}
+	bad := rescaleCaseResult{DisruptionMs: 50, Steps: []rescaleStepResult{step(1, 10, 21, 45, 42)}}
+	for _, tg := range rescaleTargets(bad, restore) {
+		if tg.Met {
+			t.Errorf("bad live case: %+v, want missed", tg)
+		}
+	}
+	none := rescaleCaseResult{Steps: []rescaleStepResult{step(0, 10, 10, 0, 0)}}
+	got := rescaleTargets(none, restore)[3]
+	if !got.Met || !got.AtLeast || got.Value != 400/ms(disruptionStep) {
+		t.Errorf("live case without disruption: %+v, want met, a lower bound of %v", got, 400/ms(disruptionStep))
+	}
+}
+
+func TestPacedSourceEmitsWhatIsDue(t *testing.T) {
+	pace := newPacer(1000) // record i due at i ms
+	pace.begin()
+	pace.start = pace.start.Add(-time.Second) // a second's records are due
+	src := &pacedSource{pace: pace, keys: []string{"a", "b", "c"}, instance: 1}
+	if err := src.Open(weir.TaskInfo{Parallelism: 2}); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]rescaleEvent, 4)
+	n, done, err := src.Read(buf)
+	if err != nil || done || n != 4 {
+		t.Fatalf("read %d records (done %v, %v), want 4", n, done, err)
+	}
+	// Instance 1 of 2 produces the odd indices.
+	for k, want := range []struct {
+		key string
+		due time.Duration
+	}{{"b", time.Millisecond}, {"a", 3 * time.Millisecond}, {"c", 5 * time.Millisecond}, {"b", 7 * time.Millisecond}} {
+		if buf[k].Key != want.key || time.Duration(buf[k].Due) != want.due {
+			t.Errorf("record %d: %+v, want key %s due %v", k, buf[k], want.key, want.due)
+		}
+	}
+	if src.Offset() != 4 {
+		t.Fatalf("offset %d, want 4", src.Offset())
+	}
+	if err := src.SeekTo(1_000_000); err != nil { // index 2000001: due in 2000 s
+		t.Fatal(err)
+	}
+	if n, _, _ := src.Read(buf); n != 0 {
+		t.Fatalf("read %d records not yet due", n)
+	}
+	if err := src.SeekTo(-1); err == nil {
+		t.Fatal("a negative offset was taken")
+	}
+}
+
+func TestBenchRescaleRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--keys", "0"}, {"--rate", "0"}, {"--from", "2", "--to", "2"}, {"--to", "129"}, {"--sleep-ms", "-1"},
+		{"--warmup", "150ms"}, {"--steady", "100ms"}, {"--between", "500ms"}, {"--checkpoint-mode", "none"},
+		{"--checkpoint-interval", "0s"}, {"--between", "1h"}, {"extra"},
+	} {
+		var stderr bytes.Buffer
+		if code := runRescaleBench(context.Background(), args, &bytes.Buffer{}, &stderr); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (usage)", args, code, cli.ExitUsage)
+		}
+		if !strings.Contains(stderr.String(), "node bench rescale") {
+			t.Errorf("%v: no message naming the problem: %q", args, stderr.String())
+		}
+	}
+}
+
+// TestBenchRescaleSmoke runs `node bench rescale` small: both cases have
+// their two rescales, the live ones moved what the planner moves, the
+// restored jobs delivered, throughput and latencies are there, and the plot
+// is written. It asserts nothing about speed.
+func TestBenchRescaleSmoke(t *testing.T) {
+	t.Parallel()
+	svg := filepath.Join(t.TempDir(), "rescale.svg")
+	var stdout, stderr bytes.Buffer
+	code := runRescaleBench(context.Background(), []string{"--keys", "1000", "--rate", "5000", "--warmup", "200ms", "--steady", "500ms",
+		"--between", "1s", "--checkpoint-interval", "200ms", "--json", "--plot", svg}, &stdout, &stderr)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, lastBytes(stderr.String(), 6000))
+	}
+	var res rescaleBenchResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("output %q: %v", stdout.String(), err)
+	}
+	if len(res.Cases) != 2 || res.Cases[0].Case != caseLive || res.Cases[1].Case != caseRestore {
+		t.Fatalf("cases %+v, want live then stop-and-restore", res.Cases)
+	}
+	for _, c := range res.Cases {
+		if len(c.RecordsPerS) != 27 { // 0.2 + 0.5 + 2 × 1 s in 100 ms buckets
+			t.Errorf("%s: %d throughput buckets, want 27", c.Case, len(c.RecordsPerS))
+		}
+		if c.Failures != 0 {
+			t.Errorf("%s: %d task failures", c.Case, c.Failures)
+		}
+		if c.SteadyPerS <= 0 {
+			t.Errorf("%s: steady throughput %v", c.Case, c.SteadyPerS)
+		}
+		if len(c.Steps) != 2 || c.Steps[0].From != 2 || c.Steps[0].To != 3 || c.Steps[1].From != 3 || c.Steps[1].To != 2 {
+			t.Fatalf("%s: rescales %+v, want 2→3 and 3→2", c.Case, c.Steps)
+		}
+		for _, s := range c.Steps {
+			if s.Moved != 42 || s.Minimum != 42 || s.TookMs <= 0 || s.RequestS <= 0 {
+				t.Errorf("%s %d→%d: %+v: want 42 of 42 key groups moved and a time", c.Case, s.From, s.To, s)
+			}
+			if s.Before.Unmoved.Records == 0 || s.Before.Moved.Records == 0 || s.During.Unmoved.Records == 0 || s.During.Moved.Records == 0 {
+				t.Errorf("%s %d→%d: latencies %+v before, %+v during: want records of moved and unmoved keys in both", c.Case, s.From, s.To, s.Before, s.During)
+			}
+			if s.During.Unmoved.P99Ms < s.During.Unmoved.P50Ms || s.During.Unmoved.P50Ms < 0 {
+				t.Errorf("%s %d→%d: unmoved latency %+v", c.Case, s.From, s.To, s.During.Unmoved)
+			}
+		}
+	}
+	if res.Cases[0].Steps[0].Bytes == 0 {
+		t.Errorf("the live rescale handed off no state: %+v", res.Cases[0].Steps[0])
+	}
+	if res.Cases[1].Steps[0].StopMs <= 0 {
+		t.Errorf("stop-and-restore has no stop time: %+v", res.Cases[1].Steps[0])
+	}
+	if len(res.Targets) != 4 {
+		t.Errorf("targets %+v, want 4", res.Targets)
+	}
+	chart, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatalf("--plot: %v", err)
+	}
+	for _, want := range []string{caseLive, caseRestore, "count 2→3", "count 3→2", "<polyline"} {
+		if !strings.Contains(string(chart), want) {
+			t.Errorf("the --plot chart has no %q", want)
+		}
+	}
+	t.Logf("%s", stdout.String())
+}
+
+// TestRescaleFiguresCountFromTheStart: a live rescale that waited for a
+// running checkpoint is judged from its start, the checkpoint's end; the
+// figures from the request, wait included, are kept beside them.
+func TestRescaleFiguresCountFromTheStart(t *testing.T) {
+	cfg := rescaleBenchConfig{Warmup: 0, Steady: time.Second, Between: time.Second}
+	var s []latencySample
+	s = append(s, steadySamples(0, 1200*time.Millisecond, 10)...) // a stall 1.2 .. 1.5 s: the checkpoint waited for
+	s = append(s, steadySamples(1500*time.Millisecond, 3*time.Second, 10)...)
+	steps := []rescaleStepResult{{From: 2, To: 3, moment: rescaleMoment{Request: 1100 * time.Millisecond, Start: 1500 * time.Millisecond,
+		End: 1510 * time.Millisecond, Moved: map[int]bool{1: true}}}}
+	c := caseFigures(caseLive, cfg, s, steps)
+	st := c.Steps[0]
+	if st.DisruptionMs != 0 || st.DisruptionFromRequestMs != 300 || st.ZeroBuckets != 0 {
+		t.Fatalf("disruption %v ms, from the request %v ms, %d zero buckets; want 0, 300 and 0", st.DisruptionMs, st.DisruptionFromRequestMs, st.ZeroBuckets)
+	}
+	if c.SteadyPerS != 1000 || st.TookMs != 410 {
+		t.Fatalf("steady %v records/s, took %v ms; want 1000 and 410", c.SteadyPerS, st.TookMs)
+	}
+	if st.During.Moved.Records == 0 || st.During.Unmoved.Records == 0 || st.During.Unmoved.P99Ms != 5 {
+		t.Fatalf("latency during %+v: want records of both kinds due from the start, 5 ms each", st.During)
+	}
+}
