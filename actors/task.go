@@ -51,7 +51,7 @@ type task struct {
 	// remote are the task's cluster subscriptions that live rescales
 	// change (see rescale_cluster_task.go).
 	remote rescaleSubs
-	late    lateBarriers  // inputs whose barrier of a committed rescale is still due
+	late   lateBarriers // inputs whose barrier of a committed rescale is still due
 
 	pumpQueued   bool // a pumpMsg is queued
 	closedInst   bool // the operator instance was closed (once)
