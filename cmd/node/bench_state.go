@@ -27,6 +27,7 @@ type stateBenchConfig struct {
 	keys        int
 	valueBytes  int
 	measure     time.Duration
+	minCkpts    int
 	interval    time.Duration
 	mode        weir.CheckpointMode
 	changing    []float64 // percent of keys updated between checkpoints
@@ -76,6 +77,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&cfg.keys, "keys", 1_000_000, "distinct keys, all filled before measuring")
 	fs.IntVar(&cfg.valueBytes, "value-bytes", 256, "bytes of keyed state per key")
 	fs.DurationVar(&cfg.measure, "duration", 10*time.Second, "measured time of each run, after the state is filled")
+	fs.IntVar(&cfg.minCkpts, "min-checkpoints", 1, "a run that takes checkpoints goes on measuring past --duration until this many completed while measuring")
 	fs.DurationVar(&cfg.interval, "checkpoint-interval", time.Second, "time between checkpoints")
 	mode := fs.String("checkpoint-mode", string(cfg.mode), "aligned or unaligned")
 	changing := fs.String("changing", "1,100", "comma-separated percentages of keys updated between checkpoints (the hot set)")
@@ -134,6 +136,8 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 		return fmt.Errorf("--duration %v must be at least 100ms", c.measure)
 	case c.interval < 10*time.Millisecond:
 		return fmt.Errorf("--checkpoint-interval %v must be at least 10ms", c.interval)
+	case c.minCkpts < 0 || c.minCkpts > 1000:
+		return fmt.Errorf("--min-checkpoints %d must be in [0, 1000]", c.minCkpts)
 	case c.rateShare <= 0 || c.rateShare > 1:
 		return fmt.Errorf("--paced-share %v must be in (0, 1]", c.rateShare)
 	}
@@ -207,7 +211,7 @@ func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, err
 				r.BytesOfFullPct = 100 * r.BytesPerCkpt / float64(full)
 			}
 			if none != nil && none.RecordsPerS > 0 {
-				r.VsNonePct = 100 * r.RecordsPerS / none.RecordsPerS
+				r.VsNonePct = 100 * (r.RecordsPerS / none.RecordsPerS) // exactly 100 for the none row itself
 			}
 			if none != nil && none.P99Ms > 0 {
 				r.P99VsNone = r.P99Ms / none.P99Ms
@@ -368,6 +372,15 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		return out, fmt.Errorf("run ended while measuring: %v", r.err)
 	case <-ctx.Done():
 		return out, ctx.Err()
+	}
+	for !cell.None && len(job.Checkpoints())-n1 < cfg.minCkpts {
+		select {
+		case <-tick.C:
+		case r := <-done:
+			return out, fmt.Errorf("run ended while measuring: %v", r.err)
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
 	}
 	c2, t2 := processed.Load(), time.Now()
 	all := job.Checkpoints()

@@ -11,7 +11,8 @@ import (
 
 // TestBenchStateRows: `node bench state --json` at tiny sizes gives one row
 // per cell and share of changing keys, with checkpoints and their bytes in
-// the cells that take them (no speed is asserted).
+// the cells that take them (no speed is asserted: each run measures until
+// a checkpoint completed, however slow the machine).
 func TestBenchStateRows(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
@@ -54,6 +55,7 @@ func TestBenchStateBadFlags(t *testing.T) {
 		{"--cells", "fast"},
 		{"--checkpoint-mode", "none"},
 		{"--paced-share", "0"},
+		{"--min-checkpoints", "-1"},
 		{"extra"},
 	} {
 		var out, errb bytes.Buffer
