@@ -2,11 +2,13 @@ package state
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/weirstream/weir/internal/poll"
 )
 
 // heldValue is a value whose encoding, once its point is armed, closes
@@ -141,5 +143,75 @@ func TestAsyncSnapshotTaskNeverWaitsForHeldEncoder(t *testing.T) {
 	}
 	if !bytes.Equal(got[g], want) {
 		t.Fatal("a change the task made while the encoder was held leaked into the snapshot")
+	}
+}
+
+// TestAsyncSnapshotReleasedWhileEncoderHeld releases a snapshot whose
+// encoder is held inside an entry: once Release returns the encoder reads
+// no live value any more (the race detector would see it read the values
+// the task then changes in place) and Encode fails with
+// ErrSnapshotReleased.
+func TestAsyncSnapshotReleasedWhileEncoderHeld(t *testing.T) {
+	const g = 2
+	b := NewBackend(4)
+	held := NewValueTable[heldValue]("held", 4)
+	bytesT := NewValueTable[[]byte]("z-bytes", 4) // encoded after held
+	for _, tb := range []Table{held, bytesT} {
+		if _, err := b.Register(tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold, entered := make(chan struct{}), make(chan struct{})
+	at := &holdPoint{hold: hold, entered: entered}
+	for i := range 100 {
+		k := fmt.Sprintf("k%03d", i)
+		v := heldValue{N: i}
+		if i == 10 {
+			v.at = at
+		}
+		held.Put(g, k, v)
+		bytesT.Put(g, k, []byte{byte(i)})
+	}
+	at.armed = true
+	snap, err := b.SnapshotAsync([]int{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var encErr error
+	encoded := make(chan struct{})
+	go func() { defer close(encoded); _, encErr = snap.Encode() }()
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		close(hold)
+		t.Fatal("the encoder never reached the held entry")
+	}
+	releasing := make(chan struct{})
+	go func() { defer close(releasing); snap.Release(b) }()
+	gt := &snap.gates[g]
+	waiting := poll.Until(30*time.Second, poll.Every, func() bool {
+		gt.mu.Lock()
+		defer gt.mu.Unlock()
+		return gt.waiters > 0
+	})
+	close(hold) // Release waits for the entry being read, no longer
+	if !waiting {
+		<-releasing
+		t.Fatal("Release did not wait for the entry the encoder was reading")
+	}
+	<-releasing
+	for i := range 100 {
+		k := fmt.Sprintf("k%03d", i)
+		v, _ := held.Get(g, k)
+		v.N++
+		held.Put(g, k, v)
+		if bv, ok := bytesT.Get(g, k); ok {
+			bv[0]++
+		}
+		held.Put(g, "new"+k, heldValue{})
+	}
+	<-encoded
+	if !errors.Is(encErr, ErrSnapshotReleased) {
+		t.Fatalf("encode of a released snapshot: %v, want ErrSnapshotReleased", encErr)
 	}
 }
