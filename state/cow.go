@@ -28,14 +28,19 @@ import (
 // task changes a copy of it (own).
 type cow[V any] struct {
 	snap *AsyncSnapshot
-	live []bool         // task-owned: the task may still reach values the snapshot reads in group g
-	own  []bool         // task-owned: k.groups[g] is not base[g], the task changes it without the gate
-	base []map[string]V // each frozen group's map, as the encoder reads it
-	pre  []*overlay     // saved before the encoder started the group: under the gate until then, read-only after
-	post []*overlay     // saved after: under the gate
-	prog []progress     // the encoder's progress through each group, under the gate
+	gs   []cowGroup[V] // by key group
 	encV func(*msgpack.Encoder, V) error
 	eb   encBuf // task-owned scratch for saving one value
+}
+
+// cowGroup is a table's copy-on-write state of one key group.
+type cowGroup[V any] struct {
+	live bool         // task-owned: the task may still reach values the snapshot reads
+	own  bool         // task-owned: k.groups[g] is not base, the task changes it without the gate
+	base map[string]V // the group's map at the barrier, as the encoder reads it
+	pre  *overlay     // saved before the encoder started the group: under the gate until then, read-only after
+	post *overlay     // saved after: under the gate
+	prog progress     // the encoder's progress through the group, under the gate
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -80,13 +85,10 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 // freeze makes group list groups of k readable by snap until it has encoded
 // them; it returns the function that encodes one of them.
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) func(int, *snapScratch) ([]byte, error) {
-	n := len(k.groups)
-	c := &cow[V]{snap: snap, live: make([]bool, n), own: make([]bool, n), base: make([]map[string]V, n),
-		pre: make([]*overlay, n), post: make([]*overlay, n), prog: make([]progress, n), encV: encV}
+	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
 	for _, g := range groups {
-		c.live[g] = true
-		c.base[g] = k.groups[g]
-		c.own[g] = k.groups[g] == nil // a map the task allocates later is its own
+		// A map the task allocates later is its own.
+		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
 	}
 	k.cow = c
 	return func(g int, sc *snapScratch) ([]byte, error) { return k.encodeFrozen(c, g, sc) }
@@ -95,7 +97,7 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.
 // saved reports whether the task already kept key of group g from the
 // encoder. The task is the only writer of the overlays: no gate needed.
 func (c *cow[V]) saved(g int, key string) bool {
-	return c.pre[g].has(key) || c.post[g].has(key)
+	return c.gs[g].pre.has(key) || c.gs[g].post.has(key)
 }
 
 // touch is called on the task before key of group g is read or written.
@@ -106,24 +108,24 @@ func (c *cow[V]) saved(g int, key string) bool {
 // touch may replace it with the task's own copy.
 func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	c := k.cow
-	if c == nil || !c.live[g] {
+	if c == nil || !c.gs[g].live {
 		return nil
 	}
-	if (!mapWrite || c.own[g]) && c.saved(g, key) {
+	if (!mapWrite || c.gs[g].own) && c.saved(g, key) {
 		return nil
 	}
 	gt := &c.snap.gates[g]
 	c.snap.lock(gt)
 	if gt.done {
-		c.live[g], c.pre[g], c.post[g] = false, nil, nil
+		c.gs[g].live, c.gs[g].pre, c.gs[g].post = false, nil, nil
 		gt.mu.Unlock()
 		return nil
 	}
-	if !c.prog[g].started {
-		if !c.pre[g].has(key) {
-			c.save(gt, &c.pre[g], g, key)
+	if !c.gs[g].prog.started {
+		if !c.gs[g].pre.has(key) {
+			c.save(gt, &c.gs[g].pre, g, key)
 		}
-		if mapWrite && !c.own[g] {
+		if mapWrite && !c.gs[g].own {
 			return &gt.mu // the encoder waits to start until the map is changed
 		}
 		gt.mu.Unlock()
@@ -131,9 +133,9 @@ func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	}
 	c.keepFromEncoder(gt, g, key)
 	gt.mu.Unlock()
-	if mapWrite && !c.own[g] {
+	if mapWrite && !c.gs[g].own {
 		k.groups[g] = maps.Clone(k.groups[g])
-		c.own[g] = true
+		c.gs[g].own = true
 	}
 	return nil
 }
@@ -146,17 +148,17 @@ func (c *cow[V]) keepFromEncoder(gt *gate, g int, key string) {
 	if c.saved(g, key) {
 		return
 	}
-	p := &c.prog[g]
+	p := &c.gs[g].prog
 	c.snap.waitTask(gt, func() bool { return p.busy && p.keys[p.pos] == key })
 	if p.listed && (p.pos >= len(p.keys) || key < p.keys[p.pos]) {
 		// Read already, or never to be read (not in the group at the barrier).
-		if c.post[g] == nil {
-			c.post[g] = &overlay{at: map[string]savedValue{}}
+		if c.gs[g].post == nil {
+			c.gs[g].post = &overlay{at: map[string]savedValue{}}
 		}
-		c.post[g].at[key] = savedValue{passed: true}
+		c.gs[g].post.at[key] = savedValue{passed: true}
 		return
 	}
-	c.save(gt, &c.post[g], g, key)
+	c.save(gt, &c.gs[g].post, g, key)
 }
 
 // save appends key's value at the barrier to the overlay *ovp; g's gate is
@@ -168,7 +170,7 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string) {
 		ov = &overlay{at: map[string]savedValue{}}
 		*ovp = ov
 	}
-	v, present := c.base[g][key]
+	v, present := c.gs[g].base[key]
 	sv := savedValue{present: present}
 	if present {
 		e := c.eb.reset()
@@ -190,7 +192,7 @@ func (k *keyed[V]) touchRead(g int, key string) { k.touch(g, key, false) }
 // can no longer reach, so nothing needs saving any more.
 func (k *keyed[V]) detach(g int) {
 	if c := k.cow; c != nil {
-		c.live[g] = false // the overlays stay: the encoder may still read them
+		c.gs[g].live = false // the overlays stay: the encoder may still read them
 	}
 }
 
@@ -199,17 +201,17 @@ func (k *keyed[V]) detach(g int) {
 // encoder and holds g's gate for one entry at a time at most.
 func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, error) {
 	gt := &c.snap.gates[g]
-	p := &c.prog[g]
+	p := &c.gs[g].prog
 	gt.mu.Lock()
 	if gt.released {
 		gt.mu.Unlock()
 		return nil, releasedErr(g)
 	}
 	p.started = true
-	pre := c.pre[g] // read-only from now on
+	pre := c.gs[g].pre // read-only from now on
 	gt.mu.Unlock()
 
-	m := c.base[g] // its keys change no more: the task changes a copy
+	m := c.gs[g].base // its keys change no more: the task changes a copy
 	keys := sc.keys[:0]
 	defer func() {
 		gt.mu.Lock()
@@ -258,7 +260,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, erro
 			gt.mu.Unlock()
 			return nil, releasedErr(g)
 		}
-		if post := c.post[g]; post != nil {
+		if post := c.gs[g].post; post != nil {
 			if sv, ok := post.at[key]; ok {
 				_, err := w.Write(post.buf[sv.off:sv.end])
 				p.pos = i + 1
@@ -291,13 +293,13 @@ func (k *keyed[V]) thaw(snap *AsyncSnapshot) {
 	if c == nil || c.snap != snap {
 		return
 	}
-	for g, live := range c.live {
-		if !live || c.own[g] {
+	for g := range c.gs {
+		if !c.gs[g].live || c.gs[g].own {
 			continue
 		}
 		gt := &snap.gates[g]
 		snap.lock(gt)
-		started := c.prog[g].started
+		started := c.gs[g].prog.started
 		gt.mu.Unlock()
 		if started {
 			k.groups[g] = maps.Clone(k.groups[g])

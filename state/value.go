@@ -73,7 +73,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
-	if c := t.core.cow; c != nil && c.live[g] {
+	if c := t.core.cow; c != nil && c.gs[g].live {
 		// Assigning an existing slot leaves the map alone.
 		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
 			defer mu.Unlock()
