@@ -1,10 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -15,12 +18,14 @@ import (
 // it.
 //
 // The encoder reads each group's map as it was at the barrier (base) in
-// sorted key order, one entry at a time, and publishes under the group's
-// gate which key it is reading (progress). The task, before it reads or
-// writes a key the encoder has not read yet, saves that key's encoded value;
-// the encoder takes the saved value instead of the live one. The task waits
+// sorted key order. Before it has listed the group's keys, the task saves
+// the encoded value of each key it touches (or its absence) under the
+// group's gate, which the encoder takes only to change phase (progress).
+// Once listed, each key has a claim: the encoder claims a key to read its
+// live value, the task claims one the encoder has not reached to save its
+// value, and whoever comes second uses the other's result. The task waits
 // only when the encoder is reading the very key it wants, and only for that
-// entry: the gate is never held across more than one entry's encoding.
+// entry; the encoder never holds the gate while it encodes.
 //
 // The group's map itself: until the encoder starts on the group the task
 // changes it in place under the gate (saving the changed keys first, absent
@@ -40,17 +45,42 @@ type cowGroup[V any] struct {
 	base map[string]V // the group's map at the barrier, as the encoder reads it
 	pre  *overlay     // saved before the encoder started the group: under the gate until then, read-only after
 	post *overlay     // saved after: under the gate
-	prog progress     // the encoder's progress through the group, under the gate
+	prog progress     // the encoder's progress through the group
 }
 
 // progress is how far the encoder got through one group of a table.
 type progress struct {
-	started bool     // the encoder reads base: the task no longer changes it
-	listed  bool     // keys holds every key the encoder will read
-	keys    []string // sorted
-	pos     int      // keys[:pos] are read
-	busy    bool     // the encoder is reading the live value of keys[pos]
+	phase atomic.Int32 // phasePending, then phaseListing, phaseListed, phaseRead
+	list  *listing     // set before phaseListed is stored
 }
+
+// The phases of a table's group in the encoder. The task changes base in
+// place (under the gate) only while pending, saves under the gate while
+// pending or listing, and claims entries with atomics once listed.
+const (
+	phasePending int32 = iota // the encoder has not looked at the group
+	phaseListing              // it collects base's keys
+	phaseListed               // it reads entries, claiming each
+	phaseRead                 // it reads the group no more
+)
+
+// listing is the encoder's sorted keys of one group and, per key, who
+// claimed it: the encoder to read the live value, or the task to save it
+// in slots first.
+type listing struct {
+	keys   []string
+	claims []atomic.Uint32
+	slots  [][]byte // task-allocated: the value the task saved, before its claim says so
+}
+
+// The states of a listed key's claim.
+const (
+	claimFree    uint32 = iota
+	claimSaving         // the task is saving the value into slots
+	claimSaved          // slots holds the value at the barrier
+	claimReading        // the encoder is reading the live value
+	claimRead           // the encoder has read it
+)
 
 // overlay holds the values at the barrier of the keys of one group the task
 // touched: their encodings appended to buf, or absent.
@@ -111,54 +141,94 @@ func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	if c == nil || !c.gs[g].live {
 		return nil
 	}
-	if (!mapWrite || c.gs[g].own) && c.saved(g, key) {
+	cg := &c.gs[g]
+	if (!mapWrite || cg.own) && c.saved(g, key) {
+		return nil
+	}
+	switch cg.prog.phase.Load() {
+	case phaseRead:
+		cg.live = false // the overlays stay until the next snapshot: no gate needed
+		return nil
+	case phaseListed:
+		c.claim(g, key)
+		k.ownMap(g, mapWrite)
 		return nil
 	}
 	gt := &c.snap.gates[g]
 	c.snap.lock(gt)
 	if gt.done {
-		c.gs[g].live, c.gs[g].pre, c.gs[g].post = false, nil, nil
+		cg.live = false
 		gt.mu.Unlock()
 		return nil
 	}
-	if !c.gs[g].prog.started {
-		if !c.gs[g].pre.has(key) {
-			c.save(gt, &c.gs[g].pre, g, key)
+	switch cg.prog.phase.Load() {
+	case phasePending:
+		if !c.saved(g, key) {
+			c.save(gt, &cg.pre, g, key)
 		}
-		if mapWrite && !c.gs[g].own {
+		if mapWrite && !cg.own {
 			return &gt.mu // the encoder waits to start until the map is changed
 		}
+	case phaseListing:
+		if !c.saved(g, key) {
+			c.save(gt, &cg.post, g, key)
+		}
+	default:
 		gt.mu.Unlock()
-		return nil
+		return k.touch(g, key, mapWrite) // listed or read meanwhile
 	}
-	c.keepFromEncoder(gt, g, key)
 	gt.mu.Unlock()
-	if mapWrite && !c.gs[g].own {
-		k.groups[g] = maps.Clone(k.groups[g])
-		c.gs[g].own = true
-	}
+	k.ownMap(g, mapWrite)
 	return nil
 }
 
-// keepFromEncoder, on the task with g's gate held once the encoder has
-// started on g, makes sure the encoder will not read key's live value: it
-// has read it already, or it takes the value saved now. If the encoder is
-// reading that very value, it waits for that one entry.
-func (c *cow[V]) keepFromEncoder(gt *gate, g int, key string) {
+// ownMap gives the task its own copy of group g's map before it changes the
+// map, once the encoder iterates the original without the gate.
+func (k *keyed[V]) ownMap(g int, mapWrite bool) {
+	if cg := &k.cow.gs[g]; mapWrite && !cg.own && cg.prog.phase.Load() != phasePending {
+		k.groups[g] = maps.Clone(k.groups[g])
+		cg.own = true
+	}
+}
+
+// claim, on the task once the encoder listed group g, makes sure the
+// encoder will not read key's live value: it has read it already, or the
+// task claims the key and saves its value for the encoder. If the encoder
+// is reading that very value, the task waits for that one entry.
+func (c *cow[V]) claim(g int, key string) {
 	if c.saved(g, key) {
-		return
+		return // before the encoder listed the group: it reads the saved value
 	}
-	p := &c.gs[g].prog
-	c.snap.waitTask(gt, func() bool { return p.busy && p.keys[p.pos] == key })
-	if p.listed && (p.pos >= len(p.keys) || key < p.keys[p.pos]) {
-		// Read already, or never to be read (not in the group at the barrier).
-		if c.gs[g].post == nil {
-			c.gs[g].post = &overlay{at: map[string]savedValue{}}
+	l := c.gs[g].prog.list
+	i, found := slices.BinarySearch(l.keys, key)
+	if !found {
+		return // not in the group at the barrier: never read
+	}
+	cl := &l.claims[i]
+	if cl.CompareAndSwap(claimFree, claimSaving) {
+		v := c.gs[g].base[key]
+		e := c.eb.reset()
+		if err := c.encV(e, v); err != nil {
+			gt := &c.snap.gates[g]
+			gt.mu.Lock()
+			if gt.err == nil {
+				gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
+			}
+			gt.mu.Unlock()
 		}
-		c.gs[g].post.at[key] = savedValue{passed: true}
+		if l.slots == nil {
+			l.slots = make([][]byte, len(l.keys)) // read by the encoder only after a claimSaved
+		}
+		l.slots[i] = bytes.Clone(c.eb.buf.Bytes())
+		cl.Store(claimSaved)
+		c.snap.gates[g].wakeUnlocked()
 		return
 	}
-	c.save(gt, &c.gs[g].post, g, key)
+	if cl.Load() == claimReading {
+		start := time.Now()
+		c.snap.gates[g].waitWhile(func() bool { return cl.Load() == claimReading })
+		c.snap.noteWait(time.Since(start))
+	}
 }
 
 // save appends key's value at the barrier to the overlay *ovp; g's gate is
@@ -198,28 +268,25 @@ func (k *keyed[V]) detach(g int) {
 
 // encodeFrozen encodes group g as it was at the barrier, with sorted keys
 // like snapshot (the same state gives the same bytes). It runs on the
-// encoder and holds g's gate for one entry at a time at most.
+// encoder, claims each entry it reads live with an atomic and takes g's gate
+// only to change phase: the task never waits for more than the entry being
+// read.
 func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, error) {
 	gt := &c.snap.gates[g]
-	p := &c.gs[g].prog
+	cg := &c.gs[g]
+	p := &cg.prog
 	gt.mu.Lock()
 	if gt.released {
 		gt.mu.Unlock()
 		return nil, releasedErr(g)
 	}
-	p.started = true
-	pre := c.gs[g].pre // read-only from now on
+	p.phase.Store(phaseListing)
+	pre := cg.pre // read-only from now on
 	gt.mu.Unlock()
+	defer p.phase.Store(phaseRead)
 
-	m := c.gs[g].base // its keys change no more: the task changes a copy
-	keys := sc.keys[:0]
-	defer func() {
-		gt.mu.Lock()
-		p.keys, p.pos = nil, 0 // all read: the scratch goes to the next table
-		gt.mu.Unlock()
-		clear(keys)
-		sc.keys = keys[:0]
-	}()
+	m := cg.base // its keys change no more: the task changes a copy
+	keys := make([]string, 0, len(m))
 	for key := range m {
 		if !pre.has(key) {
 			keys = append(keys, key)
@@ -233,8 +300,11 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, erro
 		}
 	}
 	slices.Sort(keys)
+	l := &listing{keys: keys, claims: make([]atomic.Uint32, len(keys))}
 	gt.mu.Lock()
-	p.keys, p.listed = keys, true
+	p.list = l
+	p.phase.Store(phaseListed)
+	post := cg.post // read-only from now on
 	gt.mu.Unlock()
 	if len(keys) == 0 {
 		return nil, nil
@@ -249,40 +319,46 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, erro
 		if err := e.EncodeString(key); err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 		}
-		if sv, ok := pre.lookup(key); ok {
-			if _, err := w.Write(pre.buf[sv.off:sv.end]); err != nil {
-				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-			}
-			continue
+		saved, err := c.readEntry(gt, l, i, pre, post, func() error { return c.encV(e, m[key]) })
+		if err == nil && saved != nil {
+			_, err = w.Write(saved)
 		}
-		gt.mu.Lock()
-		if gt.released {
-			gt.mu.Unlock()
-			return nil, releasedErr(g)
-		}
-		if post := c.gs[g].post; post != nil {
-			if sv, ok := post.at[key]; ok {
-				_, err := w.Write(post.buf[sv.off:sv.end])
-				p.pos = i + 1
-				gt.mu.Unlock()
-				if err != nil {
-					return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-				}
-				continue
-			}
-		}
-		p.pos, p.busy, gt.busy = i, true, true
-		gt.mu.Unlock()
-		err := c.encV(e, m[key])
-		gt.mu.Lock()
-		p.pos, p.busy, gt.busy = i+1, false, false
-		gt.wake()
-		gt.mu.Unlock()
 		if err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
 		}
 	}
 	return sc.eb.bytes(), nil
+}
+
+// readEntry, on the encoder, returns the saved value of listed key i, or
+// encodes its live value with read after claiming it (nil, err).
+func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, read func() error) ([]byte, error) {
+	key := l.keys[i]
+	if sv, ok := pre.lookup(key); ok {
+		return pre.buf[sv.off:sv.end], nil
+	}
+	if sv, ok := post.lookup(key); ok {
+		return post.buf[sv.off:sv.end], nil
+	}
+	cl := &l.claims[i]
+	gt.reading.Store(true) // before checking stop: Release sees one or the other
+	if gt.stop.Load() {
+		gt.reading.Store(false)
+		gt.wakeUnlocked()
+		return nil, ErrSnapshotReleased
+	}
+	if cl.CompareAndSwap(claimFree, claimReading) {
+		err := read()
+		cl.Store(claimRead)
+		gt.reading.Store(false)
+		gt.wakeUnlocked()
+		return nil, err
+	}
+	gt.reading.Store(false)
+	if cl.Load() == claimSaving {
+		gt.waitWhile(func() bool { return cl.Load() == claimSaving })
+	}
+	return l.slots[i], nil
 }
 
 // thaw drops snap's copies on write once the task let go of it; snap is
@@ -297,11 +373,7 @@ func (k *keyed[V]) thaw(snap *AsyncSnapshot) {
 		if !c.gs[g].live || c.gs[g].own {
 			continue
 		}
-		gt := &snap.gates[g]
-		snap.lock(gt)
-		started := c.gs[g].prog.started
-		gt.mu.Unlock()
-		if started {
+		if ph := c.gs[g].prog.phase.Load(); ph == phaseListing || ph == phaseListed {
 			k.groups[g] = maps.Clone(k.groups[g])
 		}
 	}

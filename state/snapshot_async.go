@@ -31,32 +31,57 @@ type AsyncSnapshot struct {
 	maxWait        atomic.Int64 // longest the task waited for a gate, ns
 }
 
-// gate guards one key group between the task and the encoder. It is held
-// for bookkeeping and for at most one entry's encoding, never across a
-// whole group.
+// gate guards one key group between the task and the encoder. The encoder
+// takes its lock only to change phase (start a table of the group, publish
+// its keys, finish the group) and to wake waiters, never across an entry's
+// encoding: entries are claimed with atomics (cow.go).
 type gate struct {
 	mu       sync.Mutex
-	cond     sync.Cond // on mu: an entry or the group got done
-	waiters  int       // goroutines waiting on cond
-	claimed  bool      // a goroutine is encoding the group
-	busy     bool      // the encoder is reading a live value of the group
-	done     bool      // encoded (or released): the snapshot reads the group no more
-	released bool      // done without a blob
-	blob     []byte    // the group's blob once done
-	err      error     // encoding failed (also set by the task's copy on write)
+	cond     sync.Cond    // on mu: an entry or the group got done
+	waiters  atomic.Int32 // goroutines waiting on cond
+	reading  atomic.Bool  // the encoder is reading a live value of the group
+	stop     atomic.Bool  // released: the encoder reads no more live values
+	claimed  bool         // a goroutine is encoding the group
+	done     bool         // encoded (or released): the snapshot reads the group no more
+	released bool         // done without a blob
+	blob     []byte       // the group's blob once done
+	err      error        // encoding failed (also set by the task's copy on write)
 }
 
 // wait waits on the gate's condition; mu is held.
 func (gt *gate) wait() {
-	gt.waiters++
+	gt.waiters.Add(1)
 	gt.cond.Wait()
-	gt.waiters--
+	gt.waiters.Add(-1)
+}
+
+// waitWhile waits on the gate until blocked no longer holds; mu is not
+// held. blocked reads atomics that the other side changes before it calls
+// wakeUnlocked.
+func (gt *gate) waitWhile(blocked func() bool) {
+	gt.mu.Lock()
+	gt.waiters.Add(1) // before checking: whoever changes the atomics sees us
+	for blocked() {
+		gt.cond.Wait()
+	}
+	gt.waiters.Add(-1)
+	gt.mu.Unlock()
 }
 
 // wake wakes the gate's waiters, if any; mu is held.
 func (gt *gate) wake() {
-	if gt.waiters > 0 {
+	if gt.waiters.Load() > 0 {
 		gt.cond.Broadcast()
+	}
+}
+
+// wakeUnlocked is wake for a caller without mu, after it changed an atomic
+// a waiter checks.
+func (gt *gate) wakeUnlocked() {
+	if gt.waiters.Load() > 0 {
+		gt.mu.Lock()
+		gt.cond.Broadcast()
+		gt.mu.Unlock()
 	}
 }
 
@@ -143,10 +168,15 @@ func (s *AsyncSnapshot) releaseTables() {
 		s.lock(gt)
 		if !gt.done {
 			gt.done, gt.released = true, true
+			gt.stop.Store(true)
 			gt.wake()
 		}
-		s.waitTask(gt, func() bool { return gt.busy })
 		gt.mu.Unlock()
+		if gt.reading.Load() {
+			start := time.Now()
+			gt.waitWhile(gt.reading.Load)
+			s.noteWait(time.Since(start))
+		}
 	}
 }
 
@@ -237,7 +267,7 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch) ([]byte, error) {
 }
 
 // lock takes gt on the task's goroutine, timing the wait when the encoder
-// holds it (for one entry at most).
+// holds it (to change phase or wake a waiter, never while encoding).
 func (s *AsyncSnapshot) lock(gt *gate) {
 	if gt.mu.TryLock() {
 		return

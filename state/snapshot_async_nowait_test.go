@@ -192,7 +192,7 @@ func TestAsyncSnapshotReleasedWhileEncoderHeld(t *testing.T) {
 	waiting := poll.Until(30*time.Second, poll.Every, func() bool {
 		gt.mu.Lock()
 		defer gt.mu.Unlock()
-		return gt.waiters > 0
+		return gt.waiters.Load() > 0
 	})
 	close(hold) // Release waits for the entry being read, no longer
 	if !waiting {
