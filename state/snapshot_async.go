@@ -37,22 +37,27 @@ type AsyncSnapshot struct {
 // encoding: entries are claimed with atomics (cow.go).
 type gate struct {
 	mu       sync.Mutex
-	cond     sync.Cond    // on mu: an entry or the group got done
-	waiters  atomic.Int32 // goroutines waiting on cond
-	reading  atomic.Bool  // the encoder is reading a live value of the group
-	stop     atomic.Bool  // released: the encoder reads no more live values
-	claimed  bool         // a goroutine is encoding the group
-	done     bool         // encoded (or released): the snapshot reads the group no more
-	released bool         // done without a blob
-	blob     []byte       // the group's blob once done
-	err      error        // encoding failed (also set by the task's copy on write)
+	woken    chan struct{} // closed to wake the waiters; made by the first, under mu
+	waiters  atomic.Int32  // goroutines waiting, or about to
+	reading  atomic.Bool   // the encoder is reading a live value of the group
+	stop     atomic.Bool   // released: the encoder reads no more live values
+	claimed  bool          // a goroutine is encoding the group
+	done     bool          // encoded (or released): the snapshot reads the group no more
+	released bool          // done without a blob
+	blob     []byte        // the group's blob once done
+	err      error         // encoding failed (also set by the task's copy on write)
 }
 
-// wait waits on the gate's condition; mu is held.
+// wait waits, with mu held, until the gate is woken; mu is held again on
+// return. The caller counts itself in waiters.
 func (gt *gate) wait() {
-	gt.waiters.Add(1)
-	gt.cond.Wait()
-	gt.waiters.Add(-1)
+	if gt.woken == nil {
+		gt.woken = make(chan struct{})
+	}
+	ch := gt.woken
+	gt.mu.Unlock()
+	<-ch
+	gt.mu.Lock()
 }
 
 // waitWhile waits on the gate until blocked no longer holds; mu is not
@@ -62,7 +67,7 @@ func (gt *gate) waitWhile(blocked func() bool) {
 	gt.mu.Lock()
 	gt.waiters.Add(1) // before checking: whoever changes the atomics sees us
 	for blocked() {
-		gt.cond.Wait()
+		gt.wait()
 	}
 	gt.waiters.Add(-1)
 	gt.mu.Unlock()
@@ -70,8 +75,9 @@ func (gt *gate) waitWhile(blocked func() bool) {
 
 // wake wakes the gate's waiters, if any; mu is held.
 func (gt *gate) wake() {
-	if gt.waiters.Load() > 0 {
-		gt.cond.Broadcast()
+	if gt.woken != nil {
+		close(gt.woken)
+		gt.woken = nil
 	}
 }
 
@@ -80,7 +86,7 @@ func (gt *gate) wake() {
 func (gt *gate) wakeUnlocked() {
 	if gt.waiters.Load() > 0 {
 		gt.mu.Lock()
-		gt.cond.Broadcast()
+		gt.wake()
 		gt.mu.Unlock()
 	}
 }
@@ -124,9 +130,6 @@ func (b *Backend) SnapshotAsync(groups []int) (*AsyncSnapshot, error) {
 		b.pending = nil
 	}
 	s := &AsyncSnapshot{maxParallelism: b.maxParallelism, groups: groups, gates: make([]gate, b.maxParallelism)}
-	for i := range s.gates {
-		s.gates[i].cond.L = &s.gates[i].mu
-	}
 	seen := make([]bool, b.maxParallelism)
 	for _, g := range groups {
 		if err := b.checkGroup("snapshot", g); err != nil {
