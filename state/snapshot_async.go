@@ -301,9 +301,10 @@ func (s *AsyncSnapshot) noteWait(d time.Duration) {
 	}
 }
 
-// MaxWait is the longest the task waited for the encoder (an entry it was
-// reading, or a group when the snapshot was completed or released early);
-// read it after Encode returned for the final figure.
+// MaxWait is the longest the task waited for the encoder: for the entry it
+// was reading, or, when the next snapshot was frozen before this one was
+// encoded, for the group it was encoding. Read it after Encode returned for
+// the final figure.
 func (s *AsyncSnapshot) MaxWait() time.Duration { return time.Duration(s.maxWait.Load()) }
 
 // settleAll completes the snapshot on the task: it encodes every group no
