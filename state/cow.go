@@ -1,183 +1,381 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // cow is a table's side of an AsyncSnapshot: which of its key groups the
 // snapshot may still read, and for each such group the encoded value, as it
-// was at the barrier, of every key the task touched since.
+// was at the barrier, of every key the task touched before the encoder read
+// it.
 //
-// The task, before it reads or writes a key of a group the snapshot has not
-// encoded yet, saves the key's encoded value (or its absence) under the
-// group's gate; the encoder, holding the same gate, iterates the live group
-// and takes a saved value in place of the live one. A key the task touched is
-// never read live by the encoder, so values the task changes in place (a
-// slice inside a value) need no lock; the group's map itself changes only
-// under the gate while the snapshot may read it.
+// The encoder reads each group's map as it was at the barrier (base) in
+// sorted key order. Before it has listed the group's keys, the task saves
+// the encoded value of each key it touches (or its absence) under the
+// group's gate, which the encoder takes only to change phase (progress).
+// Once listed, each key has a claim: the encoder claims a key to read its
+// live value, the task claims one the encoder has not reached to save its
+// value, and whoever comes second uses the other's result. The task waits
+// only when the encoder is reading the very key it wants, and only for that
+// entry; the encoder never holds the gate while it encodes.
+//
+// The group's map itself: until the encoder starts on the group the task
+// changes it in place under the gate (saving the changed keys first, absent
+// ones too); from then on the encoder iterates base without the gate, so the
+// task changes a copy of it (own).
 type cow[V any] struct {
-	snap  *AsyncSnapshot
-	live  []bool // task-owned: group g may still be read by the snapshot
-	saved []*overlay
-	encV  func(*msgpack.Encoder, V) error
-	eb    encBuf // task-owned scratch for saving one value
+	snap *AsyncSnapshot
+	gs   []cowGroup[V] // by key group
+	encV func(*msgpack.Encoder, V) error
+	eb   encBuf // task-owned scratch for saving one value
 }
 
+// cowGroup is a table's copy-on-write state of one key group.
+type cowGroup[V any] struct {
+	live bool         // task-owned: the task may still reach values the snapshot reads
+	own  bool         // task-owned: k.groups[g] is not base, the task changes it without the gate
+	base map[string]V // the group's map at the barrier, as the encoder reads it
+	pre  *overlay     // saved before the encoder started the group: under the gate until then, read-only after
+	post *overlay     // saved after: under the gate
+	prog progress     // the encoder's progress through the group
+}
+
+// progress is how far the encoder got through one group of a table.
+type progress struct {
+	phase atomic.Int32 // phasePending, then phaseListing, phaseListed, phaseRead
+	list  *listing     // set before phaseListed is stored
+}
+
+// The phases of a table's group in the encoder. The task changes base in
+// place (under the gate) only while pending, saves under the gate while
+// pending or listing, and claims entries with atomics once listed.
+const (
+	phasePending int32 = iota // the encoder has not looked at the group
+	phaseListing              // it collects base's keys
+	phaseListed               // it reads entries, claiming each
+	phaseRead                 // it reads the group no more
+)
+
+// listing is the encoder's sorted keys of one group and, per key, who
+// claimed it: the encoder to read the live value, or the task to save it
+// in slots first.
+type listing struct {
+	keys   []string
+	claims []atomic.Uint32
+	slots  [][]byte // task-allocated: the value the task saved, before its claim says so
+}
+
+// The states of a listed key's claim.
+const (
+	claimFree    uint32 = iota
+	claimSaving         // the task is saving the value into slots
+	claimSaved          // slots holds the value at the barrier
+	claimReading        // the encoder is reading the live value
+	claimRead           // the encoder has read it
+)
+
 // overlay holds the values at the barrier of the keys of one group the task
-// touched since: their encodings appended to buf, or absent.
+// touched: their encodings appended to buf, or absent.
 type overlay struct {
 	at  map[string]savedValue
 	buf []byte
 }
 
-// savedValue is one key's value at the barrier: buf[off:end], or none.
+// savedValue is one key's value at the barrier, buf[off:end], or none; or,
+// when passed, a key the encoder had read already when the task touched it.
 type savedValue struct {
 	off, end int
 	present  bool
+	passed   bool
+}
+
+// has reports whether the overlay holds key.
+func (ov *overlay) has(key string) bool {
+	_, ok := ov.lookup(key)
+	return ok
+}
+
+// lookup returns the saved value of key.
+func (ov *overlay) lookup(key string) (savedValue, bool) {
+	if ov == nil {
+		return savedValue{}, false
+	}
+	sv, ok := ov.at[key]
+	return sv, ok
 }
 
 // freeze makes group list groups of k readable by snap until it has encoded
 // them; it returns the function that encodes one of them.
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) func(int, *snapScratch) ([]byte, error) {
-	c := &cow[V]{snap: snap, live: make([]bool, len(k.groups)), saved: make([]*overlay, len(k.groups)), encV: encV}
+	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
 	for _, g := range groups {
-		c.live[g] = true
+		// A map the task allocates later is its own.
+		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
 	}
 	k.cow = c
 	return func(g int, sc *snapScratch) ([]byte, error) { return k.encodeFrozen(c, g, sc) }
 }
 
+// saved reports whether the task already kept key of group g from the
+// encoder. The task is the only writer of the overlays: no gate needed.
+func (c *cow[V]) saved(g int, key string) bool {
+	return c.gs[g].pre.has(key) || c.gs[g].post.has(key)
+}
+
 // touch is called on the task before key of group g is read or written.
-// If the snapshot may still read g it saves the key's value at the barrier,
+// If the snapshot may still read the key's live value it saves that value,
 // once. mapWrite says the caller will change g's map itself (add, remove or
-// assign a key): then touch returns g's gate locked, and the caller changes
-// the map and unlocks it. Otherwise it returns nil, and a key already saved
-// costs no lock: the encoder reads its saved value, never the live one, so
-// the task may change that value in place.
+// assign a key): then touch may return g's gate locked, and the caller
+// changes the map and unlocks it. The caller reads k.groups[g] after touch:
+// touch may replace it with the task's own copy.
 func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	c := k.cow
-	if c == nil || !c.live[g] {
+	if c == nil || !c.gs[g].live {
 		return nil
 	}
-	if !mapWrite {
-		// The task is the only writer of the overlay, and writes it under the
-		// gate: reading it here races with nothing.
-		if ov := c.saved[g]; ov != nil {
-			if _, ok := ov.at[key]; ok {
-				return nil
-			}
-		}
+	cg := &c.gs[g]
+	if (!mapWrite || cg.own) && c.saved(g, key) {
+		return nil
+	}
+	switch cg.prog.phase.Load() {
+	case phaseRead:
+		cg.live = false // the overlays stay until the next snapshot: no gate needed
+		return nil
+	case phaseListed:
+		c.claim(g, key)
+		k.ownMap(g, mapWrite)
+		return nil
 	}
 	gt := &c.snap.gates[g]
 	c.snap.lock(gt)
 	if gt.done {
+		cg.live = false
 		gt.mu.Unlock()
-		c.live[g], c.saved[g] = false, nil
 		return nil
 	}
-	ov := c.saved[g]
+	switch cg.prog.phase.Load() {
+	case phasePending:
+		if !c.saved(g, key) {
+			c.save(gt, &cg.pre, g, key)
+		}
+		if mapWrite && !cg.own {
+			return &gt.mu // the encoder waits to start until the map is changed
+		}
+	case phaseListing:
+		if !c.saved(g, key) {
+			c.save(gt, &cg.post, g, key)
+		}
+	default:
+		gt.mu.Unlock()
+		return k.touch(g, key, mapWrite) // listed or read meanwhile
+	}
+	gt.mu.Unlock()
+	k.ownMap(g, mapWrite)
+	return nil
+}
+
+// ownMap gives the task its own copy of group g's map before it changes the
+// map, once the encoder iterates the original without the gate.
+func (k *keyed[V]) ownMap(g int, mapWrite bool) {
+	if cg := &k.cow.gs[g]; mapWrite && !cg.own && cg.prog.phase.Load() != phasePending {
+		k.groups[g] = maps.Clone(k.groups[g])
+		cg.own = true
+	}
+}
+
+// claim, on the task once the encoder listed group g, makes sure the
+// encoder will not read key's live value: it has read it already, or the
+// task claims the key and saves its value for the encoder. If the encoder
+// is reading that very value, the task waits for that one entry.
+func (c *cow[V]) claim(g int, key string) {
+	if c.saved(g, key) {
+		return // before the encoder listed the group: it reads the saved value
+	}
+	l := c.gs[g].prog.list
+	i, found := slices.BinarySearch(l.keys, key)
+	if !found {
+		return // not in the group at the barrier: never read
+	}
+	cl := &l.claims[i]
+	if cl.CompareAndSwap(claimFree, claimSaving) {
+		v := c.gs[g].base[key]
+		e := c.eb.reset()
+		if err := c.encV(e, v); err != nil {
+			gt := &c.snap.gates[g]
+			gt.mu.Lock()
+			if gt.err == nil {
+				gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
+			}
+			gt.mu.Unlock()
+		}
+		if l.slots == nil {
+			l.slots = make([][]byte, len(l.keys)) // read by the encoder only after a claimSaved
+		}
+		l.slots[i] = bytes.Clone(c.eb.buf.Bytes())
+		cl.Store(claimSaved)
+		c.snap.gates[g].wakeUnlocked()
+		return
+	}
+	if cl.Load() == claimReading {
+		start := time.Now()
+		c.snap.gates[g].waitWhile(func() bool { return cl.Load() == claimReading })
+		c.snap.noteWait(time.Since(start))
+	}
+}
+
+// save appends key's value at the barrier to the overlay *ovp; g's gate is
+// held. An encoding error is kept for the encoder to report: the snapshot
+// fails, the task goes on.
+func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string) {
+	ov := *ovp
 	if ov == nil {
 		ov = &overlay{at: map[string]savedValue{}}
-		c.saved[g] = ov
+		*ovp = ov
 	}
-	if _, ok := ov.at[key]; !ok {
-		v, present := k.groups[g][key]
-		sv := savedValue{present: present}
-		if present {
-			e := c.eb.reset()
-			if err := c.encV(e, v); err != nil {
-				// Kept for the encoder to report: the snapshot fails, the task goes on.
-				gt.err = fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
-			}
-			sv.off = len(ov.buf)
-			ov.buf = append(ov.buf, c.eb.buf.Bytes()...)
-			sv.end = len(ov.buf)
+	v, present := c.gs[g].base[key]
+	sv := savedValue{present: present}
+	if present {
+		e := c.eb.reset()
+		if err := c.encV(e, v); err != nil && gt.err == nil {
+			gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
 		}
-		ov.at[key] = sv
+		sv.off = len(ov.buf)
+		ov.buf = append(ov.buf, c.eb.buf.Bytes()...)
+		sv.end = len(ov.buf)
 	}
-	if !mapWrite {
-		gt.mu.Unlock()
-		return nil
-	}
-	return &gt.mu
+	ov.at[key] = sv
 }
 
 // touchRead is touch for an access that changes nothing in the group's map.
 func (k *keyed[V]) touchRead(g int, key string) { k.touch(g, key, false) }
 
-// settle makes sure the snapshot no longer reads group g: if it has not
-// encoded g yet, the task encodes it now. Called before the whole group is
-// replaced, dropped or iterated.
-func (k *keyed[V]) settle(g int) {
-	c := k.cow
-	if c == nil || !c.live[g] {
-		return
+// detach is called before the task replaces group g's map as a whole (a
+// drop or a restore): the encoder keeps reading the old map, which the task
+// can no longer reach, so nothing needs saving any more.
+func (k *keyed[V]) detach(g int) {
+	if c := k.cow; c != nil {
+		c.gs[g].live = false // the overlays stay: the encoder may still read them
 	}
-	c.snap.settle(g)
-	c.live[g], c.saved[g] = false, nil
 }
 
 // encodeFrozen encodes group g as it was at the barrier, with sorted keys
-// like snapshot (the same state gives the same bytes). The caller holds g's
-// gate.
+// like snapshot (the same state gives the same bytes). It runs on the
+// encoder, claims each entry it reads live with an atomic and takes g's gate
+// only to change phase: the task never waits for more than the entry being
+// read.
 func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, error) {
-	m := k.groups[g]
-	ov := c.saved[g] // the task drops it once it sees g done
-	keys := sc.keys[:0]
-	defer func() {
-		clear(keys)
-		sc.keys = keys[:0]
-	}()
-	for key := range m {
-		if ov != nil {
-			if _, touched := ov.at[key]; touched {
-				continue
-			}
-		}
-		keys = append(keys, key)
+	gt := &c.snap.gates[g]
+	cg := &c.gs[g]
+	p := &cg.prog
+	gt.mu.Lock()
+	if gt.released {
+		gt.mu.Unlock()
+		return nil, releasedErr(g)
 	}
-	if ov != nil {
-		for key, sv := range ov.at {
+	p.phase.Store(phaseListing)
+	pre := cg.pre // read-only from now on
+	gt.mu.Unlock()
+	defer p.phase.Store(phaseRead)
+
+	m := cg.base // its keys change no more: the task changes a copy
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		if !pre.has(key) {
+			keys = append(keys, key)
+		}
+	}
+	if pre != nil {
+		for key, sv := range pre.at {
 			if sv.present {
 				keys = append(keys, key)
 			}
 		}
 	}
+	slices.Sort(keys)
+	l := &listing{keys: keys, claims: make([]atomic.Uint32, len(keys))}
+	gt.mu.Lock()
+	p.list = l
+	p.phase.Store(phaseListed)
+	post := cg.post // read-only from now on
+	gt.mu.Unlock()
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	slices.Sort(keys)
+
 	e := sc.eb.reset()
 	if err := e.EncodeMapLen(len(keys)); err != nil {
 		return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 	}
 	w := e.Writer()
-	for _, key := range keys {
+	for i, key := range keys {
 		if err := e.EncodeString(key); err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 		}
-		if ov != nil {
-			if sv, touched := ov.at[key]; touched {
-				if _, err := w.Write(ov.buf[sv.off:sv.end]); err != nil {
-					return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-				}
-				continue
-			}
+		saved, err := c.readEntry(gt, l, i, pre, post, func() error { return c.encV(e, m[key]) })
+		if err == nil && saved != nil {
+			_, err = w.Write(saved)
 		}
-		if err := c.encV(e, m[key]); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
 		}
 	}
 	return sc.eb.bytes(), nil
 }
 
-// thaw drops snap's copies on write once the task let go of it.
-func (k *keyed[V]) thaw(snap *AsyncSnapshot) {
-	if k.cow != nil && k.cow.snap == snap {
-		k.cow = nil
+// readEntry, on the encoder, returns the saved value of listed key i, or
+// encodes its live value with read after claiming it (nil, err).
+func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, read func() error) ([]byte, error) {
+	key := l.keys[i]
+	if sv, ok := pre.lookup(key); ok {
+		return pre.buf[sv.off:sv.end], nil
 	}
+	if sv, ok := post.lookup(key); ok {
+		return post.buf[sv.off:sv.end], nil
+	}
+	cl := &l.claims[i]
+	gt.reading.Store(true) // before checking stop: Release sees one or the other
+	if gt.stop.Load() {
+		gt.reading.Store(false)
+		gt.wakeUnlocked()
+		return nil, ErrSnapshotReleased
+	}
+	if cl.CompareAndSwap(claimFree, claimReading) {
+		err := read()
+		cl.Store(claimRead)
+		gt.reading.Store(false)
+		gt.wakeUnlocked()
+		return nil, err
+	}
+	gt.reading.Store(false)
+	if cl.Load() == claimSaving {
+		gt.waitWhile(func() bool { return cl.Load() == claimSaving })
+	}
+	return l.slots[i], nil
+}
+
+// thaw drops snap's copies on write once the task let go of it; snap is
+// released already. A group the encoder had started on may still have its
+// map iterated by it: the task goes on with its own copy.
+func (k *keyed[V]) thaw(snap *AsyncSnapshot) {
+	c := k.cow
+	if c == nil || c.snap != snap {
+		return
+	}
+	for g := range c.gs {
+		if !c.gs[g].live || c.gs[g].own {
+			continue
+		}
+		if ph := c.gs[g].prog.phase.Load(); ph == phaseListing || ph == phaseListed {
+			k.groups[g] = maps.Clone(k.groups[g])
+		}
+	}
+	k.cow = nil
 }

@@ -155,7 +155,7 @@ func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), erro
 		return nil, err
 	}
 	return func() {
-		k.settle(g)
+		k.detach(g)
 		k.groups[g] = m
 	}, nil
 }

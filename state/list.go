@@ -95,7 +95,7 @@ func (t *ListTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 
 // DropGroup removes every key of key group g.
 func (t *ListTable[T]) DropGroup(g int) {
-	t.core.settle(g)
+	t.core.detach(g)
 	t.core.groups[g] = nil
 }
 

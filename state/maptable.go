@@ -141,7 +141,7 @@ func (t *MapTable[UK, UV]) Len(g int) int { return len(t.core.groups[g]) }
 
 // DropGroup removes every key of key group g.
 func (t *MapTable[UK, UV]) DropGroup(g int) {
-	t.core.settle(g)
+	t.core.detach(g)
 	t.core.groups[g] = nil
 }
 

@@ -31,13 +31,69 @@ type AsyncSnapshot struct {
 	maxWait        atomic.Int64 // longest the task waited for a gate, ns
 }
 
-// gate guards one key group between the task and the encoder.
+// gate guards one key group between the task and the encoder. The encoder
+// takes its lock only to change phase (start a table of the group, publish
+// its keys, finish the group) and to wake waiters, never across an entry's
+// encoding: entries are claimed with atomics (cow.go).
 type gate struct {
 	mu       sync.Mutex
-	done     bool   // encoded (or released): the snapshot reads the group no more
-	released bool   // done without a blob
-	blob     []byte // the group's blob once done
-	err      error  // encoding failed (also set by the task's copy on write)
+	woken    chan struct{} // closed to wake the waiters; made by the first, under mu
+	waiters  atomic.Int32  // goroutines waiting, or about to
+	reading  atomic.Bool   // the encoder is reading a live value of the group
+	stop     atomic.Bool   // released: the encoder reads no more live values
+	claimed  bool          // a goroutine is encoding the group
+	done     bool          // encoded (or released): the snapshot reads the group no more
+	released bool          // done without a blob
+	blob     []byte        // the group's blob once done
+	err      error         // encoding failed (also set by the task's copy on write)
+}
+
+// wait waits, with mu held, until the gate is woken; mu is held again on
+// return. The caller counts itself in waiters.
+func (gt *gate) wait() {
+	if gt.woken == nil {
+		gt.woken = make(chan struct{})
+	}
+	ch := gt.woken
+	gt.mu.Unlock()
+	<-ch
+	gt.mu.Lock()
+}
+
+// waitWhile waits on the gate until blocked no longer holds; mu is not
+// held. blocked reads atomics that the other side changes before it calls
+// wakeUnlocked.
+func (gt *gate) waitWhile(blocked func() bool) {
+	gt.mu.Lock()
+	gt.waiters.Add(1) // before checking: whoever changes the atomics sees us
+	for blocked() {
+		gt.wait()
+	}
+	gt.waiters.Add(-1)
+	gt.mu.Unlock()
+}
+
+// wake wakes the gate's waiters, if any; mu is held.
+func (gt *gate) wake() {
+	if gt.woken != nil {
+		close(gt.woken)
+		gt.woken = nil
+	}
+}
+
+// wakeUnlocked is wake for a caller without mu, after it changed an atomic
+// a waiter checks.
+func (gt *gate) wakeUnlocked() {
+	if gt.waiters.Load() > 0 {
+		gt.mu.Lock()
+		gt.wake()
+		gt.mu.Unlock()
+	}
+}
+
+// releasedErr is the error of encoding group g after Release.
+func releasedErr(g int) error {
+	return fmt.Errorf("state: snapshot key group %d: %w", g, ErrSnapshotReleased)
 }
 
 // frozenTable is one table's part of a snapshot: an encoder of a frozen
@@ -106,15 +162,24 @@ func (b *Backend) SnapshotAsync(groups []int) (*AsyncSnapshot, error) {
 	return s, nil
 }
 
-// releaseTables marks every group done (nothing read any more).
+// releaseTables marks every group done (nothing read any more), on the
+// task: an encoder in the middle of a group stops at its next entry, and
+// the task waits for the entry it is reading, if any.
 func (s *AsyncSnapshot) releaseTables() {
 	for _, g := range s.groups {
 		gt := &s.gates[g]
-		gt.mu.Lock()
+		s.lock(gt)
 		if !gt.done {
 			gt.done, gt.released = true, true
+			gt.stop.Store(true)
+			gt.wake()
 		}
 		gt.mu.Unlock()
+		if gt.reading.Load() {
+			start := time.Now()
+			gt.waitWhile(gt.reading.Load)
+			s.noteWait(time.Since(start))
+		}
 	}
 }
 
@@ -128,7 +193,7 @@ func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
 	var sc snapScratch
 	out := make(map[int][]byte, len(s.groups))
 	for _, g := range s.groups {
-		blob, err := s.encodeGroup(g, &sc)
+		blob, err := s.encodeGroup(g, &sc, false)
 		if err != nil {
 			return nil, err
 		}
@@ -137,26 +202,47 @@ func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
 	return out, nil
 }
 
-// encodeGroup encodes group g unless done, and returns its blob.
-func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch) ([]byte, error) {
+// encodeGroup encodes group g unless done, and returns its blob. onTask
+// says the caller is the task, whose waits are timed. If another goroutine
+// is encoding g it waits for it.
+func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask bool) ([]byte, error) {
 	gt := &s.gates[g]
-	gt.mu.Lock()
+	if onTask {
+		s.lock(gt)
+		s.waitTask(gt, func() bool { return gt.claimed && !gt.done })
+	} else {
+		gt.mu.Lock()
+		for gt.claimed && !gt.done {
+			gt.wait()
+		}
+	}
 	defer gt.mu.Unlock()
 	if !gt.done {
-		gt.blob, gt.err = s.encodeLocked(g, sc, gt.err)
-		gt.done = true
+		gt.claimed = true
+		gt.mu.Unlock()
+		blob, err := s.encodeTables(g, sc)
+		gt.mu.Lock()
+		gt.claimed = false
+		if !gt.released {
+			if gt.err == nil {
+				gt.err = err
+			}
+			gt.blob, gt.done = blob, true
+		}
+		gt.wake()
 	}
 	switch {
 	case gt.released:
-		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, ErrSnapshotReleased)
+		return nil, releasedErr(g)
 	case gt.err != nil:
 		return nil, gt.err
 	}
 	return gt.blob, nil
 }
 
-// encodeLocked builds group g's blob from every table; g's gate is held.
-func (s *AsyncSnapshot) encodeLocked(g int, sc *snapScratch, prior error) ([]byte, error) {
+// encodeTables builds group g's blob from every table, without g's gate:
+// the tables take it entry by entry.
+func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch) ([]byte, error) {
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)
@@ -176,9 +262,6 @@ func (s *AsyncSnapshot) encodeLocked(g int, sc *snapScratch, prior error) ([]byt
 			entries = append(entries, blobEntry{name: ft.name, kind: ft.kind, data: data})
 		}
 	}
-	if prior != nil {
-		return nil, prior
-	}
 	blob, err := encodeBlob(&sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism}, entries)
 	if err != nil {
 		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, err)
@@ -186,34 +269,49 @@ func (s *AsyncSnapshot) encodeLocked(g int, sc *snapScratch, prior error) ([]byt
 	return blob, nil
 }
 
-// settle encodes group g on the task's goroutine if the encoder has not.
-func (s *AsyncSnapshot) settle(g int) {
-	s.lock(&s.gates[g]) // to time a wait for the encoder; encodeGroup locks again
-	s.gates[g].mu.Unlock()
-	_, _ = s.encodeGroup(g, &s.taskScratch) // an error stays in the gate for Encode
-}
-
 // lock takes gt on the task's goroutine, timing the wait when the encoder
-// holds it.
+// holds it (to change phase or wake a waiter, never while encoding).
 func (s *AsyncSnapshot) lock(gt *gate) {
 	if gt.mu.TryLock() {
 		return
 	}
 	start := time.Now()
 	gt.mu.Lock()
-	if d := int64(time.Since(start)); d > s.maxWait.Load() {
-		s.maxWait.Store(d) // only the task's goroutine stores
+	s.noteWait(time.Since(start))
+}
+
+// waitTask waits on gt, held, on the task's goroutine while blocked holds,
+// timing the wait.
+func (s *AsyncSnapshot) waitTask(gt *gate, blocked func() bool) {
+	if !blocked() {
+		return
+	}
+	start := time.Now()
+	for blocked() {
+		gt.wait()
+	}
+	s.noteWait(time.Since(start))
+}
+
+// noteWait keeps the longest wait of the task; only the task's goroutine
+// stores.
+func (s *AsyncSnapshot) noteWait(d time.Duration) {
+	if int64(d) > s.maxWait.Load() {
+		s.maxWait.Store(int64(d))
 	}
 }
 
-// MaxWait is the longest the task waited for a key group the encoder was
-// encoding; read it after Encode returned for the final figure.
+// MaxWait is the longest the task waited for the encoder: for the entry it
+// was reading, or, when the next snapshot was frozen before this one was
+// encoded, for the group it was encoding. Read it after Encode returned for
+// the final figure.
 func (s *AsyncSnapshot) MaxWait() time.Duration { return time.Duration(s.maxWait.Load()) }
 
-// settleAll encodes every group the encoder has not, on the task.
+// settleAll completes the snapshot on the task: it encodes every group no
+// goroutine has started, and waits for the one the encoder is encoding.
 func (s *AsyncSnapshot) settleAll() {
 	for _, g := range s.groups {
-		s.settle(g)
+		_, _ = s.encodeGroup(g, &s.taskScratch, true) // an error stays in the gate for Encode
 	}
 }
 

@@ -73,7 +73,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
-	if c := t.core.cow; c != nil && c.live[g] {
+	if c := t.core.cow; c != nil && c.gs[g].live {
 		// Assigning an existing slot leaves the map alone.
 		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
 			defer mu.Unlock()
@@ -109,10 +109,10 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 // All iterates over the keys and values of key group g in no particular
 // order. Deleting the current key while iterating is allowed.
 func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
-	t.core.settle(g) // values handed out may be changed in place
 	m := t.core.groups[g]
 	return func(yield func(string, T) bool) {
 		for k, p := range m {
+			t.core.touchRead(g, k) // the value handed out may be changed in place
 			if !yield(k, *p) {
 				return
 			}
@@ -138,7 +138,7 @@ func (t *ValueTable[T]) Len(g int) int { return len(t.core.groups[g]) }
 // DropGroup removes every key of key group g.
 func (t *ValueTable[T]) DropGroup(g int) {
 	t.forget()
-	t.core.settle(g)
+	t.core.detach(g)
 	t.core.groups[g] = nil
 }
 
