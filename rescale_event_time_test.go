@@ -46,10 +46,9 @@ func (c *windowCollector) sorted() []string {
 func eventTimeWindows(n, k int64, c *windowCollector) *weir.Graph {
 	g := weir.NewGraph("event-time-windows")
 	src := weir.Generate(g, "source", n, func(i int64) int64 { return i }, weir.Parallelism(2))
-	slow := weir.Map(src, "slow", func(i int64) int64 {
-		if i%40 == 0 {
-			time.Sleep(time.Millisecond)
-		}
+	sleepers := weir.NewSleepers(25 * time.Microsecond) // 1 ms per 40 records
+	slow := weir.MapWithContext(src, "slow", func(ctx *weir.OpContext, i int64) int64 {
+		sleepers[ctx.Instance()].Tick()
 		return i
 	}, weir.Parallelism(2))
 	timed := weir.WithTimestamps(slow, "timestamps", func(i int64) time.Time { return time.UnixMilli(i) },
