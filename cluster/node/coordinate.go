@@ -399,6 +399,17 @@ func (a *Agent) adopt(rec cluster.JobRecord, dead string) {
 	if err != nil || act.Kind != coord.Coordinate {
 		return
 	}
+	// rec was listed before the lease was won: its coordinator may have
+	// recorded the job's end and released the lease since. Only the record
+	// read under the lease says whether the job still runs.
+	cur, _, err := a.jobs.Get(ctx, rec.Name)
+	if err != nil || cur.State != cluster.JobRunning {
+		a.log.Info().Str("job", rec.Name).Str("state", cur.State).AnErr("read_error", err).
+			Msg("not taking the job over: it ended before this node won its lease")
+		a.release(ctx, rec.Name)
+		return
+	}
+	rec = cur
 	a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", act.Epoch).
 		Msg("taking over the coordination of the job from its latest checkpoint")
 	old := rec.Coordinator

@@ -1,0 +1,74 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/internal/poll"
+)
+
+// TestAgentDoesNotAdoptAJobThatEndedAfterTheListing attacks the window
+// between listing the job registry and winning a job's lease: the listing
+// shows the job running, but its coordinator has since recorded its end and
+// released the lease. The agent wins the lease, yet must not restart the
+// job from its latest checkpoint (a cancelled job that came back to life
+// seen in a two-node cluster test); it gives the lease up and leaves the
+// record as it is.
+func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
+	s := startNATS(t)
+	nc := connect(t, s)
+	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
+	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
+		t.Fatal("agent a does not see itself")
+	}
+	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	checkpointed := func() bool {
+		st := a.Status(time.Now())
+		return len(st.Jobs) == 1 && len(st.Jobs[0].Checkpoints) >= 1
+	}
+	if !poll.Until(60*time.Second, 10*time.Millisecond, checkpointed) {
+		t.Fatalf("no checkpoint of the unbounded job: %+v", a.Status(time.Now()))
+	}
+	running, _, err := a.jobs.Get(ctx, "keycount")
+	if err != nil || running.State != cluster.JobRunning {
+		t.Fatalf("record of the running job: %+v (%v)", running, err)
+	}
+	if _, err := nc.RequestWithContext(ctx, CancelSubject, Encode(CancelRequest{Job: "keycount"})); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	var rec cluster.JobRecord
+	ended := func() bool {
+		rec, _, err = a.jobs.Get(ctx, "keycount")
+		return err == nil && rec.State == cluster.JobCancelled && len(a.coordJobs()) == 0
+	}
+	if !poll.Until(60*time.Second, 10*time.Millisecond, ended) {
+		t.Fatalf("job not cancelled: %+v (%v), coordinating %d", rec, err, len(a.coordJobs()))
+	}
+	lease, _, err := a.leases.Get(ctx, "keycount")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The stale listing: the job as it was before it ended.
+	a.adopt(running, "")
+
+	if n := len(a.coordJobs()); n != 0 {
+		t.Fatalf("the agent coordinates %d job(s) after adopting a stale record of a cancelled job", n)
+	}
+	after, _, err := a.jobs.Get(ctx, "keycount")
+	if err != nil || after.State != cluster.JobCancelled {
+		t.Fatalf("record after the stale adoption: %+v (%v), want it still cancelled", after, err)
+	}
+	// The lease won for the attempt was given up again: another node can
+	// take it at once, at a larger epoch.
+	now, _, err := a.leases.Get(ctx, "keycount")
+	if err != nil || now.Node != "" || now.Epoch <= lease.Epoch {
+		t.Fatalf("lease after the stale adoption: %+v (%v), before %+v: want released at a larger epoch", now, err, lease)
+	}
+}
