@@ -14,18 +14,8 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// concurrent is how many checkpoints runSizeLimited keeps in flight: two,
-// but one in unaligned mode, where the fallback to alignment does not
-// support several yet (TestSizeLimitRefusesConcurrentUnaligned).
-func concurrent(mode weir.CheckpointMode) int {
-	if mode == weir.CheckpointUnaligned {
-		return 1
-	}
-	return 2
-}
-
 // runSizeLimited runs a backpressured keycount with checkpoints every 5 ms,
-// two in flight (one in unaligned mode), in mode with MaxInflightBytes limit (and chaos kills if
+// two in flight, in mode with MaxInflightBytes limit (and chaos kills if
 // kill > 0), checks the output is exactly once (and, without kills, that no
 // task failed) and returns the result and the run's log.
 func runSizeLimited(t *testing.T, mode weir.CheckpointMode, limit int64, n int64, sleepMs float64, kill time.Duration) (*weir.Result, string) {
@@ -40,7 +30,7 @@ func runSizeLimited(t *testing.T, mode weir.CheckpointMode, limit int64, n int64
 	sup := weir.DefaultSupervision()
 	sup.MaxRestarts = 1000
 	sup.ChaosKillEvery, sup.ChaosSeed = kill, 7
-	cc := weir.CheckpointConfig{Mode: mode, Interval: 5 * time.Millisecond, MaxInflightBytes: limit, MaxConcurrent: concurrent(mode),
+	cc := weir.CheckpointConfig{Mode: mode, Interval: 5 * time.Millisecond, MaxInflightBytes: limit, MaxConcurrent: 2,
 		StateDir: filepath.Join(dir, "state")}
 	var logs logbuf.Buffer
 	logger := zerolog.New(&logs).Level(zerolog.DebugLevel)
@@ -82,8 +72,11 @@ func TestAlignedCheckpointSwitchesOnBufferedBytes(t *testing.T) {
 }
 
 // TestUnalignedCheckpointFallsBackToAlignment: unaligned checkpoints of a
-// backpressured job with --max-inflight-bytes 2kB fall back to alignment on inputs whose overtaken data is larger,
-// say so, and no task fails (no barrier reaches a task out of order).
+// backpressured job with --max-inflight-bytes 2kB and two checkpoints in
+// flight fall back to alignment on inputs whose overtaken data is larger,
+// say so, and no task fails (no barrier reaches a task out of order; the
+// deterministic form of what this run once hit in about 1 of 12 runs is
+// actors' TestTaskHoldsInputForNewerFallenBackBarrier).
 func TestUnalignedCheckpointFallsBackToAlignment(t *testing.T) {
 	t.Parallel()
 	res, log := runSizeLimited(t, weir.CheckpointUnaligned, 2000, 100000, 0.01, 0)
@@ -98,20 +91,4 @@ func TestUnalignedCheckpointFallsBackToAlignment(t *testing.T) {
 		inflight += c.InflightBytes
 	}
 	t.Logf("%d checkpoints, %d kills, %d bytes of channel state in all", len(res.Checkpoints), res.Kills, inflight)
-}
-
-// TestSizeLimitRefusesConcurrentUnaligned: a size limit in unaligned mode
-// with two checkpoints in flight is refused before anything runs, saying
-// why.
-func TestSizeLimitRefusesConcurrentUnaligned(t *testing.T) {
-	g, err := keycount.Build(keycount.Config{Records: 10, Keys: 2, Parallelism: 1, Out: filepath.Join(t.TempDir(), "out.jsonl")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: time.Second, MaxInflightBytes: 1000, MaxConcurrent: 2,
-		StateDir: filepath.Join(t.TempDir(), "state")}
-	_, err = weir.Run(context.Background(), g, weir.WithCheckpoints(cc))
-	if err == nil || !strings.Contains(err.Error(), "one checkpoint in flight at a time") {
-		t.Fatalf("Run: %v, want the combination refused", err)
-	}
 }

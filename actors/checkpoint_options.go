@@ -65,12 +65,6 @@ func (c CheckpointOptions) validate() error {
 		return fmt.Errorf("max in-flight bytes %d must not be negative", c.MaxInflightBytes)
 	case c.MaxConcurrent < 0:
 		return fmt.Errorf("max concurrent checkpoints %d must not be negative", c.MaxConcurrent)
-	case c.MaxInflightBytes > 0 && c.Mode == barriers.Unaligned && c.MaxConcurrent > 1:
-		// An overtaking barrier sent back to in-order delivery while another
-		// checkpoint is in flight can reach its task after data behind it
-		// (a protocol violation the task fails on, about 1 run in 12 of
-		// TestUnalignedCheckpointFallsBackToAlignment with 2 in flight).
-		return fmt.Errorf("max in-flight bytes in unaligned mode needs one checkpoint in flight at a time (got %d): falling back to alignment with several in flight is not supported yet", c.MaxConcurrent)
 	case c.AlignedTimeout < 0:
 		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
 	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:

@@ -261,14 +261,22 @@ func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
 // dumpChannel asks a channel actor for its state.
 func dumpChannel(t *testing.T, n *Node, pid *actor.PID) ChannelDump {
 	t.Helper()
-	reply := make(chan ChannelDump, 1)
-	n.system.Root.Send(pid, &dumpChannelMsg{reply: reply})
+	return ask(t, n, pid, func(reply chan ChannelDump) any { return &dumpChannelMsg{reply: reply} })
+}
+
+// ask sends pid the message msg makes around a reply channel and waits for
+// the answer, failing after shellDeadline.
+func ask[T any](t *testing.T, n *Node, pid *actor.PID, msg func(chan T) any) T {
+	t.Helper()
+	reply := make(chan T, 1)
+	n.system.Root.Send(pid, msg(reply))
 	select {
 	case d := <-reply:
 		return d
 	case <-time.After(shellDeadline):
-		t.Fatalf("channel %s did not answer within %v", pid.Id, shellDeadline)
-		return ChannelDump{}
+		t.Fatalf("%s did not answer within %v", pid.Id, shellDeadline)
+		var zero T
+		return zero
 	}
 }
 

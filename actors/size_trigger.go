@@ -31,40 +31,6 @@ type recordSizes struct {
 	// queued behind the barrier (the report may come before the barrier is
 	// handed to the aligner, which then reads it).
 	queued []int
-	// hold is per input the checkpoint and last seq of a barrier that fell
-	// back to alignment there: buffers after it were delivered already (the
-	// barrier had overtaken them) and wait until the barrier is handled and
-	// the input unblocked.
-	hold []heldInput
-}
-
-// heldInput is a barrier an input waits for before going past LastSeq.
-type heldInput struct {
-	id, lastSeq uint64
-}
-
-// holds says input i must not process buffer seq yet.
-func (s *recordSizes) holds(i int, seq uint64) bool {
-	return i < len(s.hold) && s.hold[i].id != 0 && seq > s.hold[i].lastSeq
-}
-
-// release ends the holds of inputs (unblocked, or their barrier handled
-// overtaking).
-func (s *recordSizes) release(inputs ...int) {
-	for _, i := range inputs {
-		if i < len(s.hold) {
-			s.hold[i] = heldInput{}
-		}
-	}
-}
-
-// releaseCheckpoint ends the holds for checkpoint id (aborted).
-func (s *recordSizes) releaseCheckpoint(id uint64) {
-	for i, h := range s.hold {
-		if h.id == id {
-			s.hold[i] = heldInput{}
-		}
-	}
 }
 
 // learn measures input i's record size from b once.
@@ -84,7 +50,7 @@ func (s *recordSizes) learn(t *task, i int, b *Buffer) {
 // size fits the per-input slices to n inputs.
 func (s *recordSizes) size(n int) {
 	if len(s.perRecord) != n {
-		s.perRecord, s.queued, s.hold = make([]float64, n), make([]int, n), make([]heldInput, n)
+		s.perRecord, s.queued = make([]float64, n), make([]int, n)
 	}
 }
 
@@ -147,8 +113,6 @@ func (s *recordSizes) forgetQueued(inputs []int) {
 func (t *task) alignInput(ctx actor.Context, a barriers.AlignInput) {
 	t.log.Info().Uint64("checkpoint", a.ID).Int("input", a.Input).Str("reason", a.Reason).
 		Msg("falls back to alignment on input")
-	t.sizes.size(len(t.in.chans))
-	t.sizes.hold[a.Input] = heldInput{id: a.ID, lastSeq: a.LastSeq}
 	ctx.Send(t.in.chans[a.Input].pid, &alignBarrierMsg{id: a.ID, lastSeq: a.LastSeq})
 }
 
@@ -252,4 +216,11 @@ func (c *channel) reportBlocked(ctx actor.Context) {
 		records += b.Records.Len()
 	}
 	ctx.Send(c.consumer, &blockedQueueMsg{input: c.input, records: records})
+}
+
+// heldBack says input i must keep buffer seq: a barrier that fell back to
+// alignment there has not come again and seq is after it (the aligner owns
+// the hold; see barriers.Aligner.Holds).
+func (t *task) heldBack(i int, seq uint64) bool {
+	return t.aligner != nil && t.aligner.Holds(i, seq)
 }

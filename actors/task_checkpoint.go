@@ -137,10 +137,8 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 					ck.capture(a.Input, b)
 				}
 			}
-			t.sizes.release(a.Input) // its barrier is in: what follows is after it
 		case barriers.Unblock:
 			t.sizes.forgetQueued(a.Inputs)
-			t.sizes.release(a.Inputs...)
 			for _, i := range a.Inputs {
 				ctx.Send(t.in.chans[i].pid, &unblockMsg{id: a.ID})
 			}
@@ -161,7 +159,6 @@ func (t *task) carryOut(ctx actor.Context, acts []barriers.Action, overtaken []*
 		case barriers.Aborted:
 			t.releaseTimer(a.ID)
 			t.dropCheckpoint(a.ID)
-			t.sizes.releaseCheckpoint(a.ID)
 		case barriers.Ignored:
 			t.log.Debug().Uint64("checkpoint", a.ID).Int("input", a.Input).Msg("stale barrier ignored")
 		}

@@ -99,7 +99,7 @@ func (in *inputs) take(t *task, i int, round uint64) bool {
 		c.cur, c.curReplay = c.replay[0], true
 		c.replay[0] = nil
 		c.replay = c.replay[1:]
-	case len(c.pending) > 0 && round == 0 && !t.rescalePaused(i) && !t.sizes.holds(i, c.pending[0].Seq):
+	case len(c.pending) > 0 && round == 0 && !t.rescalePaused(i) && !t.heldBack(i, c.pending[0].Seq):
 		c.cur, c.curReplay = c.pending[0], false
 		c.pending[0] = nil
 		c.pending = c.pending[1:]

@@ -47,6 +47,16 @@ type Aligner struct {
 
 	// capturedBy lists the checkpoints OnBuffer last reported a capture for.
 	capturedBy []uint64
+
+	// held is per input the barrier that fell back to alignment there
+	// (AlignInput) and has not come again: the input's data after its
+	// lastSeq waits for it (Holds). Zero id: none.
+	held []heldBarrier
+}
+
+// heldBarrier is a barrier sent back to in-order delivery on an input.
+type heldBarrier struct {
+	id, lastSeq uint64
 }
 
 // inProgress is one checkpoint a task is working on.
@@ -79,6 +89,7 @@ func NewAligner(cfg Config) (*Aligner, error) {
 		processed:    make([]uint64, cfg.Inputs),
 		blocked:      make([]uint64, cfg.Inputs),
 		blockedBytes: make([]int64, cfg.Inputs),
+		held:         make([]heldBarrier, cfg.Inputs),
 	}
 	copy(a.processed, cfg.ConsumedSeqs)
 	a.cfg.ConsumedSeqs = nil // the caller keeps its slice
@@ -125,6 +136,10 @@ func (a *Aligner) OnBuffer(input int, seq uint64) (capture bool, err error) {
 	if b := a.blocked[input]; b != 0 {
 		return false, fmt.Errorf("buffer %d on input %d blocked at barrier %d: %w", seq, input, b, ErrProtocol)
 	}
+	if h := a.held[input]; h.id != 0 && seq > h.lastSeq {
+		return false, fmt.Errorf("buffer %d on input %d after barrier %d (last seq %d) that fell back to alignment and has not come again: %w",
+			seq, input, a.held[input].id, a.held[input].lastSeq, ErrProtocol)
+	}
 	if want := a.processed[input] + 1; seq != want {
 		return false, fmt.Errorf("buffer %d on input %d, expected %d: %w", seq, input, want, ErrProtocol)
 	}
@@ -136,6 +151,34 @@ func (a *Aligner) OnBuffer(input int, seq uint64) (capture bool, err error) {
 		}
 	}
 	return len(a.capturedBy) > 0, nil
+}
+
+// Holds says the task must not take buffer seq from input now: the input is
+// blocked at an aligned barrier, or a barrier that fell back to alignment
+// there (AlignInput) has not come again and seq is after its lastSeq. The
+// channel delivered that data already (the barrier had overtaken it); the
+// task keeps it until the barrier arrives, in order or overtaking after a
+// switch, and the input is not blocked, or until its checkpoint ends. A
+// barrier of another checkpoint that unblocks the input (an older one sent
+// back before and ignored now) does not release it.
+func (a *Aligner) Holds(input int, seq uint64) bool {
+	if uint(input) >= uint(len(a.held)) {
+		return false
+	}
+	h := a.held[input]
+	return a.blocked[input] != 0 || (h.id != 0 && seq > h.lastSeq)
+}
+
+// hold makes input keep its data after lastSeq until barrier id comes again.
+func (a *Aligner) hold(input int, id, lastSeq uint64) {
+	a.held[input] = heldBarrier{id: id, lastSeq: lastSeq}
+}
+
+// release ends the hold of input if it is for barrier id or an older one.
+func (a *Aligner) release(input int, id uint64) {
+	if h := a.held[input]; h.id != 0 && h.id <= id {
+		a.held[input] = heldBarrier{}
+	}
 }
 
 // CapturedBy lists, ascending, the checkpoints whose channel state the buffer
@@ -189,6 +232,11 @@ func (a *Aligner) finish(ck *inProgress) {
 	a.see(ck.id)
 	a.cks = slices.DeleteFunc(a.cks, func(c *inProgress) bool { return c == ck })
 	a.unblock(ck.id)
+	for i, h := range a.held {
+		if h.id == ck.id {
+			a.held[i] = heldBarrier{}
+		}
+	}
 	a.free = append(a.free, ck)
 }
 

@@ -105,6 +105,7 @@ func (a *Aligner) onBarrier(input int, id uint64, lastSeq uint64, overtook, fina
 	}
 	ck.arrived[input] = true
 	ck.nArrived++
+	a.release(input, id) // it came again: the input's data after it may go on
 	if ck.phase == capturing {
 		acts = append(acts, CaptureOvertaken{ID: id, Input: input, AfterSeq: a.processed[input]})
 		if (a.cfg.Mode == Aligned || a.cfg.MaxInflightBytes > 0) && !overtook {

@@ -29,6 +29,7 @@ func (a *Aligner) Rebuild(consumed []uint64) error {
 	a.processed = append(make([]uint64, 0, len(consumed)), consumed...)
 	a.blocked = make([]uint64, len(consumed))
 	a.blockedBytes = make([]int64, len(consumed))
+	a.held = make([]heldBarrier, len(consumed))
 	a.free = nil // sized for the old inputs
 	return nil
 }

@@ -83,6 +83,15 @@ func runCommand(t *testing.T, c *scripttest.Command, ap **Aligner) []string {
 		return []string{"-"}
 	case "inflight":
 		return []string{fmt.Sprint(a.InProgressIDs())}
+	case "holds":
+		in := c.Int("in")
+		var held []string
+		for seq := c.Uint64("from"); seq <= c.Uint64("to"); seq++ {
+			if a.Holds(in, seq) {
+				held = append(held, strconv.FormatUint(seq, 10))
+			}
+		}
+		return []string{"held [" + strings.Join(held, " ") + "]"}
 	case "buffers":
 		in := c.Int("in")
 		var captured []string

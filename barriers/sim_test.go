@@ -48,6 +48,7 @@ type simInput struct {
 	blocked  bool            // aligned channel stopped after an in-order barrier
 	overtake map[uint64]bool // barrier ids switched to overtaking delivery
 	inOrder  map[uint64]bool // barrier ids sent back to in-order delivery (AlignInput)
+	passed   map[uint64]bool // barrier ids the channel overtook with before one was sent back
 	inject   []uint64        // barrier ids the producer must inject, in order
 }
 
@@ -68,6 +69,14 @@ type sim struct {
 	cfg   Config
 	a     *Aligner
 	now   time.Duration
+	// overtaking makes the channels deliver barriers overtaking in Aligned
+	// mode too, as a task of an unaligned job sees them: its aligner starts
+	// aligned, and every overtaking barrier switches its checkpoint.
+	overtaking bool
+	// passRequeued makes barriers queued behind one that falls back to
+	// alignment reach the task before it comes again, as when its channel
+	// had sent them overtaking before it learnt of the fallback.
+	passRequeued bool
 
 	in        []*simInput
 	processed []uint64
@@ -99,7 +108,7 @@ func newSim(t testing.TB, where string, cfg Config) *sim {
 	s := &sim{t: t, where: where, cfg: cfg, a: a, processed: make([]uint64, cfg.Inputs),
 		cks: map[uint64]*simCheckpoint{}, curInput: -1}
 	for range cfg.Inputs {
-		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}, inOrder: map[uint64]bool{}})
+		s.in = append(s.in, &simInput{overtake: map[uint64]bool{}, inOrder: map[uint64]bool{}, passed: map[uint64]bool{}})
 	}
 	return s
 }
@@ -180,19 +189,38 @@ func (s *sim) deliverNotice() bool {
 	return true
 }
 
-func (s *sim) canProcess(j int) bool {
+// next returns the position of the buffer input j would process next, -1 if
+// none. A barrier sent back to in-order delivery (AlignInput) does not stop
+// the data behind it, which its channel delivered already (the barrier had
+// overtaken it): the Aligner says whether it must wait (Holds), as the task
+// asks it.
+func (s *sim) next(j int) int {
 	in := s.in[j]
-	return !in.blocked && len(in.queue) > 0 && in.queue[0].barrier == 0
+	for p, it := range in.queue {
+		switch {
+		case it.barrier == 0:
+			if s.a.Holds(j, it.seq) {
+				return -1
+			}
+			return p
+		case !in.inOrder[it.barrier]:
+			return -1
+		}
+	}
+	return -1
 }
+
+func (s *sim) canProcess(j int) bool { return s.next(j) >= 0 }
 
 // process makes the task process the next buffer of input j.
 func (s *sim) process(j int) bool {
-	if !s.canProcess(j) {
+	p := s.next(j)
+	if p < 0 {
 		return false
 	}
 	in := s.in[j]
-	seq := in.queue[0].seq
-	in.queue = in.queue[1:]
+	seq := in.queue[p].seq
+	in.queue = slices.Delete(in.queue, p, p+1)
 	capture, err := s.a.OnBuffer(j, seq)
 	if err != nil {
 		s.fatalf("OnBuffer(%d, %d): %v", j, seq, err)
@@ -215,14 +243,33 @@ func (s *sim) process(j int) bool {
 	return true
 }
 
-// barrierAt returns the position of the first barrier queued on input j.
+// barrierAt returns the position of the first barrier queued on input j
+// the channel may deliver: a barrier sent back to in-order delivery is
+// passed by a newer one the channel had sent overtaking before (passed).
 func (s *sim) barrierAt(j int) int {
-	for p, it := range s.in[j].queue {
-		if it.barrier != 0 {
-			return p
+	in := s.in[j]
+	for p, it := range in.queue {
+		if it.barrier == 0 {
+			continue
 		}
+		if in.inOrder[it.barrier] && !in.overtake[it.barrier] && s.passedAfter(j, p) {
+			continue
+		}
+		return p
 	}
 	return -1
+}
+
+// passedAfter says the next barrier queued on input j after position p was
+// already on its way overtaking when an older one was sent back.
+func (s *sim) passedAfter(j, p int) bool {
+	in := s.in[j]
+	for _, it := range in.queue[p+1:] {
+		if it.barrier != 0 {
+			return in.passed[it.barrier] && s.overtakes(j, it.barrier)
+		}
+	}
+	return false
 }
 
 // overtakes says if input j's channel delivers barrier id overtaking.
@@ -231,7 +278,7 @@ func (s *sim) overtakes(j int, id uint64) bool {
 	if in.overtake[id] {
 		return true
 	}
-	return s.cfg.Mode == Unaligned && !in.inOrder[id]
+	return (s.cfg.Mode == Unaligned || s.overtaking) && !in.inOrder[id]
 }
 
 func (s *sim) canDeliver(j int) bool {
@@ -256,7 +303,9 @@ func (s *sim) deliver(j int, inOrder bool) bool {
 	overtook := s.overtakes(j, b.barrier) && !(p == 0 && inOrder)
 	var copies []uint64
 	for _, it := range in.queue[:p] {
-		copies = append(copies, it.seq)
+		if it.barrier == 0 {
+			copies = append(copies, it.seq)
+		}
 	}
 	in.queue = slices.Delete(in.queue, p, p+1)
 	if !overtook && (s.cfg.Mode == Aligned || s.cfg.MaxInflightBytes > 0) {
@@ -378,6 +427,15 @@ func (s *sim) apply(acts []Action) {
 			}
 			in.queue = slices.Insert(in.queue, at, simItem{barrier: act.ID, lastSeq: act.LastSeq})
 			s.requeued = true
+			if s.passRequeued {
+				// The channel had already sent the newer barriers queued
+				// behind it overtaking: they reach the task first.
+				for _, it := range in.queue[at+1:] {
+					if it.barrier > act.ID && s.overtakes(act.Input, it.barrier) {
+						in.passed[it.barrier] = true
+					}
+				}
+			}
 		case StartTimer:
 			s.timers = append(s.timers, act)
 		case Complete:
@@ -385,6 +443,9 @@ func (s *sim) apply(acts []Action) {
 		case Aborted:
 			delete(s.cks, act.ID)
 			s.aborts = append(s.aborts, act.ID)
+			// The task declines a checkpoint it dropped: the coordinator
+			// ends it (a no-op if it aborted it itself).
+			s.inflight = slices.DeleteFunc(s.inflight, func(x uint64) bool { return x == act.ID })
 		case Ignored:
 			s.ignored++
 		default:

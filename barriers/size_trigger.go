@@ -62,6 +62,7 @@ func (a *Aligner) alignInput(ck *inProgress, input int, id, lastSeq uint64, byte
 		}
 		ck.heldBack = true
 	}
+	a.hold(input, id, lastSeq)
 	acts = append(acts, AlignInput{ID: id, Input: input, LastSeq: lastSeq, Reason: reason})
 	if isNew && a.cfg.AlignedTimeout > 0 {
 		acts = append(acts, StartTimer{ID: id, At: now + a.cfg.AlignedTimeout})
