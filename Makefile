@@ -49,10 +49,13 @@ bench-backpressure:
 # mode, parallelism and disturbance, the same output demanded of each); 20
 # runs of keycount under actor kills and a seeded random schedule of live
 # rescales. Every run is verified; a failure prints the seed that replays it.
-# All four run even when one fails.
+# The keycount runs are repeated unaligned with several checkpoints in
+# flight and a small size limit, so barriers fall back to alignment while
+# others are in flight. All run even when one fails.
 chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
+	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
