@@ -218,9 +218,10 @@ func (c *channel) reportBlocked(ctx actor.Context) {
 	ctx.Send(c.consumer, &blockedQueueMsg{input: c.input, records: records})
 }
 
-// heldBack says input i must keep buffer seq: a barrier that fell back to
-// alignment there has not come again and seq is after it (the aligner owns
-// the hold; see barriers.Aligner.Holds).
+// heldBack says input i must keep buffer seq for now: the input is blocked
+// at an aligned barrier, or a barrier that fell back to alignment there has
+// not come again and seq is after it (the aligner owns the hold; see
+// barriers.Aligner.Holds).
 func (t *task) heldBack(i int, seq uint64) bool {
 	return t.aligner != nil && t.aligner.Holds(i, seq)
 }

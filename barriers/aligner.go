@@ -138,7 +138,7 @@ func (a *Aligner) OnBuffer(input int, seq uint64) (capture bool, err error) {
 	}
 	if h := a.held[input]; h.id != 0 && seq > h.lastSeq {
 		return false, fmt.Errorf("buffer %d on input %d after barrier %d (last seq %d) that fell back to alignment and has not come again: %w",
-			seq, input, a.held[input].id, a.held[input].lastSeq, ErrProtocol)
+			seq, input, h.id, h.lastSeq, ErrProtocol)
 	}
 	if want := a.processed[input] + 1; seq != want {
 		return false, fmt.Errorf("buffer %d on input %d, expected %d: %w", seq, input, want, ErrProtocol)

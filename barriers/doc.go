@@ -32,4 +32,8 @@
 // overtaken data exceeds it falls back to alignment on its input
 // (AlignInput): the snapshot waits until that input processed its data up to
 // the barrier, so that data is in the snapshot, not in the channel state.
+// The input's data after the barrier, delivered already, waits until the
+// barrier comes again or its checkpoint ends (Holds): with several
+// checkpoints in flight, not until an older barrier sent back before and
+// now ignored unblocks the input.
 package barriers
