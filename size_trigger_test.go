@@ -92,3 +92,18 @@ func TestUnalignedCheckpointFallsBackToAlignment(t *testing.T) {
 	}
 	t.Logf("%d checkpoints, %d kills, %d bytes of channel state in all", len(res.Checkpoints), res.Kills, inflight)
 }
+
+// TestUnalignedSizeLimitExactlyOnceUnderKills: the same job with actor
+// kills every 100 ms: unaligned checkpoints, two in flight, falling back to
+// alignment over 2 kB, restore to exactly-once output.
+func TestUnalignedSizeLimitExactlyOnceUnderKills(t *testing.T) {
+	t.Parallel()
+	res, log := runSizeLimited(t, weir.CheckpointUnaligned, 2000, 100000, 0.01, 100*time.Millisecond)
+	if res.Kills == 0 || res.Restarts == 0 {
+		t.Fatalf("%d kills and %d restarts: the run was not disturbed", res.Kills, res.Restarts)
+	}
+	if !strings.Contains(log, "falls back to alignment on input") {
+		t.Fatalf("no fallback to alignment in the run:\n%s", log)
+	}
+	t.Logf("%d checkpoints, %d kills, %d restarts, at most %d in flight", len(res.Checkpoints), res.Kills, res.Restarts, res.MaxCheckpointsInFlight)
+}
