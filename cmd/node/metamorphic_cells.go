@@ -10,11 +10,18 @@ import (
 // The dimensions of the metamorphic check: every cell runs the same job on
 // the same input and must commit the same output.
 var (
-	metaJobs          = []string{"keycount", "keysum"}
-	metaModes         = []string{"none", "aligned", "aligned-1ms", "unaligned"}
-	metaParallelisms  = []int{1, 2, 4}
-	metaDisturbances  = []string{"no-chaos", "actor-kills", "kill-restore-latest", "kill-restore-older"}
-	metaModeArgs      = map[string][]string{"none": {"--checkpoint-mode", "none"}, "aligned": {"--checkpoint-mode", "aligned"}, "aligned-1ms": {"--checkpoint-mode", "aligned", "--aligned-timeout", "1ms"}, "unaligned": {"--checkpoint-mode", "unaligned"}}
+	metaJobs         = []string{"keycount", "keysum"}
+	metaModes        = []string{"none", "aligned", "aligned-1ms", "unaligned", "unaligned-c2-4KiB"}
+	metaParallelisms = []int{1, 2, 4}
+	metaDisturbances = []string{"no-chaos", "actor-kills", "kill-restore-latest", "kill-restore-older"}
+	metaModeArgs     = map[string][]string{
+		"none":        {"--checkpoint-mode", "none"},
+		"aligned":     {"--checkpoint-mode", "aligned"},
+		"aligned-1ms": {"--checkpoint-mode", "aligned", "--aligned-timeout", "1ms"},
+		"unaligned":   {"--checkpoint-mode", "unaligned"},
+		// Two checkpoints in flight and a size limit over which barriers fall back to alignment.
+		"unaligned-c2-4KiB": {"--checkpoint-mode", "unaligned", "--max-concurrent-checkpoints", "2", "--max-inflight-bytes", "4KiB"},
+	}
 	metaSkipNoneCause = "mode none has no checkpoints to recover from"
 )
 
