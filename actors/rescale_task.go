@@ -33,6 +33,8 @@ type taskRescale struct {
 	handoff   *rescaleHandoffMsg
 	// barred are the inputs whose barrier the machine took.
 	barred []int
+	// encoding are the handoffs whose frozen groups are being encoded.
+	encoding []*handoffInFlight
 }
 
 // onRescaleMsg handles the live-rescale messages. A stopping task takes
@@ -69,6 +71,8 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 				t.fail(err)
 			}
 		}
+	case *rescaleHandoffEncodedMsg:
+		t.rescaleHandoffEncoded(ctx, m)
 	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
 		if t.rs == nil {
 			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
@@ -349,10 +353,22 @@ func (t *task) rescaleSetAside(a rescale.SetAside) {
 }
 
 // rescaleHandoff sends groups' state and the records set aside for them to
-// their new owner, and drops them here.
+// their new owner, and drops them here. The state is encoded off the task's
+// goroutine when the instance can freeze it (rescaleHandoffAsync), so the
+// groups that stay never pause for it.
 func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
 	rs := t.rs
+	if a.To < 0 || a.To >= len(rs.peers) || rs.peers[a.To] == nil {
+		t.fail(fmt.Errorf("rescale: hand off to instance %d, which is not running", a.To))
+	}
 	m := &rescaleHandoffMsg{from: t.instance, groups: a.Groups, records: map[int][]heldBatch{}}
+	for _, g := range a.Groups {
+		m.records[g] = rs.aside[g]
+		delete(rs.aside, g)
+	}
+	if t.rescaleHandoffAsync(ctx, a.To, m) {
+		return
+	}
 	if mover, ok := t.inst.(plan.GroupMover); ok {
 		blobs, err := mover.ExportGroups(a.Groups)
 		if err != nil {
@@ -365,14 +381,12 @@ func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
 	} else if t.op.Keyed {
 		t.fail(fmt.Errorf("rescale: keyed instance %T cannot hand key groups off", t.inst))
 	}
-	for _, g := range a.Groups {
-		m.records[g] = rs.aside[g]
-		delete(rs.aside, g)
-	}
-	if a.To < 0 || a.To >= len(rs.peers) || rs.peers[a.To] == nil {
-		t.fail(fmt.Errorf("rescale: hand off to instance %d, which is not running", a.To))
-	}
-	ctx.Send(rs.peers[a.To], m)
+	t.rescaleSendHandoff(ctx, a.To, m)
+}
+
+// rescaleSendHandoff sends a handoff to instance to.
+func (t *task) rescaleSendHandoff(ctx actor.Context, to int, m *rescaleHandoffMsg) {
+	ctx.Send(t.rs.peers[to], m)
 }
 
 // rescaleRestore installs the state of the handoff being carried out and
