@@ -27,11 +27,15 @@ type encodeHold struct {
 }
 
 // heldCount is a count whose encoding stops at its hold point, if it has
-// one and the point is armed.
+// one and the point is armed, and whose decoding stops at decodeHold's,
+// once armed.
 type heldCount struct {
 	N  int64
 	at *encodeHold
 }
+
+// decodeHold is where the decoding of any heldCount stops, once armed.
+var decodeHold atomic.Pointer[encodeHold]
 
 func (v heldCount) EncodeMsgpack(e *msgpack.Encoder) error {
 	if v.at != nil && v.at.armed.CompareAndSwap(true, false) {
@@ -42,6 +46,10 @@ func (v heldCount) EncodeMsgpack(e *msgpack.Encoder) error {
 }
 
 func (v *heldCount) DecodeMsgpack(d *msgpack.Decoder) error {
+	if at := decodeHold.Load(); at != nil && at.armed.CompareAndSwap(true, false) {
+		close(at.entered)
+		<-at.hold
+	}
 	n, err := d.DecodeInt64()
 	v.N = n
 	return err
@@ -54,27 +62,50 @@ func (v *heldCount) DecodeMsgpack(d *msgpack.Decoder) error {
 // Before, the old owner encoded the groups it handed off on its own
 // goroutine, and every group it kept paused for as long as that took.
 func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
+	heldHandoff(t, 2, 3, false)
+}
+
+// TestLiveRescaleUnmovedGroupsFlowWhileHandoffDecodes rescales count 3 → 2
+// while the decoding of a key group that moves from instance 2 is held at
+// its new owner: the new owner must go on counting the keys of its own
+// groups meanwhile. Before, it decoded the handed-off state on its own
+// goroutine.
+func TestLiveRescaleUnmovedGroupsFlowWhileHandoffDecodes(t *testing.T) {
+	heldHandoff(t, 3, 2, true)
+}
+
+// heldHandoff rescales count from → to while the handoff of the first key
+// group that moves from the last instance that stays is held in its
+// encoding (at the old owner), or in its decoding at the new owner (decode);
+// the instance holding it must count the keys of its other groups
+// meanwhile.
+func heldHandoff(t *testing.T, from, to int, decode bool) {
 	const maxP, flowing = weir.DefaultMaxParallelism, 2000
-	before, err := keygroups.Contiguous(maxP, 2)
+	before, err := keygroups.Contiguous(maxP, from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, _, err := before.Rescale(3)
+	after, _, err := before.Rescale(to)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The held key's group moves from instance 0; the others stay there.
+	// The held key's group moves; the others stay on the instance that
+	// holds the handoff (the old owner, or with decode the new one).
 	var heldKey string
 	var stay []string
+	holder := -1
 	for i := 0; len(stay) < 64 || heldKey == ""; i++ {
 		k := fmt.Sprintf("k%d", i)
 		g := keygroups.KeyGroup(k, maxP)
 		switch {
-		case before.Owner(g) != 0:
-		case after.Owner(g) == 0:
-			stay = append(stay, k)
-		case heldKey == "":
+		case heldKey == "" && before.Owner(g) != after.Owner(g) && (decode || before.Owner(g) < to):
 			heldKey = k
+			if holder = before.Owner(g); decode {
+				holder = after.Owner(g)
+			}
+			stay = stay[:0]
+		case heldKey != "" && before.Owner(g) == holder && after.Owner(g) == holder:
+			stay = append(stay, k)
 		}
 	}
 	at := &encodeHold{entered: make(chan struct{}), hold: make(chan struct{})}
@@ -96,12 +127,18 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 		return stay[i%int64(len(stay))]
 	})
 	counts := weir.NewValueState[heldCount](g, "count")
+	if decode {
+		decodeHold.Store(at)
+		t.Cleanup(func() { decodeHold.Store(nil) })
+	}
 	out := weir.Process(weir.KeyBy(src, func(k string) string { return k }), "count",
 		func(ctx *weir.KeyedContext[string], k string, out *weir.Emitter[int64]) error {
 			c := counts.Get(ctx)
 			c.N++
 			if k == heldKey {
-				c.at = at
+				if !decode {
+					c.at = at
+				}
 				heldSeen.Store(true)
 			} else {
 				stayed.Add(1)
@@ -109,7 +146,7 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 			counts.Set(ctx, c)
 			out.Emit(c.N)
 			return nil
-		}, weir.WithState(counts), weir.Parallelism(2))
+		}, weir.WithState(counts), weir.Parallelism(from))
 	weir.ToSink(out, "sink", weir.DiscardSink[int64](nil))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,7 +184,7 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 	at.armed.Store(true)
 	rescaled := make(chan error, 1)
 	go func() {
-		_, err := j.Rescale(context.Background(), map[string]int{"count": 3})
+		_, err := j.Rescale(context.Background(), map[string]int{"count": to})
 		rescaled <- err
 	}()
 	select {
@@ -155,16 +192,16 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 	case err := <-rescaled:
 		t.Fatalf("the rescale ended before the handoff was encoded: %v", err)
 	case <-time.After(endDeadline):
-		t.Fatalf("the handoff's encoding did not reach the held count within %v", endDeadline)
+		t.Fatalf("the handoff did not reach the held count within %v", endDeadline)
 	}
-	from := stayed.Load()
-	if !poll.Until(endDeadline, poll.Every, func() bool { return stayed.Load() >= from+flowing }) {
-		t.Fatalf("instance 0 counted %d records of the groups it keeps while the handoff's encoding was held, want ≥ %d: they paused",
-			stayed.Load()-from, flowing)
+	counted := stayed.Load()
+	if !poll.Until(endDeadline, poll.Every, func() bool { return stayed.Load() >= counted+flowing }) {
+		t.Fatalf("instance %d counted %d records of its other groups while the handoff was held, want ≥ %d: they paused",
+			holder, stayed.Load()-counted, flowing)
 	}
 	select {
 	case err := <-rescaled:
-		t.Fatalf("the rescale ended while the handoff's encoding was held: %v", err)
+		t.Fatalf("the rescale ended while the handoff was held: %v", err)
 	default:
 	}
 	release()
@@ -174,6 +211,6 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 			t.Fatalf("rescale: %v", err)
 		}
 	case <-time.After(endDeadline):
-		t.Fatalf("the rescale did not end within %v of the encoding going on", endDeadline)
+		t.Fatalf("the rescale did not end within %v of the handoff going on", endDeadline)
 	}
 }

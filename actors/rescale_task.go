@@ -33,8 +33,11 @@ type taskRescale struct {
 	handoff   *rescaleHandoffMsg
 	// barred are the inputs whose barrier the machine took.
 	barred []int
-	// encoding are the handoffs whose frozen groups are being encoded.
+	// encoding are the handoffs whose frozen groups are being encoded,
+	// staging those received whose state is being decoded.
 	encoding []*handoffInFlight
+	staging  []*rescaleHandoffMsg
+	staged   map[*rescaleHandoffMsg]plan.StagedGroups
 }
 
 // onRescaleMsg handles the live-rescale messages. A stopping task takes
@@ -73,16 +76,27 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 		}
 	case *rescaleHandoffEncodedMsg:
 		t.rescaleHandoffEncoded(ctx, m)
+	case *rescaleHandoffStagedMsg:
+		t.rescaleHandoffStaged(ctx, m)
 	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
 		if t.rs == nil {
 			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
 		}
-		if t.rescaleBusy() {
-			t.rs.deferred = append(t.rs.deferred, m)
+		if h, ok := m.(*rescaleHandoffMsg); ok && t.rescaleStageHandoff(ctx, h) {
 			return
 		}
-		t.rescaleEvent(ctx, m)
+		t.rescaleTake(ctx, m)
 	}
+}
+
+// rescaleTake feeds a barrier, a handoff or a fence to the machine, or keeps
+// it until the buffer in progress is processed.
+func (t *task) rescaleTake(ctx actor.Context, m any) {
+	if t.rescaleBusy() {
+		t.rs.deferred = append(t.rs.deferred, m)
+		return
+	}
+	t.rescaleEvent(ctx, m)
 }
 
 // rescaleBusy reports whether a buffer is in progress (the machine took it,
@@ -172,7 +186,8 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 		t.fail(err)
 	}
 	rs := &taskRescale{m: mach, next: m.next, outputs: m.outputs, peers: m.peers,
-		aside: map[int][]heldBatch{}, carried: map[int][]heldBatch{}, held: map[int][]heldBatch{}, paused: map[int]bool{}}
+		aside: map[int][]heldBatch{}, carried: map[int][]heldBatch{}, held: map[int][]heldBatch{}, paused: map[int]bool{},
+		staged: map[*rescaleHandoffMsg]plan.StagedGroups{}}
 	if len(cfg.Out) > 0 || len(cfg.In) > 0 {
 		rs.groups = make([]plan.RecordGroups, len(t.op.Inputs))
 		for e, edge := range t.op.Inputs {
@@ -394,7 +409,12 @@ func (t *task) rescaleSendHandoff(ctx actor.Context, to int, m *rescaleHandoffMs
 func (t *task) rescaleRestore(a rescale.Restore) {
 	rs := t.rs
 	h := rs.handoff
-	if mover, ok := t.inst.(plan.GroupMover); ok {
+	if staged, ok := rs.staged[h]; ok {
+		delete(rs.staged, h)
+		if err := staged.Commit(); err != nil {
+			t.fail(fmt.Errorf("rescale: restore key groups %v from instance %d: %w", a.Groups, a.From, err))
+		}
+	} else if mover, ok := t.inst.(plan.GroupMover); ok {
 		if err := mover.ImportGroups(a.Groups, h.blobs); err != nil {
 			t.fail(fmt.Errorf("rescale: restore key groups %v from instance %d: %w", a.Groups, a.From, err))
 		}
