@@ -1,9 +1,6 @@
 package weir
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // notOwned marks a key group in keyedInstance.owners that this instance
 // handed off.
@@ -33,28 +30,12 @@ func (t *keyedInstance[T, K, Out]) ExportGroups(groups []int) (map[int][]byte, e
 }
 
 // ImportGroups loads the state of groups handed off by another instance
-// (plan.GroupMover) and owns them from now on.
+// (plan.GroupMover) and owns them from now on: StageGroups and its Commit
+// in one.
 func (t *keyedInstance[T, K, Out]) ImportGroups(groups []int, blobs map[int][]byte) error {
-	for g := range blobs {
-		if !slices.Contains(groups, g) {
-			return fmt.Errorf("operator %q instance %d: state of key group %d, which is not among those handed off", t.name, t.ctx.instance, g)
-		}
+	staged, err := t.StageGroups(groups, blobs)
+	if err != nil {
+		return err
 	}
-	for _, g := range groups {
-		if g < 0 || g >= len(t.owners) {
-			return fmt.Errorf("operator %q instance %d: import key group %d of %d", t.name, t.ctx.instance, g, len(t.owners))
-		}
-		if t.backend.GroupLen(g) > 0 {
-			return fmt.Errorf("operator %q instance %d: import key group %d, which holds state here already", t.name, t.ctx.instance, g)
-		}
-	}
-	for _, g := range groups {
-		if blob, ok := blobs[g]; ok {
-			if err := t.backend.RestoreGroup(g, blob); err != nil {
-				return fmt.Errorf("operator %q: import key group %d: %w", t.name, g, err)
-			}
-		}
-		t.owners[g] = int32(t.ctx.instance)
-	}
-	return nil
+	return staged.Commit()
 }

@@ -33,6 +33,11 @@ type taskRescale struct {
 	handoff   *rescaleHandoffMsg
 	// barred are the inputs whose barrier the machine took.
 	barred []int
+	// encoding are the handoffs whose frozen groups are being encoded,
+	// staging those received whose state is being decoded.
+	encoding []*handoffInFlight
+	staging  []*rescaleHandoffMsg
+	staged   map[*rescaleHandoffMsg]plan.StagedGroups
 }
 
 // onRescaleMsg handles the live-rescale messages. A stopping task takes
@@ -69,16 +74,29 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 				t.fail(err)
 			}
 		}
+	case *rescaleHandoffEncodedMsg:
+		t.rescaleHandoffEncoded(ctx, m)
+	case *rescaleHandoffStagedMsg:
+		t.rescaleHandoffStaged(ctx, m)
 	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
 		if t.rs == nil {
 			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
 		}
-		if t.rescaleBusy() {
-			t.rs.deferred = append(t.rs.deferred, m)
+		if h, ok := m.(*rescaleHandoffMsg); ok && t.rescaleStageHandoff(ctx, h) {
 			return
 		}
-		t.rescaleEvent(ctx, m)
+		t.rescaleTake(ctx, m)
 	}
+}
+
+// rescaleTake feeds a barrier, a handoff or a fence to the machine, or keeps
+// it until the buffer in progress is processed.
+func (t *task) rescaleTake(ctx actor.Context, m any) {
+	if t.rescaleBusy() {
+		t.rs.deferred = append(t.rs.deferred, m)
+		return
+	}
+	t.rescaleEvent(ctx, m)
 }
 
 // rescaleBusy reports whether a buffer is in progress (the machine took it,
@@ -168,7 +186,8 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 		t.fail(err)
 	}
 	rs := &taskRescale{m: mach, next: m.next, outputs: m.outputs, peers: m.peers,
-		aside: map[int][]heldBatch{}, carried: map[int][]heldBatch{}, held: map[int][]heldBatch{}, paused: map[int]bool{}}
+		aside: map[int][]heldBatch{}, carried: map[int][]heldBatch{}, held: map[int][]heldBatch{}, paused: map[int]bool{},
+		staged: map[*rescaleHandoffMsg]plan.StagedGroups{}}
 	if len(cfg.Out) > 0 || len(cfg.In) > 0 {
 		rs.groups = make([]plan.RecordGroups, len(t.op.Inputs))
 		for e, edge := range t.op.Inputs {
@@ -349,10 +368,22 @@ func (t *task) rescaleSetAside(a rescale.SetAside) {
 }
 
 // rescaleHandoff sends groups' state and the records set aside for them to
-// their new owner, and drops them here.
+// their new owner, and drops them here. The state is encoded off the task's
+// goroutine when the instance can freeze it (rescaleHandoffAsync), so the
+// groups that stay never pause for it.
 func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
 	rs := t.rs
+	if a.To < 0 || a.To >= len(rs.peers) || rs.peers[a.To] == nil {
+		t.fail(fmt.Errorf("rescale: hand off to instance %d, which is not running", a.To))
+	}
 	m := &rescaleHandoffMsg{from: t.instance, groups: a.Groups, records: map[int][]heldBatch{}}
+	for _, g := range a.Groups {
+		m.records[g] = rs.aside[g]
+		delete(rs.aside, g)
+	}
+	if t.rescaleHandoffAsync(ctx, a.To, m) {
+		return
+	}
 	if mover, ok := t.inst.(plan.GroupMover); ok {
 		blobs, err := mover.ExportGroups(a.Groups)
 		if err != nil {
@@ -365,14 +396,12 @@ func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
 	} else if t.op.Keyed {
 		t.fail(fmt.Errorf("rescale: keyed instance %T cannot hand key groups off", t.inst))
 	}
-	for _, g := range a.Groups {
-		m.records[g] = rs.aside[g]
-		delete(rs.aside, g)
-	}
-	if a.To < 0 || a.To >= len(rs.peers) || rs.peers[a.To] == nil {
-		t.fail(fmt.Errorf("rescale: hand off to instance %d, which is not running", a.To))
-	}
-	ctx.Send(rs.peers[a.To], m)
+	t.rescaleSendHandoff(ctx, a.To, m)
+}
+
+// rescaleSendHandoff sends a handoff to instance to.
+func (t *task) rescaleSendHandoff(ctx actor.Context, to int, m *rescaleHandoffMsg) {
+	ctx.Send(t.rs.peers[to], m)
 }
 
 // rescaleRestore installs the state of the handoff being carried out and
@@ -380,7 +409,12 @@ func (t *task) rescaleHandoff(ctx actor.Context, a rescale.Handoff) {
 func (t *task) rescaleRestore(a rescale.Restore) {
 	rs := t.rs
 	h := rs.handoff
-	if mover, ok := t.inst.(plan.GroupMover); ok {
+	if staged, ok := rs.staged[h]; ok {
+		delete(rs.staged, h)
+		if err := staged.Commit(); err != nil {
+			t.fail(fmt.Errorf("rescale: restore key groups %v from instance %d: %w", a.Groups, a.From, err))
+		}
+	} else if mover, ok := t.inst.(plan.GroupMover); ok {
 		if err := mover.ImportGroups(a.Groups, h.blobs); err != nil {
 			t.fail(fmt.Errorf("rescale: restore key groups %v from instance %d: %w", a.Groups, a.From, err))
 		}
