@@ -41,3 +41,11 @@ func TestCapturedBufferReplaysItsMark(t *testing.T) {
 		t.Fatalf("replayed %v, want %v", got, want)
 	}
 }
+
+// TestWatermarkKindMatchesInflight: channel state stores a buffer's mark
+// kind as a number, and redistribution recognises watermarks by it.
+func TestWatermarkKindMatchesInflight(t *testing.T) {
+	if uint8(WatermarkMark) != inflight.WatermarkKind {
+		t.Fatalf("WatermarkMark is %d, inflight.WatermarkKind %d", WatermarkMark, inflight.WatermarkKind)
+	}
+}

@@ -26,6 +26,10 @@ const (
 	formatNoMarksV1 = 1
 )
 
+// WatermarkKind is the Batch.MarkKind of a watermark (the runtime's
+// WatermarkMark); other non-zero kinds (idleness) carry no time.
+const WatermarkKind uint8 = 1
+
 // Batch is one captured buffer: its sequence number on the channel, records,
 // and the mark that followed them.
 type Batch struct {

@@ -85,3 +85,49 @@ func TestRedistributeKeepsMarks(t *testing.T) {
 		t.Fatalf("redistributed %v, want %v", got, want)
 	}
 }
+
+// TestRedistributeMergedChannelsKeepNoEarlyMark: two old consumers of one
+// producer merge into one new consumer. The first old channel's watermark
+// (600) came before records the producer sent earlier on the second (its
+// mark 500 comes after them); replayed in place it would make them late. The
+// merged channel carries no mark until its end, and then the highest one.
+// With the producer rescaled too, it carries none.
+func TestRedistributeMergedChannelsKeepNoEarlyMark(t *testing.T) {
+	old, _ := keygroups.Contiguous(8, 2)
+	nt, _, err := old.Rescale(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, producers := range []int{1, 2} {
+		spec := Spec{OldParallelism: 2, NewParallelism: 1, OldTable: old, NewTable: nt,
+			Inputs: []Input{{Partitioner: plan.KeyGroupHash, OldProducers: 1, NewProducers: producers, Records: mustRecords(t, 8)}}}
+		first := named(0, "a")
+		first.MarkKind, first.MarkAt = WatermarkKind, 600
+		second := named(4, "c")
+		second.MarkKind, second.MarkAt = WatermarkKind, 500
+		third := named(5, "d")
+		out, err := Redistribute(spec, []Channel{
+			{Input: 0, Producer: 0, Consumer: 0, Batches: []Batch{first}},
+			{Input: 0, Producer: 0, Consumer: 1, Batches: []Batch{second, third}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range out {
+			for _, b := range c.Batches {
+				got = append(got, fmt.Sprintf("len %d mark %d@%d", b.Records.Len(), b.MarkKind, b.MarkAt))
+			}
+		}
+		want := []string{"len 1 mark 0@0", "len 1 mark 0@0", "len 1 mark 1@600"}
+		if producers != 1 {
+			want[2] = "len 1 mark 0@0"
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("producers 1→%d: redistributed %v, want %v", producers, got, want)
+		}
+		if first.MarkAt != 600 || second.MarkAt != 500 {
+			t.Fatalf("the captured batches changed: %+v %+v", first, second)
+		}
+	}
+}

@@ -87,6 +87,13 @@ type Spec struct {
 // comes before state captured later, and the consumer replays every channel's
 // older round before any channel's newer one.
 //
+// Watermarks (a batch's mark) stay in place on a new channel that carries
+// one old channel's state from a producer whose parallelism is unchanged.
+// A new channel that joins several old channels keeps only the highest
+// watermark, at its end, and one whose producers are rescaled keeps none: in
+// place, one old channel's mark could precede records another old channel
+// held from before it, making them late.
+//
 // Batches are moved, not copied, where a whole batch goes to one place, and a
 // broadcast batch is shared by the consumers that replay it: the result's
 // batches are read-only and must not be recycled into a pool.
@@ -117,13 +124,13 @@ func Redistribute(spec Spec, captured []Channel) ([]Channel, error) {
 			}
 		case plan.Broadcast:
 			for to := c.Consumer; to < spec.NewParallelism; to += spec.OldParallelism {
-				out.add(c.Input, producer, to, c.Batches...)
+				out.add(c, c.Input, producer, to, c.Batches...)
 			}
 		default: // forward, rebalance, shuffle: checked by validate
-			out.add(c.Input, producer, c.Consumer%spec.NewParallelism, c.Batches...)
+			out.add(c, c.Input, producer, c.Consumer%spec.NewParallelism, c.Batches...)
 		}
 	}
-	return out.sorted(), nil
+	return out.sorted(spec), nil
 }
 
 // splitByKeyGroup sends each record of hash channel c to the new owner of its
@@ -155,13 +162,13 @@ func (s Spec) splitByKeyGroup(out *channelSet, c Channel, producer int) error {
 			switch {
 			case len(picked) == 0:
 			case len(picked) == b.Records.Len():
-				out.add(c.Input, producer, to, b)
+				out.add(c, c.Input, producer, to, b)
 			default:
 				part, err := rec.Pick(b.Records, picked)
 				if err != nil {
 					return fmt.Errorf("buffer seq %d: %w: %w", b.Seq, err, ErrRedistribute)
 				}
-				out.add(c.Input, producer, to, Batch{Records: part, MarkKind: b.MarkKind, MarkAt: b.MarkAt, Round: b.Round})
+				out.add(c, c.Input, producer, to, Batch{Records: part, MarkKind: b.MarkKind, MarkAt: b.MarkAt, Round: b.Round})
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -77,14 +78,11 @@ func VerifyFiles(out, lateOut string, seed, n int64, users int) error {
 	if err != nil {
 		return err
 	}
-	missing, extra, earliest := 0, 0, int64(0)
+	var missing, extra []sessionKey
 	for k, c := range want {
 		g, ok := got[k]
 		if !ok {
-			if missing == 0 || k.Start < earliest {
-				earliest = k.Start
-			}
-			missing++
+			missing = append(missing, k)
 			continue
 		}
 		if g != c {
@@ -93,12 +91,12 @@ func VerifyFiles(out, lateOut string, seed, n int64, users int) error {
 	}
 	for k := range got {
 		if _, ok := want[k]; !ok {
-			extra++
+			extra = append(extra, k)
 		}
 	}
-	if missing > 0 || extra > 0 {
-		return fmt.Errorf("%d sessions, want %d: %d missing (the earliest starting at %s), %d not expected", len(got), len(want),
-			missing, time.UnixMilli(earliest).UTC().Format(time.StampMilli), extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		return fmt.Errorf("%d sessions, want %d: %d missing %s, %d not expected %s", len(got), len(want),
+			len(missing), firstSessions(missing, want), len(extra), firstSessions(extra, got))
 	}
 	seen := map[int64]bool{}
 	err = readLines(lateOut, func(line []byte) error {
@@ -136,4 +134,29 @@ func readLines(path string, fn func([]byte) error) error {
 		}
 	}
 	return sc.Err()
+}
+
+// firstSessions names the earliest few of keys (at most 4), with their
+// clicks in counts, for an error.
+func firstSessions(keys []sessionKey, counts map[sessionKey]int64) string {
+	slices.SortFunc(keys, func(a, b sessionKey) int {
+		if a.Start != b.Start {
+			return int(a.Start - b.Start)
+		}
+		return strings.Compare(a.User, b.User)
+	})
+	var b strings.Builder
+	b.WriteString("[")
+	for i, k := range keys[:min(len(keys), 4)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s–%s (%d clicks)", k.User, time.UnixMilli(k.Start).UTC().Format(time.StampMilli),
+			time.UnixMilli(k.End).UTC().Format(time.StampMilli), counts[k])
+	}
+	if len(keys) > 4 {
+		b.WriteString(", …")
+	}
+	b.WriteString("]")
+	return b.String()
 }
