@@ -155,20 +155,10 @@ func (r *recoveryBenchResult) medians(restart string, local bool) caseMedians {
 			running, restore = append(running, c.ToRunningS), append(restore, c.RestoreMs)
 		}
 	}
-	return caseMedians{rounds: len(running), toRunningS: medianOf(running), restoreMs: medianOf(restore)}
-}
-
-// medianOf is the middle of xs (the mean of the two middle ones for an even
-// count), 0 for none.
-func medianOf(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	if len(s) == 0 {
-		return 0
+	if len(running) == 0 {
+		return caseMedians{}
 	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return caseMedians{rounds: len(running), toRunningS: median(running), restoreMs: median(restore)}
 }
 
 // mb is b in megabytes (10⁶ bytes).
