@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,7 +88,7 @@ func (t *task) restore() error {
 	batch := newGroupBatch(stateful, m.CheckpointID)
 	stats, err := store.EachSectionKept(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs, func(i int, data []byte) error {
 		if i >= len(groups) {
-			rest[i-len(groups)] = bytes.Clone(data)
+			rest[i-len(groups)] = data // EachSectionKept: ours to keep
 			return nil
 		}
 		// EachSectionKept verified data against the reference's CRC.
