@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -238,21 +239,19 @@ func (p *pendingKeyed) Release() { p.snap.Release(p.backend) }
 // MaxWait is the longest the task waited for a key group being encoded.
 func (p *pendingKeyed) MaxWait() time.Duration { return p.snap.MaxWait() }
 
-// RestoreState loads the given key groups' state.
+// RestoreState loads the given key groups' state, decoding the groups in
+// parallel (state.Backend.RestoreGroups).
 func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
-	for g, blob := range snap.KeyGroups {
+	blobs := make([]state.GroupBlob, 0, len(snap.KeyGroups))
+	for _, g := range slices.Sorted(maps.Keys(snap.KeyGroups)) {
 		if int(t.owners[g]) != t.ctx.instance {
 			return fmt.Errorf("operator %q instance %d: asked to restore key group %d owned by instance %d", t.name, t.ctx.instance, g, t.owners[g])
 		}
-		var err error
-		if crc, ok := snap.KeyGroupCRCs[g]; ok {
-			err = t.backend.RestoreGroupChecked(g, blob, crc)
-		} else {
-			err = t.backend.RestoreGroup(g, blob)
-		}
-		if err != nil {
-			return fmt.Errorf("operator %q: restore key group %d: %w", t.name, g, err)
-		}
+		crc, known := snap.KeyGroupCRCs[g]
+		blobs = append(blobs, state.GroupBlob{Group: g, Blob: snap.KeyGroups[g], CRC: crc, CRCKnown: known})
+	}
+	if err := t.backend.RestoreGroups(blobs, snap.KeyGroupsAdopted); err != nil {
+		return fmt.Errorf("operator %q: %w", t.name, err)
 	}
 	return nil
 }

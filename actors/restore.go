@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,33 +78,31 @@ func (t *task) restore() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
-	// Key groups are restored one by one as their sections are read (a
-	// node's local copy reads each into one reused buffer, so the task never
-	// holds all of its state twice); operator and channel state are kept
-	// for after.
+	// Key groups are restored a few at a time as their sections are read,
+	// each section in a buffer of its own that the restored state adopts
+	// (restore_groups.go), so the task never holds its state twice; operator
+	// and channel state are kept for after.
 	stateful, _ := t.inst.(plan.Stateful)
 	rest := make([][]byte, len(secs)-len(groups))
-	var loadErr error // of restoring a key group, returned by EachSection as it is
-	one := plan.Snapshot{CheckpointID: m.CheckpointID, KeyGroups: make(map[int][]byte, 1), KeyGroupCRCs: make(map[int]uint32, 1)}
-	stats, err := store.EachSection(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs, func(i int, data []byte) error {
+	var loadErr error // of restoring a key group, returned by EachSectionKept as it is
+	batch := newGroupBatch(stateful, m.CheckpointID)
+	stats, err := store.EachSectionKept(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs, func(i int, data []byte) error {
 		if i >= len(groups) {
-			rest[i-len(groups)] = bytes.Clone(data)
+			rest[i-len(groups)] = data // EachSectionKept: ours to keep
 			return nil
 		}
-		if stateful == nil {
-			return nil
-		}
-		g := groups[i]
-		clear(one.KeyGroups)
-		clear(one.KeyGroupCRCs)
-		one.KeyGroups[g] = data
-		one.KeyGroupCRCs[g] = secs[i].Ref.CRC32C // EachSection verified it
-		if err := stateful.RestoreState(one); err != nil {
+		// EachSectionKept verified data against the reference's CRC.
+		if err := batch.add(groups[i], data, secs[i].Ref.CRC32C); err != nil {
 			loadErr = wrap("operator", err)
 			return loadErr
 		}
 		return nil
 	})
+	if err == nil {
+		if err := batch.flush(); err != nil {
+			loadErr = wrap("operator", err)
+		}
+	}
 	read.Add(stats)
 	var se *store.SectionError
 	if errors.As(err, &se) && se.Index < len(secs) {

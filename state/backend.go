@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -135,63 +134,11 @@ func (b *Backend) RestoreGroupChecked(g int, blob []byte, crc uint32) error {
 }
 
 func (b *Backend) restoreGroup(g int, blob []byte, crc blobCRC) error {
-	if err := b.checkGroup("restore", g); err != nil {
+	commit, err := b.stageBlob(g, blob, crc, copyInput)
+	if err != nil {
 		return err
 	}
-	h, entries, err := decodeBlob(blob, crc)
-	if err != nil {
-		return fmt.Errorf("state: restore key group %d: %w", g, err)
-	}
-	if h.group != g {
-		return fmt.Errorf("state: restore key group %d: blob holds key group %d: %w", g, h.group, ErrMismatch)
-	}
-	if h.maxParallelism != b.maxParallelism {
-		return fmt.Errorf("state: restore key group %d: blob has maxParallelism %d, backend %d: %w",
-			g, h.maxParallelism, b.maxParallelism, ErrMismatch)
-	}
-	present := make([]bool, len(b.tables))
-	targets := make([]Table, len(entries))
-	for j, en := range entries {
-		i, ok := b.byName[en.name]
-		if !ok {
-			return fmt.Errorf("state: restore key group %d table %q: %w", g, en.name, ErrUnknownTable)
-		}
-		t := b.tables[i]
-		if t.Kind() != en.kind {
-			return fmt.Errorf("state: restore key group %d table %q: blob holds a %s table, registered is a %s table: %w",
-				g, en.name, en.kind, t.Kind(), ErrMismatch)
-		}
-		present[i] = true
-		targets[j] = t
-	}
-	commits := make([]func(), 0, len(entries))
-	for j, en := range entries {
-		if s, ok := targets[j].(stager); ok {
-			commit, err := s.stageGroup(g, en.data)
-			if err != nil {
-				return err // names table and group already
-			}
-			commits = append(commits, commit)
-		}
-	}
-	for j, en := range entries {
-		if _, ok := targets[j].(stager); !ok {
-			// A Table implemented elsewhere may keep what it is given, and
-			// blob is the caller's (a restore reuses its read buffer).
-			if err := targets[j].RestoreGroup(g, bytes.Clone(en.data)); err != nil {
-				return fmt.Errorf("state: restore key group %d table %q: %w", g, en.name, err)
-			}
-		}
-	}
-	for _, commit := range commits {
-		commit()
-	}
-	for i, t := range b.tables {
-		if !present[i] {
-			t.DropGroup(g)
-		}
-	}
-	return nil
+	return commit()
 }
 
 // DropGroup removes key group g from every table.

@@ -109,7 +109,7 @@ func decodeBlob(blob []byte, crc blobCRC) (blobHeader, []blobEntry, error) {
 		return h, nil, fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	body := payload[1:]
-	d := newDecoderOf(body)
+	d := newDecoderOf(body, copyInput)
 	r := d.r
 	bad := func(what string, err error) (blobHeader, []blobEntry, error) {
 		if errors.Is(err, io.EOF) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -17,33 +18,55 @@ type decoder struct {
 	*msgpack.Decoder
 	r     *bytes.Reader
 	data  []byte    // what r reads
-	arena byteArena // where decoded keys, strings and bytes live
+	arena byteArena // where decoded keys, strings and bytes live, unless alias
+	// alias makes decoded keys, strings and bytes point into data instead
+	// of the arena: the caller hands data over for good (see keepInput).
+	alias bool
 }
 
-// newDecoderOf returns a decoder reading data.
-func newDecoderOf(data []byte) *decoder {
+// newDecoderOf returns a decoder reading data; with keep the decoded
+// strings and byte slices point into data, which the caller must then never
+// change or reuse.
+func newDecoderOf(data []byte, keep keepInput) *decoder {
 	r := bytes.NewReader(data)
-	return &decoder{Decoder: newDecoder(r), r: r, data: data}
+	return &decoder{Decoder: newDecoder(r), r: r, data: data, alias: bool(keep)}
 }
+
+// keepInput says whether a restore hands its input bytes over to the
+// decoded state (they then back its keys and values, and the caller neither
+// changes nor reuses them) or keeps them (the state copies what it needs).
+type keepInput bool
+
+// The two ways of restoring from a buffer.
+const (
+	copyInput  keepInput = false // the caller reuses the buffer: decode copies
+	adoptInput keepInput = true  // the buffer is the state's from now on
+)
 
 // str reads a string as msgpack's DecodeString does (a string, binary or
-// nil), copying it into the decoder's arena.
+// nil), copying it into the decoder's arena or, with alias, pointing into
+// the input.
 func (d *decoder) str() (string, error) {
 	left := d.r.Len()
 	b, err := d.rawBytes()
-	if err != nil {
+	if err != nil || len(b) == 0 {
 		return "", err
+	}
+	if d.alias {
+		return unsafe.String(&b[0], len(b)), nil
 	}
 	return d.arena.string(b, left), nil
 }
 
 // bytes reads a byte slice as msgpack's DecodeBytes does (nil for nil,
-// empty but not nil for empty), copying it into the decoder's arena.
+// empty but not nil for empty), copying it into the decoder's arena or,
+// with alias, pointing into the input (its capacity ends where it does, so
+// appending copies and regions never overlap).
 func (d *decoder) bytes() ([]byte, error) {
 	left := d.r.Len()
 	b, err := d.rawBytes()
-	if err != nil || b == nil {
-		return nil, err
+	if err != nil || b == nil || d.alias {
+		return b, err
 	}
 	return d.arena.bytes(b, left), nil
 }

@@ -100,15 +100,16 @@ func (k *keyed[V]) snapshot(g int, encV func(*msgpack.Encoder, V) error) ([]byte
 type valueDecoder[V any] func(d *decoder, left int) (v V, keep bool, err error)
 
 // decode parses a snapshot of group g into a fresh map without touching the
-// table; values with keep=false are skipped.
-func (k *keyed[V]) decode(g int, data []byte, decV valueDecoder[V]) (map[string]V, error) {
+// table (so groups decode concurrently); values with keep=false are
+// skipped. With adoptInput the map's keys and values point into data.
+func (k *keyed[V]) decode(g int, data []byte, in keepInput, decV valueDecoder[V]) (map[string]V, error) {
 	if err := k.checkGroup("restore", g); err != nil {
 		return nil, err
 	}
 	if len(data) == 0 {
 		return nil, nil
 	}
-	d := newDecoderOf(data)
+	d := newDecoderOf(data, in)
 	r := d.r
 	n, err := d.DecodeMapLen()
 	if err != nil {
@@ -149,8 +150,8 @@ func (k *keyed[V]) decode(g int, data []byte, decV valueDecoder[V]) (map[string]
 }
 
 // stage decodes data for group g and returns a function that installs it.
-func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), error) {
-	m, err := k.decode(g, data, decV)
+func (k *keyed[V]) stage(g int, data []byte, in keepInput, decV valueDecoder[V]) (func(), error) {
+	m, err := k.decode(g, data, in, decV)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (k *keyed[V]) stage(g int, data []byte, decV valueDecoder[V]) (func(), erro
 
 // restore replaces group g with the entries encoded in data.
 func (k *keyed[V]) restore(g int, data []byte, decV valueDecoder[V]) error {
-	commit, err := k.stage(g, data, decV)
+	commit, err := k.stage(g, data, copyInput, decV)
 	if err != nil {
 		return err
 	}

@@ -112,8 +112,8 @@ func (t *ListTable[T]) RestoreGroup(g int, data []byte) error {
 	return t.core.restore(g, data, t.decList)
 }
 
-func (t *ListTable[T]) stageGroup(g int, data []byte) (func(), error) {
-	return t.core.stage(g, data, t.decList)
+func (t *ListTable[T]) stageGroup(g int, data []byte, in keepInput) (func(), error) {
+	return t.core.stage(g, data, in, t.decList)
 }
 
 // encodeList writes one key's list as a msgpack array.

@@ -158,8 +158,8 @@ func (t *MapTable[UK, UV]) RestoreGroup(g int, data []byte) error {
 	return t.core.restore(g, data, t.decInner)
 }
 
-func (t *MapTable[UK, UV]) stageGroup(g int, data []byte) (func(), error) {
-	return t.core.stage(g, data, t.decInner)
+func (t *MapTable[UK, UV]) stageGroup(g int, data []byte, in keepInput) (func(), error) {
+	return t.core.stage(g, data, in, t.decInner)
 }
 
 // encodeInner writes one key's map with user keys in encoded-byte order.

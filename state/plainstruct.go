@@ -134,7 +134,7 @@ func roundTrips[T any](s *plainStruct) bool {
 		return false
 	}
 	var out T
-	d := newDecoderOf(eb.buf.Bytes())
+	d := newDecoderOf(eb.buf.Bytes(), copyInput)
 	if err := s.decode(d, unsafe.Pointer(&out)); err != nil || d.r.Len() != 0 {
 		return false
 	}

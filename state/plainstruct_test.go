@@ -179,7 +179,7 @@ func TestPlainStructAgreesWithMsgpack(t *testing.T) {
 			if err := msgpack.Unmarshal(data, &want); err != nil {
 				t.Fatal(err)
 			}
-			if err := plain.decode(newDecoderOf(data), unsafe.Pointer(&direct)); err != nil || !reflect.DeepEqual(direct, want) {
+			if err := plain.decode(newDecoderOf(data, copyInput), unsafe.Pointer(&direct)); err != nil || !reflect.DeepEqual(direct, want) {
 				t.Fatalf("seed %d: input %x: plain decoder gave %+v, %v; msgpack %+v", seed, data, direct, err, want)
 			}
 			cases := [][]byte{data, data[:rng.IntN(len(data))]}
@@ -189,7 +189,7 @@ func TestPlainStructAgreesWithMsgpack(t *testing.T) {
 			for _, in := range cases {
 				var want, got plainAll
 				wantErr := msgpack.Unmarshal(in, &want)
-				d := newDecoderOf(in)
+				d := newDecoderOf(in, copyInput)
 				gotErr := dec(d, &got)
 				if (gotErr == nil) != (wantErr == nil) {
 					t.Fatalf("seed %d: input %x: error %v, msgpack's %v", seed, in, gotErr, wantErr)
@@ -219,7 +219,7 @@ func FuzzPlainStruct(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var want, got plainAll
 		wantErr := msgpack.Unmarshal(in, &want)
-		gotErr := dec(newDecoderOf(in), &got)
+		gotErr := dec(newDecoderOf(in, copyInput), &got)
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("error %v, msgpack's %v", gotErr, wantErr)
 		}

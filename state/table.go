@@ -28,6 +28,8 @@ type Table interface {
 // decode every table of a blob before changing any of them.
 type stager interface {
 	// stageGroup decodes data for key group g and returns a commit function
-	// that installs it; nothing changes until commit is called.
-	stageGroup(g int, data []byte) (commit func(), err error)
+	// that installs it; nothing changes until commit is called, so several
+	// groups may be staged at once. With adoptInput the staged state may
+	// point into data.
+	stageGroup(g int, data []byte, in keepInput) (commit func(), err error)
 }

@@ -244,7 +244,7 @@ func compareTimerIDs(a, b timerID) int {
 
 // RestoreGroup replaces key group g with the snapshot data.
 func (t *TimerTable) RestoreGroup(g int, data []byte) error {
-	commit, err := t.stageGroup(g, data)
+	commit, err := t.stageGroup(g, data, copyInput)
 	if err != nil {
 		return err
 	}
@@ -252,8 +252,9 @@ func (t *TimerTable) RestoreGroup(g int, data []byte) error {
 	return nil
 }
 
-// stageGroup decodes a snapshot of key group g; commit installs it.
-func (t *TimerTable) stageGroup(g int, data []byte) (func(), error) {
+// stageGroup decodes a snapshot of key group g; commit installs it. Timer
+// keys are always copied: in does not matter.
+func (t *TimerTable) stageGroup(g int, data []byte, _ keepInput) (func(), error) {
 	if g < 0 || g >= len(t.groups) {
 		return nil, fmt.Errorf("state: restore timer table %q key group %d: %w", t.name, g, ErrGroupRange)
 	}

@@ -151,7 +151,7 @@ func (t *ValueTable[T]) SnapshotGroup(g int) ([]byte, error) {
 // RestoreGroup replaces key group g with the entries encoded in data. On
 // error (wrapping ErrCorrupt or ErrGroupRange) the group is unchanged.
 func (t *ValueTable[T]) RestoreGroup(g int, data []byte) error {
-	commit, err := t.stageGroup(g, data)
+	commit, err := t.stageGroup(g, data, copyInput)
 	if err != nil {
 		return err
 	}
@@ -159,9 +159,9 @@ func (t *ValueTable[T]) RestoreGroup(g int, data []byte) error {
 	return nil
 }
 
-func (t *ValueTable[T]) stageGroup(g int, data []byte) (func(), error) {
+func (t *ValueTable[T]) stageGroup(g int, data []byte, in keepInput) (func(), error) {
 	var slab []T // free slots, each handed out once
-	commit, err := t.core.stage(g, data, func(d *decoder, left int) (*T, bool, error) {
+	commit, err := t.core.stage(g, data, in, func(d *decoder, left int) (*T, bool, error) {
 		if len(slab) == 0 {
 			slab = make([]T, slabLen[T](left))
 		}

@@ -34,6 +34,7 @@ type recoveryBenchConfig struct {
 	Heartbeat   time.Duration
 	LocalWait   time.Duration
 	Timeout     time.Duration
+	Rounds      int    // restarts of each kind per setting; the summary takes their medians
 	Plot        string // SVG file of the data messages/s around each restart (empty: none)
 }
 
@@ -42,6 +43,7 @@ type recoveryBenchConfig struct {
 type recoveryCase struct {
 	Restart       string `json:"restart"` // "one node" or "whole cluster"
 	LocalRecovery bool   `json:"local_recovery"`
+	Round         int    `json:"round"` // 1, 2, … of --rounds
 	// StateBytes is the job's state at the checkpoint taken before the
 	// kill, as the nodes' local copies report it.
 	StateBytes int64  `json:"state_bytes"`
@@ -57,7 +59,7 @@ type recoveryCase struct {
 	LocalSections  int     `json:"local_sections"`
 	RemoteSections int     `json:"remote_sections"`
 
-	trace *wireTrace // data messages over time around the kill, for --plot
+	trace *wireTrace // data messages over time around the kill, for --plot (round 1)
 }
 
 // recoveryBenchResult is what it prints.
@@ -70,7 +72,7 @@ type recoveryBenchResult struct {
 // runRecoveryBench is `node bench recovery`.
 func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := recoveryBenchConfig{Keys: 1_000_000, ValueBytes: 256, Parallelism: 3, SleepMs: 0.01, Interval: 5 * time.Second,
-		Mode: "unaligned", Heartbeat: 3 * time.Second, LocalWait: 30 * time.Second, Timeout: 10 * time.Minute}
+		Mode: "unaligned", Heartbeat: 3 * time.Second, LocalWait: 30 * time.Second, Timeout: 10 * time.Minute, Rounds: 3}
 	fs := flag.NewFlagSet("node bench recovery", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "keys of the bigstate job (its state is about keys × value-bytes)")
@@ -82,6 +84,7 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "the nodes' --heartbeat-timeout")
 	fs.DurationVar(&cfg.LocalWait, "local-wait", cfg.LocalWait, "the nodes' --local-wait")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound on each wait (state filled, node back, job running)")
+	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "restarts of each kind with local recovery on and off; the summary compares their medians")
 	fs.StringVar(&cfg.Plot, "plot", "", "also draw the data messages/s around each kill and restart as an SVG chart into `FILE`")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -91,8 +94,8 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 		return cli.ExitUsage
 	}
 	if fs.NArg() > 0 || cfg.Keys < 1 || cfg.ValueBytes < 1 || cfg.Parallelism < 1 || cfg.SleepMs < 0 || cfg.Interval <= 0 ||
-		(cfg.Mode != "aligned" && cfg.Mode != "unaligned") || cfg.LocalWait < 0 || cfg.Timeout <= 0 {
-		fmt.Fprintln(stderr, "node bench recovery: needs --keys ≥ 1, --value-bytes ≥ 1, --parallelism ≥ 1, --sleep-ms ≥ 0, --checkpoint-interval > 0, --checkpoint-mode aligned or unaligned, --local-wait ≥ 0, --timeout > 0 and no arguments")
+		(cfg.Mode != "aligned" && cfg.Mode != "unaligned") || cfg.LocalWait < 0 || cfg.Timeout <= 0 || cfg.Rounds < 1 {
+		fmt.Fprintln(stderr, "node bench recovery: needs --keys ≥ 1, --value-bytes ≥ 1, --parallelism ≥ 1, --sleep-ms ≥ 0, --checkpoint-interval > 0, --checkpoint-mode aligned or unaligned, --local-wait ≥ 0, --timeout > 0, --rounds ≥ 1 and no arguments")
 		return cli.ExitUsage
 	}
 	res, err := benchRecovery(ctx, cfg, stderr)
@@ -120,20 +123,42 @@ func writeRecoveryTable(w io.Writer, cfg recoveryBenchConfig, res *recoveryBench
 	fmt.Fprintf(w, "bigstate, %d keys × %d B, parallelism %d, %s checkpoints every %v, 3 nodes on one machine (n1 embeds NATS)\n",
 		cfg.Keys, cfg.ValueBytes, cfg.Parallelism, cfg.Mode, cfg.Interval)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "restart\tlocal recovery\tstate MB\tcheckpoint\trestart → running s\ttask restores\trestore ms (sum)\tlocal MB\tremote MB\tlocal sections\tremote sections\t")
+	fmt.Fprintln(tw, "restart\tlocal recovery\tround\tstate MB\tcheckpoint\trestart → running s\ttask restores\trestore ms (sum)\tlocal MB\tremote MB\tlocal sections\tremote sections\t")
 	for _, c := range res.Cases {
 		on := map[bool]string{true: "on", false: "off"}[c.LocalRecovery]
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%d\t%.2f\t%d\t%.0f\t%.1f\t%.1f\t%d\t%d\t\n", c.Restart, on, mb(c.StateBytes), c.Checkpoint,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%d\t%.2f\t%d\t%.0f\t%.1f\t%.1f\t%d\t%d\t\n", c.Restart, on, c.Round, mb(c.StateBytes), c.Checkpoint,
 			c.ToRunningS, c.TaskRestores, c.RestoreMs, mb(c.LocalBytes), mb(c.RemoteBytes), c.LocalSections, c.RemoteSections)
 	}
 	tw.Flush()
 	for _, restart := range []string{restartOne, restartAll} {
-		on, off := res.find(restart, true), res.find(restart, false)
-		if on != nil && off != nil && on.ToRunningS > 0 && on.RestoreMs > 0 {
-			fmt.Fprintf(w, "  %s with local recovery: restart → running %.1f× faster (%.2f s vs %.2f s), restores %.1f× faster (%.0f ms vs %.0f ms)\n",
-				restart, off.ToRunningS/on.ToRunningS, on.ToRunningS, off.ToRunningS, off.RestoreMs/on.RestoreMs, on.RestoreMs, off.RestoreMs)
+		on, off := res.medians(restart, true), res.medians(restart, false)
+		if on.rounds > 0 && off.rounds > 0 && on.toRunningS > 0 && on.restoreMs > 0 {
+			fmt.Fprintf(w, "  %s with local recovery (medians of %d and %d rounds): restart → running %.1f× faster (%.2f s vs %.2f s), restores %.1f× faster (%.0f ms vs %.0f ms)\n",
+				restart, on.rounds, off.rounds, off.toRunningS/on.toRunningS, on.toRunningS, off.toRunningS, off.restoreMs/on.restoreMs, on.restoreMs, off.restoreMs)
 		}
 	}
+}
+
+// caseMedians are the medians over the rounds of one kind of restart.
+type caseMedians struct {
+	rounds                int
+	toRunningS, restoreMs float64
+}
+
+// medians returns the medians of the cases of restart with local recovery
+// on or off: a single restart on a shared machine varies several times
+// over from one to the next.
+func (r *recoveryBenchResult) medians(restart string, local bool) caseMedians {
+	var running, restore []float64
+	for _, c := range r.Cases {
+		if c.Restart == restart && c.LocalRecovery == local {
+			running, restore = append(running, c.ToRunningS), append(restore, c.RestoreMs)
+		}
+	}
+	if len(running) == 0 {
+		return caseMedians{}
+	}
+	return caseMedians{rounds: len(running), toRunningS: median(running), restoreMs: median(restore)}
 }
 
 // mb is b in megabytes (10⁶ bytes).
@@ -145,33 +170,26 @@ const (
 	restartAll = "whole cluster"
 )
 
-// find returns the case of restart with local recovery on or off.
-func (r *recoveryBenchResult) find(restart string, local bool) *recoveryCase {
-	for i := range r.Cases {
-		if r.Cases[i].Restart == restart && r.Cases[i].LocalRecovery == local {
-			return &r.Cases[i]
-		}
-	}
-	return nil
-}
-
-// benchRecovery runs the measurements: a cluster with local recovery on,
-// then one with it off.
+// benchRecovery runs the measurements: per round a cluster with local
+// recovery on, then one with it off, each filled from scratch (the on and
+// off runs of a round see about the same load on a shared machine).
 func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Writer) (*recoveryBenchResult, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	res := &recoveryBenchResult{Keys: cfg.Keys, ValueBytes: cfg.ValueBytes}
-	for _, local := range []bool{true, false} {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for round := 1; round <= cfg.Rounds; round++ {
+		for _, local := range []bool{true, false} {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			cases, err := recoveryRuns(exe, cfg, local, round, progress)
+			if err != nil {
+				return nil, fmt.Errorf("local recovery %v, round %d: %w", local, round, err)
+			}
+			res.Cases = append(res.Cases, cases...)
 		}
-		cases, err := recoveryRuns(exe, cfg, local, progress)
-		if err != nil {
-			return nil, fmt.Errorf("local recovery %v: %w", local, err)
-		}
-		res.Cases = append(res.Cases, cases...)
 	}
 	return res, nil
 }
@@ -179,8 +197,10 @@ func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Wri
 // recoveryRuns starts a 3-node cluster (local recovery on or off on every
 // node), fills the bigstate job's state, SIGKILLs a node that runs its
 // tasks and starts it again with its workdir, then does the same to the
-// whole cluster.
-func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.Writer) ([]recoveryCase, error) {
+// whole cluster, from a newer checkpoint. (A cluster is not reused for
+// another round: after a whole-cluster restart, a node killed again may
+// not get its tasks back.)
+func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, round int, progress io.Writer) ([]recoveryCase, error) {
 	dir, err := os.MkdirTemp("", "weir-bench-recovery-")
 	if err != nil {
 		return nil, err
@@ -208,7 +228,7 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.W
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 
-	fmt.Fprintf(progress, "local recovery %v: filling %d keys × %d B ...\n", local, cfg.Keys, cfg.ValueBytes)
+	fmt.Fprintf(progress, "local recovery %v: round %d: filling %d keys × %d B ...\n", local, round, cfg.Keys, cfg.ValueBytes)
 	if out, err := bc.client("submit", "bigstate", "--records", "-1", "--keys", fmt.Sprint(cfg.Keys),
 		"--value-bytes", fmt.Sprint(cfg.ValueBytes), "--parallelism", fmt.Sprint(cfg.Parallelism), "--sleep-ms", fmt.Sprint(cfg.SleepMs),
 		"--checkpoint-interval", cfg.Interval.String(), "--checkpoint-mode", cfg.Mode, "--coordinator", nodeID(2), "--detach"); err != nil {
@@ -216,88 +236,105 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, progress io.W
 	}
 	target := int64(cfg.Keys) * int64(cfg.ValueBytes)
 	var cases []recoveryCase
+	var last uint64 // the checkpoint restored last
 	for _, restart := range []string{restartOne, restartAll} {
-		var job jobStatusView
-		var ckpt uint64
-		var held int64
-		filled := func() bool {
-			s, j, ok := bc.runningJob("bigstate")
-			if !ok {
-				return false
-			}
-			job = j
-			ckpt, held = fullCheckpoint(s, "bigstate", target)
-			return ckpt > 0
-		}
-		if !poll.Until(cfg.Timeout, 200*time.Millisecond, filled) {
-			return nil, fmt.Errorf("%s: no checkpoint holding %d bytes of state on the nodes within %v\n%s", restart, target, cfg.Timeout, bc.logTails(3000))
-		}
-		c := recoveryCase{Restart: restart, LocalRecovery: local, StateBytes: held, Checkpoint: ckpt}
-		victims := []string{nodeID(3), nodeID(2), nodeID(1)}
-		if restart == restartOne {
-			v := killVictim(job, false)
-			if v == "" {
-				return nil, fmt.Errorf("no node to kill: job %+v", job)
-			}
-			victims = []string{v}
-		}
-		fmt.Fprintf(progress, "local recovery %v: %s: SIGKILL of %v after checkpoint %d (%.1f MB of state) ...\n",
-			local, restart, victims, ckpt, mb(held))
-		c.trace = &wireTrace{}
-		trace.Store(c.trace)
-		// A second of data before the kill, for the plot.
-		poll.Until(2*time.Second, 50*time.Millisecond, func() bool { return time.Since(c.trace.begun()) >= time.Second })
-		killed := time.Now()
-		for _, v := range victims {
-			if err := bc.kill(v); err != nil {
-				return nil, err
-			}
-		}
-		started := time.Now()
-		w.reset(started)
-		if err := bc.restart(victims, cfg.Timeout); err != nil {
+		c, err := recoveryRound(bc, w, &trace, cfg, local, restart, round, target, last, progress)
+		if err != nil {
 			return nil, err
 		}
-		// Running: the restarted node (any node, after a whole restart)
-		// sends data again; its restores are reported once all of them ran.
-		from := ""
-		if restart == restartOne {
-			from = victims[0]
-		}
-		var sum restoredView
-		running := func() bool {
-			if _, ok := w.first(from); !ok {
-				return false
-			}
-			s, j, ok := bc.runningJob("bigstate")
-			if !ok {
-				return false
-			}
-			want := 0
-			for _, n := range j.Tasks {
-				if restart == restartAll || n == victims[0] {
-					want++
-				}
-			}
-			sum = s.restored("bigstate", victims)
-			return want > 0 && sum.Restores >= want
-		}
-		if !poll.Until(cfg.Timeout, 100*time.Millisecond, running) {
-			return nil, fmt.Errorf("%s: the job did not run again within %v\n%s", restart, cfg.Timeout, bc.logTails(3000))
-		}
-		at, _ := w.first(from)
-		c.trace.mark(killed, at)
-		c.ToRunningS = at.Sub(started).Seconds()
-		c.TaskRestores, c.RestoreMs = sum.Restores, sum.TookMs
-		c.LocalBytes, c.RemoteBytes, c.LocalSections, c.RemoteSections = sum.LocalBytes, sum.RemoteBytes, sum.LocalSections, sum.RemoteSections
-		fmt.Fprintf(progress, "local recovery %v: %s: running %.2f s after the restart; %.1f MB local, %.1f MB remote\n",
-			local, restart, c.ToRunningS, mb(c.LocalBytes), mb(c.RemoteBytes))
+		last = c.Checkpoint
 		cases = append(cases, c)
 	}
 	if out, err := bc.client("cancel", "bigstate"); err != nil {
 		return nil, fmt.Errorf("cancel: %w\n%s", err, out)
 	}
 	return cases, nil
+}
+
+// recoveryRound waits for a checkpoint newer than last that holds target
+// bytes of state on the nodes, kills the node(s) of restart and starts
+// them again, and measures the restart.
+func recoveryRound(bc *nodeNet, w *dataWatch, trace *atomic.Pointer[wireTrace], cfg recoveryBenchConfig, local bool, restart string,
+	round int, target int64, last uint64, progress io.Writer) (recoveryCase, error) {
+	var job jobStatusView
+	var ckpt uint64
+	var held int64
+	filled := func() bool {
+		s, j, ok := bc.runningJob("bigstate")
+		if !ok {
+			return false
+		}
+		job = j
+		ckpt, held = fullCheckpoint(s, "bigstate", target)
+		return ckpt > last
+	}
+	if !poll.Until(cfg.Timeout, 200*time.Millisecond, filled) {
+		return recoveryCase{}, fmt.Errorf("%s: no checkpoint holding %d bytes of state on the nodes within %v\n%s", restart, target, cfg.Timeout, bc.logTails(3000))
+	}
+	c := recoveryCase{Restart: restart, LocalRecovery: local, Round: round, StateBytes: held, Checkpoint: ckpt}
+	victims := []string{nodeID(3), nodeID(2), nodeID(1)}
+	if restart == restartOne {
+		v := killVictim(job, false)
+		if v == "" {
+			return recoveryCase{}, fmt.Errorf("no node to kill: job %+v", job)
+		}
+		victims = []string{v}
+	}
+	fmt.Fprintf(progress, "local recovery %v: round %d: %s: SIGKILL of %v after checkpoint %d (%.1f MB of state) ...\n",
+		local, round, restart, victims, ckpt, mb(held))
+	c.trace = &wireTrace{}
+	trace.Store(c.trace)
+	// A second of data before the kill, for the plot.
+	poll.Until(2*time.Second, 50*time.Millisecond, func() bool { return time.Since(c.trace.begun()) >= time.Second })
+	killed := time.Now()
+	for _, v := range victims {
+		if err := bc.kill(v); err != nil {
+			return recoveryCase{}, err
+		}
+	}
+	started := time.Now()
+	w.reset(started)
+	if err := bc.restart(victims, cfg.Timeout); err != nil {
+		return recoveryCase{}, err
+	}
+	// Running: the restarted node (any node, after a whole restart)
+	// sends data again; its restores are reported once all of them ran.
+	from := ""
+	if restart == restartOne {
+		from = victims[0]
+	}
+	var sum restoredView
+	running := func() bool {
+		if _, ok := w.first(from); !ok {
+			return false
+		}
+		s, j, ok := bc.runningJob("bigstate")
+		if !ok {
+			return false
+		}
+		want := 0
+		for _, n := range j.Tasks {
+			if restart == restartAll || n == victims[0] {
+				want++
+			}
+		}
+		sum = s.restored("bigstate", victims)
+		return want > 0 && sum.Restores >= want
+	}
+	if !poll.Until(cfg.Timeout, 100*time.Millisecond, running) {
+		return recoveryCase{}, fmt.Errorf("%s: the job did not run again within %v\n%s", restart, cfg.Timeout, bc.logTails(3000))
+	}
+	at, _ := w.first(from)
+	c.trace.mark(killed, at)
+	c.ToRunningS = at.Sub(started).Seconds()
+	c.TaskRestores, c.RestoreMs = sum.Restores, sum.TookMs
+	c.LocalBytes, c.RemoteBytes, c.LocalSections, c.RemoteSections = sum.LocalBytes, sum.RemoteBytes, sum.LocalSections, sum.RemoteSections
+	fmt.Fprintf(progress, "local recovery %v: %s: running %.2f s after the restart; %.1f MB local, %.1f MB remote\n",
+		local, restart, c.ToRunningS, mb(c.LocalBytes), mb(c.RemoteBytes))
+	if round > 1 {
+		c.trace = nil // the plot shows the first round
+	}
+	return c, nil
 }
 
 // runningJob reads the status and the job named name in it, if it runs.

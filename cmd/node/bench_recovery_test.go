@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFullCheckpoint: the benchmark waits for the newest checkpoint whose
@@ -31,15 +32,16 @@ func TestFullCheckpoint(t *testing.T) {
 	}
 }
 
-// TestBenchRecoverySmoke runs `node bench recovery` on a small state: with
-// local recovery on, the restarted node and the restarted cluster read
-// nothing remotely; with it off, nothing locally.
+// TestBenchRecoverySmoke runs `node bench recovery` on a small state, one
+// round: with local recovery on, the restarted node and the restarted
+// cluster read nothing remotely; with it off, nothing locally; the
+// whole-cluster restart restores a newer checkpoint than the one-node one.
 func TestBenchRecoverySmoke(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
 	svg := filepath.Join(t.TempDir(), "recovery.svg")
 	out, err := exec.Command(bin, "bench", "recovery", "--keys", "1000", "--value-bytes", "64", "--checkpoint-interval", "300ms",
-		"--sleep-ms", "0.05", "--timeout", "90s", "--json", "--plot", svg).Output()
+		"--sleep-ms", "0.05", "--timeout", "90s", "--rounds", "1", "--json", "--plot", svg).Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -54,7 +56,13 @@ func TestBenchRecoverySmoke(t *testing.T) {
 	if len(res.Cases) != 4 {
 		t.Fatalf("%d cases, want 4: %s", len(res.Cases), out)
 	}
-	for _, c := range res.Cases {
+	for i, c := range res.Cases {
+		if want := 1 + i/4; c.Round != want {
+			t.Errorf("case %d: round %d, want %d", i, c.Round, want)
+		}
+		if i%2 > 0 && c.Checkpoint <= res.Cases[i-1].Checkpoint {
+			t.Errorf("case %d restored checkpoint %d, not newer than the one before (%d)", i, c.Checkpoint, res.Cases[i-1].Checkpoint)
+		}
 		if c.TaskRestores == 0 || c.ToRunningS <= 0 || c.StateBytes < 1000*64 {
 			t.Errorf("%s, local recovery %v: %+v: want restores, a time and the state filled", c.Restart, c.LocalRecovery, c)
 		}
@@ -75,4 +83,21 @@ func TestBenchRecoverySmoke(t *testing.T) {
 		}
 	}
 	t.Logf("%s", out)
+}
+
+// TestRecoveryTableComparesMedians: the summary compares the medians of the
+// rounds, not one restart of each kind.
+func TestRecoveryTableComparesMedians(t *testing.T) {
+	res := &recoveryBenchResult{Keys: 10, ValueBytes: 1}
+	for i, ms := range []float64{100, 900, 120} {
+		res.Cases = append(res.Cases,
+			recoveryCase{Restart: restartOne, LocalRecovery: true, Round: i + 1, ToRunningS: ms / 100, RestoreMs: ms},
+			recoveryCase{Restart: restartOne, LocalRecovery: false, Round: i + 1, ToRunningS: 6, RestoreMs: 600})
+	}
+	var sb strings.Builder
+	writeRecoveryTable(&sb, recoveryBenchConfig{Keys: 10, ValueBytes: 1, Parallelism: 1, Mode: "aligned", Interval: time.Second}, res)
+	want := "one node with local recovery (medians of 3 and 3 rounds): restart → running 5.0× faster (1.20 s vs 6.00 s), restores 5.0× faster (120 ms vs 600 ms)"
+	if !strings.Contains(sb.String(), want) {
+		t.Fatalf("table:\n%s\nwant a line %q", sb.String(), want)
+	}
 }

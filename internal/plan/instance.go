@@ -70,6 +70,10 @@ type Snapshot struct {
 	// KeyGroupCRCs maps key group → CRC-32C of its KeyGroups bytes, for the
 	// groups whose bytes were verified against it when read (nil: none).
 	KeyGroupCRCs map[int]uint32
+	// KeyGroupsAdopted says the KeyGroups bytes are handed over on restore:
+	// each in a buffer of its own that no one else changes or reuses, so
+	// the restored state may point into them instead of copying.
+	KeyGroupsAdopted bool
 	// Operator is non-keyed operator state (may be nil).
 	Operator []byte
 }
@@ -81,7 +85,8 @@ type Stateful interface {
 	// RestoreState loads state captured by SnapshotState (only the key groups this
 	// instance now owns are passed). A restore may call it several times, each
 	// with other key groups, and then once with the operator state and no key
-	// groups; the bytes given are only valid during the call.
+	// groups; the bytes given are only valid during the call unless
+	// KeyGroupsAdopted says they are the instance's to keep.
 	RestoreState(s Snapshot) error
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -85,9 +86,10 @@ func newRestoreBench(b *testing.B) *restoreBench {
 //     remotely, one right after the other, so both see the same load on a
 //     shared machine; it logs every pair and reports the medians of both
 //     restore-ms and of their ratio (remote/local).
-//   - path: the restore path without the job, on one goroutine: every
-//     task's key-group sections read (store.EachSection, as a task does)
-//     and decoded into a state backend, locally then remotely in each
+//   - path: the restore path without the job: every task's key-group
+//     sections read (store.EachSectionKept, as a task does) and decoded
+//     into a state backend that adopts them, GOMAXPROCS groups at a time
+//     in parallel (as a task does), locally then remotely in each
 //     iteration; medians of wall and process CPU time (the remote CPU
 //     includes the in-process nats-server serving the read) and of their
 //     ratios. CPU time is what a busy machine does not inflate.
@@ -175,8 +177,9 @@ type pathRestore struct {
 }
 
 // restorePath reads every fill task's key-group sections from st, one task
-// after the other, and decodes each into a fresh state backend as the
-// task's would, checking the keys restored.
+// after the other, and decodes them into a fresh state backend as the
+// task's would (batches of GOMAXPROCS adopted sections decoded in
+// parallel), checking the keys restored.
 func (rb *restoreBench) restorePath(b *testing.B, st store.Store) pathRestore {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -196,9 +199,22 @@ func (rb *restoreBench) restorePath(b *testing.B, st store.Store) pathRestore {
 		for i, g := range groups {
 			secs[i] = store.SectionRequest{Key: store.KeyGroupKey(ts.Operator, g), Ref: ts.KeyGroups[g]}
 		}
-		stats, err := store.EachSection(ctx, st, rb.m.Job, rb.m.CheckpointID, secs, func(i int, data []byte) error {
-			return backend.RestoreGroupChecked(groups[i], data, secs[i].Ref.CRC32C)
+		var batch []state.GroupBlob
+		flush := func() error {
+			err := backend.RestoreGroups(batch, true)
+			batch = batch[:0]
+			return err
+		}
+		stats, err := store.EachSectionKept(ctx, st, rb.m.Job, rb.m.CheckpointID, secs, func(i int, data []byte) error {
+			batch = append(batch, state.GroupBlob{Group: groups[i], Blob: data, CRC: secs[i].Ref.CRC32C, CRCKnown: true})
+			if len(batch) < runtime.GOMAXPROCS(0) {
+				return nil
+			}
+			return flush()
 		})
+		if err == nil {
+			err = flush()
+		}
 		if err != nil {
 			b.Fatalf("task %s[%d]: %v", ts.Operator, ts.Instance, err)
 		}
