@@ -274,6 +274,10 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 				}
 			}
 		case rescale.Commit:
+			if a.cl != nil && a.job.opts.Cluster.HoldRescaleCommit {
+				a.job.log.Warn().Uint64("rescale", act.Rescale).Msg("rescale held before its commit (test hook)")
+				return
+			}
 			if err := a.rescaleCommit(ctx); err != nil {
 				a.end(ctx, fmt.Errorf("rescale %d: commit: %w", act.Rescale, err))
 				return
