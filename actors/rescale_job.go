@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 	"github.com/weirstream/weir/store"
 )
 
@@ -53,6 +54,8 @@ type liveRescale struct {
 	// begun waits, on a cluster, for every task to have begun its part
 	// before the sources get the barrier (rescale_cluster_begin.go).
 	begun *begunWait
+	// flows are what the changed operators' tasks measured (rescale_flow.go).
+	flows []*flow.Task
 }
 
 // onRescaleMsg handles the live-rescale messages; it reports whether m was one.
@@ -87,6 +90,7 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 		if r.run == nil || m.seq != r.run.plan.Input.Seq {
 			return true // of a rescale an abort ended
 		}
+		r.run.flows = append(r.run.flows, m.result.Flow)
 		acts, err := r.coord.TaskDone(a.job.now(), taskKey(a.idOf(m.op, m.instance)), m.result)
 		if err != nil {
 			a.end(ctx, fmt.Errorf("rescale: %w", err))
@@ -284,14 +288,23 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 			}
 		case rescale.Finished:
 			res := act.Result
-			a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
+			res.Flow = flow.Figures(r.run.flows, r.run.began, time.Now())
+			ev := a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
 				Int("min_moves", res.Minimum).Int64("bytes", res.Bytes).Dur("longest_pause", res.LongestPause).
-				Str("changes", r.run.plan.Summary()).Msg("rescale committed")
+				Str("changes", r.run.plan.Summary())
+			if res.Flow != nil {
+				ev = ev.Object("flow", res.Flow)
+			}
+			ev.Msg("rescale committed")
 			for _, c := range r.run.plan.Changes {
 				a.job.node.metrics.RecordRescale(a.job.Plan.Name, c.Operator, res.Took, len(c.Moves))
 			}
-			a.job.noteEvent(EventRescale, "", fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v",
-				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took))
+			detail := fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v, longest pause %v",
+				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took, res.LongestPause)
+			if res.Flow != nil {
+				detail += "; " + res.Flow.String()
+			}
+			a.job.noteEvent(EventRescale, "", detail)
 			a.job.noteRescale(r.run.plan, res)
 			r.run.reply <- rescaleReply{result: res}
 			r.run = nil

@@ -99,6 +99,7 @@ func (t *task) Receive(ctx actor.Context) {
 		t.move(evStart)
 		t.schedulePump(ctx)
 	case *deliverMsg:
+		m.buf.arrived = time.Now()
 		t.in.deliver(t, m.input, m.buf)
 		t.pump(ctx)
 	case *deliverEOSMsg:

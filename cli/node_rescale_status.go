@@ -89,21 +89,10 @@ func nowAt(j clusterJobState, changes []cluster.RescaleChange) string {
 func figuresText(f *cluster.RescaleFigures) string {
 	s := fmt.Sprintf("took %.0f ms, moved %d key groups (fewest possible %d), %d bytes, longest pause %.0f ms",
 		f.TookMs, f.Moved, f.Minimum, f.Bytes, f.LongestPauseMs)
-	if fl := f.Flow; fl != nil {
-		s += "; " + flowText(fl)
+	if f.Flow != nil {
+		s += "; " + f.Flow.String()
 	}
 	return s
-}
-
-// flowText is the throughput and latency figures of a rescale in words.
-func flowText(fl *cluster.RescaleFlow) string {
-	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d empty); wait p50/p99 moved %s, unmoved %s",
-		fl.SteadyPerS, fl.LowestPerS, fl.ZeroBuckets, beforeDuringText(fl.Moved), beforeDuringText(fl.Unmoved))
-}
-
-// beforeDuringText is "0.4/1.2 ms before, 0.5/3.0 ms during".
-func beforeDuringText(w cluster.WaitBeforeDuring) string {
-	return fmt.Sprintf("%.1f/%.1f ms before, %.1f/%.1f ms during", w.Before.P50Ms, w.Before.P99Ms, w.During.P50Ms, w.During.P99Ms)
 }
 
 // rescaleChangesText is "op 2→3, other 4→1".

@@ -1,5 +1,7 @@
 package cluster
 
+import "github.com/weirstream/weir/rescale/flow"
+
 // Live rescales as a job's record keeps them: the latest few, with their
 // outcome and figures, so that `node status` shows them after the
 // coordinator that ran them is gone.
@@ -57,37 +59,9 @@ type RescaleFigures struct {
 	Minimum        int     `msgpack:"min" json:"min_moves"`
 	Bytes          int64   `msgpack:"bytes" json:"bytes"`
 	LongestPauseMs float64 `msgpack:"longest_pause_ms" json:"longest_pause_ms"`
-	// Flow is the rescaled operators' throughput and latency around the
+	// Flow is the rescaled operators' throughput and waits around the
 	// rescale (nil when not measured).
-	Flow *RescaleFlow `msgpack:"flow,omitempty" json:"flow,omitempty"`
-}
-
-// RescaleFlow is the records the rescaled operators processed around a
-// rescale, in 100 ms buckets, and how long those records waited at them.
-type RescaleFlow struct {
-	// SteadyPerS is their records/s over the buckets before the rescale
-	// started; LowestPerS the lowest bucket from its start to its commit,
-	// and ZeroBuckets how many of those buckets had none.
-	SteadyPerS  float64 `msgpack:"steady" json:"steady_per_s"`
-	LowestPerS  float64 `msgpack:"lowest" json:"lowest_per_s"`
-	ZeroBuckets int     `msgpack:"zero" json:"zero_buckets"`
-	// Moved and Unmoved are the wait of records of moved and of unmoved
-	// key groups, before the rescale and during it.
-	Moved   WaitBeforeDuring `msgpack:"moved" json:"moved"`
-	Unmoved WaitBeforeDuring `msgpack:"unmoved" json:"unmoved"`
-}
-
-// WaitBeforeDuring is a latency before and during a rescale.
-type WaitBeforeDuring struct {
-	Before Latency `msgpack:"before" json:"before"`
-	During Latency `msgpack:"during" json:"during"`
-}
-
-// Latency is p50 and p99 of a set of records' latencies.
-type Latency struct {
-	Records int64   `msgpack:"n" json:"records"`
-	P50Ms   float64 `msgpack:"p50" json:"p50_ms"`
-	P99Ms   float64 `msgpack:"p99" json:"p99_ms"`
+	Flow *flow.Flow `msgpack:"flow,omitempty" json:"flow,omitempty"`
 }
 
 // Planned returns h with e recorded as the newest rescale, keeping the

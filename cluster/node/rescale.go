@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // RescaleSubject asks the coordinator of a job to rescale it live.
@@ -133,7 +134,7 @@ func rescaleDone(res rescale.Result) RescaleReply {
 // carry them.
 func rescaleFigures(res rescale.Result) *cluster.RescaleFigures {
 	return &cluster.RescaleFigures{TookMs: ms(res.Took), Moved: res.Moved, Minimum: res.Minimum, Bytes: res.Bytes,
-		LongestPauseMs: ms(res.LongestPause)}
+		LongestPauseMs: ms(res.LongestPause), Flow: res.Flow}
 }
 
 // ms is d in milliseconds.
@@ -155,7 +156,7 @@ type RescaleLast struct {
 	Bytes          int64           `msgpack:"bytes" json:"bytes"`
 	LongestPauseMs float64         `msgpack:"longest_pause_ms" json:"longest_pause_ms"`
 	// Flow is its throughput and latency figures (nil: not measured).
-	Flow *cluster.RescaleFlow `msgpack:"flow,omitempty" json:"flow,omitempty"`
+	Flow *flow.Flow `msgpack:"flow,omitempty" json:"flow,omitempty"`
 }
 
 // RescaleChange is one operator's parallelism before and after.
@@ -170,7 +171,7 @@ func rescaleStatus(j *actors.Job) *RescaleStatus {
 	out := &RescaleStatus{Count: s.Count}
 	if l := s.Last; l != nil {
 		out.Last = &RescaleLast{Seq: l.Seq, TookMs: ms(l.Took), Moved: l.Moved, Minimum: l.Minimum, Bytes: l.Bytes,
-			LongestPauseMs: ms(l.LongestPause)}
+			LongestPauseMs: ms(l.LongestPause), Flow: l.Flow}
 		for _, c := range l.Changes {
 			out.Last.Changes = append(out.Last.Changes, RescaleChange{Operator: c.Operator, From: c.From, To: c.To})
 		}
