@@ -125,3 +125,24 @@ func TestClusterLiveRescaleCoordinatorKilled(t *testing.T) {
 	c.waitStatus("a checkpoint after the takeover", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
 	cancelAndVerify(t, c, done, sout, out)
 }
+
+// recordedFlowsSane checks that keycount's record keeps n committed
+// rescales, each with its figures and flow, present and sane.
+func recordedFlowsSane(t *testing.T, c *testCluster, n int) {
+	t.Helper()
+	h, _, _ := c.recordedRescales("keycount")
+	if h == nil || h.Count != n || len(h.Recent) != n {
+		t.Fatalf("the record keeps %+v, want %d rescales", h, n)
+	}
+	for _, e := range h.Recent {
+		f := e.Figures
+		if e.State != cluster.RescaleCommitted || f == nil || f.Flow == nil || f.Moved != f.Minimum || f.TookMs <= 0 {
+			t.Fatalf("recorded rescale #%d: %+v (figures %+v)", e.Seq, e, f)
+		}
+		fl := f.Flow
+		if fl.SteadyPerS <= 0 || fl.Buckets < 1 || fl.ZeroBuckets > fl.Buckets || fl.LowestPerS < 0 || fl.Before.Records <= 0 ||
+			fl.Moved.Records+fl.Unmoved.Records <= 0 {
+			t.Fatalf("recorded rescale #%d: flow %+v", e.Seq, fl)
+		}
+	}
+}
