@@ -109,7 +109,7 @@ type Task struct {
 // Flow is the throughput and wait figures of a rescale.
 type Flow struct {
 	// SteadyPerS is the rescaled operators' records/s over the BeforeWindow
-	// before the rescale started.
+	// before the rescale started (from their first record, if later).
 	SteadyPerS float64 `json:"steady_per_s"`
 	// LowestPerS is the lowest records/s of a Bucket bucket from the
 	// rescale's start to its commit; ZeroBuckets how many of them had no
@@ -142,12 +142,17 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 	sum := map[int64]int64{}
 	var before, moved, unmoved WaitHist
 	lastFull := BucketOf(end)
+	s := BucketOf(start)
+	from := s // the first bucket with a record, if before the start
 	n := 0
 	for _, f := range flows {
 		if f == nil {
 			continue
 		}
 		n++
+		if len(f.Records) > 0 {
+			from = min(from, f.First)
+		}
 		for i, c := range f.Records {
 			sum[f.First+int64(i)] += c
 		}
@@ -162,14 +167,15 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 		return nil
 	}
 	rate := func(b int64) float64 { return float64(sum[b]) / Bucket.Seconds() }
-	s := BucketOf(start)
 	fl := &Flow{Before: before.Latency(), Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1}
-	steady := int64(BeforeWindow / Bucket)
 	var total int64
-	for b := s - steady; b < s; b++ {
+	from = max(from, s-int64(BeforeWindow/Bucket))
+	for b := from; b < s; b++ {
 		total += sum[b]
 	}
-	fl.SteadyPerS = float64(total) / BeforeWindow.Seconds()
+	if from < s {
+		fl.SteadyPerS = float64(total) / (time.Duration(s-from) * Bucket).Seconds()
+	}
 	for b := s; b <= max(s, lastFull); b++ {
 		fl.Buckets++
 		if sum[b] == 0 {

@@ -36,7 +36,8 @@ func TestWaitHist(t *testing.T) {
 // the buckets from the start run to the last one every instance that goes
 // on completed (a removed instance's end does not cut them short, a
 // running one's partial last bucket is left out); an empty bucket counts;
-// waits are summed over instances.
+// waits are summed over instances; a job younger than the BeforeWindow has
+// its steady rate over its life.
 func TestFigures(t *testing.T) {
 	start := time.Unix(1000, 0)              // bucket 10000
 	end := start.Add(350 * time.Millisecond) // bucket 10003
@@ -51,6 +52,7 @@ func TestFigures(t *testing.T) {
 	kept := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 50, 0, 80, 7), Before: before, Moved: moved}
 	removed := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 10), Ends: true, Before: before}
 	added := &Task{First: s + 1, Records: []int64{30, 40, 5}, Moved: moved}
+	young := &Task{First: s - 5, Records: []int64{100, 100, 100, 100, 100, 50, 7}}
 	for _, tc := range []struct {
 		name            string
 		flows           []*Task
@@ -65,6 +67,9 @@ func TestFigures(t *testing.T) {
 		// The added instance alone: no steady rate; its partial bucket
 		// s+3 is left out; bucket s had none of its records.
 		{"added only", []*Task{added}, 0, 0, 1, 3, 0, 5},
+		// A job 0.5 s old at the start: its steady rate is over those
+		// 5 buckets, not the whole BeforeWindow.
+		{"young job", []*Task{young}, 1000, 500, 0, 1, 0, 0},
 		{"nil flows", []*Task{nil}, 0, 0, 0, 0, 0, 0},
 	} {
 		f := Figures(tc.flows, start, end)
