@@ -121,9 +121,9 @@ type Flow struct {
 	Buckets     int     `json:"buckets"`
 	// Before is the wait of all records before the rescale; Moved and
 	// Unmoved those during it, by whether their key group moves.
-	Before  Latency `json:"before"`
-	Moved   Latency `json:"moved_during"`
-	Unmoved Latency `json:"unmoved_during"`
+	Before  Latency `json:"wait_before"`
+	Moved   Latency `json:"wait_moved"`
+	Unmoved Latency `json:"wait_unmoved"`
 }
 
 // Latency is p50 and p99 of a set of records' waits.
