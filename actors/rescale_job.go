@@ -56,6 +56,29 @@ type liveRescale struct {
 	begun *begunWait
 	// flows are what the changed operators' tasks measured (rescale_flow.go).
 	flows []*flow.Task
+	// held counts the parts done a test hook keeps from the machine
+	// (rescaleHeld).
+	held int
+}
+
+// rescaleHeld reports whether the test hook ClusterOptions.HoldRescaleCommit
+// keeps a task's part done from the machine, so that the rescale never
+// commits; once every changed instance's part is done it logs that the
+// rescale is held before its commit. The machine then times it out.
+func (a *jobActor) rescaleHeld() bool {
+	if a.cl == nil || !a.job.opts.Cluster.HoldRescaleCommit {
+		return false
+	}
+	run := a.rs.run
+	run.held++
+	parts := 0
+	for _, c := range run.plan.Changes {
+		parts += max(c.From, c.To)
+	}
+	if run.held == parts {
+		a.job.log.Warn().Uint64("rescale", run.plan.Input.Seq).Int("parts", parts).Msg("rescale held before its commit (test hook)")
+	}
+	return true
 }
 
 // onRescaleMsg handles the live-rescale messages; it reports whether m was one.
@@ -91,6 +114,9 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 			return true // of a rescale an abort ended
 		}
 		r.run.flows = append(r.run.flows, m.result.Flow)
+		if a.rescaleHeld() {
+			return true
+		}
 		acts, err := r.coord.TaskDone(a.job.now(), taskKey(a.idOf(m.op, m.instance)), m.result)
 		if err != nil {
 			a.end(ctx, fmt.Errorf("rescale: %w", err))
@@ -278,10 +304,6 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 				}
 			}
 		case rescale.Commit:
-			if a.cl != nil && a.job.opts.Cluster.HoldRescaleCommit {
-				a.job.log.Warn().Uint64("rescale", act.Rescale).Msg("rescale held before its commit (test hook)")
-				return
-			}
 			if err := a.rescaleCommit(ctx); err != nil {
 				a.end(ctx, fmt.Errorf("rescale %d: commit: %w", act.Rescale, err))
 				return
