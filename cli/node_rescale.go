@@ -156,6 +156,8 @@ func followRescale(nc *nats.Conn, req node.RescaleRequest, coordinator string, s
 				return nil
 			}
 			wait = rescaleCommitWait
+		case node.RescaleRunning:
+			fmt.Fprintf(stdout, "rescale %d of %s: running for %.1f s\n", rep.Seq, req.Job, rep.TookMs/1000)
 		case node.RescaleDone:
 			fmt.Fprintf(stdout, "rescale %d of %s committed: took %.0f ms, moved %d key groups (fewest possible %d), %d bytes, longest pause %.0f ms\n",
 				rep.Seq, req.Job, rep.TookMs, rep.Moves, rep.Minimum, rep.Bytes, rep.LongestPauseMs)

@@ -32,8 +32,13 @@ type RescaleRequest struct {
 // Stages of a RescaleReply.
 const (
 	RescalePlanned = "planned"
+	RescaleRunning = "running" // progress: TookMs is the time since it started
 	RescaleDone    = "committed"
 )
+
+// rescaleProgressEvery is how often an attached `node rescale` is told
+// that the rescale still runs.
+const rescaleProgressEvery = time.Second
 
 // RescaleReply is one answer to a RescaleRequest: an error, the plan, or
 // the committed rescale's figures.
@@ -109,7 +114,7 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 	if rerr := a.recordRescalePlanned(req.Job, p, time.Now()); rerr != nil {
 		a.log.Warn().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).Msg("record the rescale as running")
 	}
-	res, err := run.Wait(ctx)
+	res, err := a.waitRescale(ctx, m, run, req.Detach)
 	if rerr := a.recordRescaleEnded(req.Job, p, res, err); rerr != nil {
 		a.log.Error().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).
 			Msg("record the rescale's outcome: a takeover builds the job at the parallelisms its record has")
@@ -177,4 +182,32 @@ func rescaleStatus(j *actors.Job) *RescaleStatus {
 		}
 	}
 	return out
+}
+
+// waitRescale waits for run's outcome; unless detach, it answers every
+// rescaleProgressEvery that the rescale still runs, with the time since it
+// started.
+func (a *Agent) waitRescale(ctx context.Context, m *nats.Msg, run *actors.RescaleRun, detach bool) (rescale.Result, error) {
+	type outcome struct {
+		res rescale.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := run.Wait(ctx)
+		done <- outcome{res, err}
+	}()
+	started := time.Now()
+	tick := time.NewTicker(rescaleProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case o := <-done:
+			return o.res, o.err
+		case <-tick.C:
+			if !detach {
+				a.reply(m, RescaleReply{Stage: RescaleRunning, Seq: run.Plan.Input.Seq, Changes: run.Plan.Summary(), TookMs: ms(time.Since(started))})
+			}
+		}
+	}
 }

@@ -58,7 +58,8 @@ func (c *testCluster) recordedRescales(job string) (*cluster.RescaleHistory, map
 // three `node start` processes, coordinated by n2, whose rescales are held
 // just before their commit (a test hook: every task has done its part and
 // the moved key groups' state has been handed to the new instance). `node
-// rescale` takes count to 3; once n2 holds it, n2 is SIGKILLed. Another
+// rescale` takes count to 3, printing the plan and, each second, that it
+// runs; once n2 holds it, n2 is SIGKILLed. Another
 // node takes the job over at the parallelism its record has: count at 2
 // (the rescale's commit was never recorded), from its latest checkpoint,
 // which has the old table. The record marks the rescale interrupted, `node
@@ -72,17 +73,31 @@ func TestClusterLiveRescaleCoordinatorKilled(t *testing.T) {
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
 	c.waitStatus("a checkpoint", func(s statusView) bool { id, coord := jobCheckpoints(s, "keycount"); return id >= 1 && coord == "n2" })
-	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3", "--detach")
-	if code != 0 || !strings.Contains(stdout, "planned: count 2→3") {
-		t.Fatalf("node rescale --detach: exit %d\n%s\n%s", code, stdout, stderr)
+	// Attached, it prints the plan, then every second that the rescale
+	// runs.
+	resc := exec.Command(c.bin, "rescale", "keycount", "--operator", "count", "--parallelism", "3", "--nats", c.url)
+	rout := &lockedBuffer{}
+	resc.Stdout, resc.Stderr = rout, rout
+	if err := resc.Start(); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("node rescale keycount --operator count --parallelism 3 --detach:\n%s", stdout)
+	rdone := make(chan error, 1)
+	go func() { rdone <- resc.Wait() }()
+	progress := func() bool {
+		return strings.Contains(rout.String(), "planned: count 2→3") && strings.Contains(rout.String(), "rescale 1 of keycount: running for")
+	}
+	if !poll.Until(clusterDeadline, 20*time.Millisecond, progress) {
+		t.Fatalf("node rescale printed no plan and progress:\n%s", rout.String())
+	}
 	held := func() bool {
 		return strings.Contains(n2.stderr.String(), `"message":"rescale held before its commit (test hook)"`)
 	}
 	if !poll.Until(clusterDeadline, 20*time.Millisecond, held) {
 		t.Fatalf("n2 never held the rescale before its commit; its log:\n%s", lastBytes(n2.stderr.String(), 4000))
 	}
+	_ = resc.Process.Kill() // it would wait for an outcome n2 never sends
+	<-rdone
+	t.Logf("node rescale keycount --operator count --parallelism 3:\n%s", rout.String())
 	recorded := func() bool {
 		h, _, _ := c.recordedRescales("keycount")
 		l := h.Latest()
@@ -111,7 +126,7 @@ func TestClusterLiveRescaleCoordinatorKilled(t *testing.T) {
 			t.Fatalf("%s still placed on the killed n2: %v", task, tasks)
 		}
 	}
-	code, stdout, stderr = c.client("status")
+	code, stdout, stderr := c.client("status")
 	if code != 0 || !strings.Contains(stdout, "rescales of keycount: 1; last #1 count 2→3: interrupted (its coordinator n2 was lost") ||
 		!strings.Contains(stdout, "count now runs 2 instances") {
 		t.Fatalf("node status does not tell the rescale was interrupted and count runs at 2: exit %d\n%s\n%s", code, stdout, stderr)
