@@ -99,8 +99,8 @@ type Task struct {
 	// Ends says the instance ends with its part (a removed one): it
 	// processes no records after it.
 	Ends bool
-	// Before is the wait of the records processed in the BeforeWindow before
-	// the instance's first record under the rescale; Moved and Unmoved
+	// Before is the wait of the records processed outside any rescale in
+	// the BeforeWindow before the instance's first record under this one; Moved and Unmoved
 	// those it processed under the rescale, by whether their key group
 	// moves.
 	Before, Moved, Unmoved WaitHist
