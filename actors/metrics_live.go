@@ -27,9 +27,6 @@ type taskCounters struct {
 	// stoppedAt is when the latest incarnation stopped (unix ns; 0 while
 	// one runs): a stopped task's time stands still.
 	stoppedAt atomic.Int64
-	// flow is the task's record for rescale figures (rescale_flow.go): only
-	// the task's goroutine touches it.
-	flow *taskFlow
 }
 
 // started notes that an incarnation of the task runs.

@@ -12,9 +12,10 @@ import (
 // its operator (flow.Task says what is measured): records per
 // flow.Bucket over the last flowSlots buckets with the wait of those
 // processed outside a rescale, and the waits under a rescale by whether the
-// record's key group moves. Only the task's goroutine touches it.
+// record's key group moves. Each incarnation of the task keeps its own, on
+// its goroutine.
 
-// flowSlots is how many buckets an instance keeps: the FlowBefore before a
+// flowSlots is how many buckets an instance keeps: the flow.BeforeWindow before a
 // rescale and the rescale itself must fit.
 const flowSlots = 80
 
@@ -50,10 +51,10 @@ func (f *taskFlow) slot(now time.Time) *flowSlot {
 
 // flow is the task's record, made on first use.
 func (t *task) flow() *taskFlow {
-	if t.ctr.flow == nil {
-		t.ctr.flow = &taskFlow{}
+	if t.flowRec == nil {
+		t.flowRec = &taskFlow{}
 	}
-	return t.ctr.flow
+	return t.flowRec
 }
 
 // flowProcessed notes that n records of buffer b were handed to the
