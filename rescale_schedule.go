@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // RescaleStep is one live rescale of a schedule: After the job started (or
@@ -39,6 +40,9 @@ type RescaleStat struct {
 	// LongestPause is the longest any moved key group waited for its state.
 	LongestPause   time.Duration `json:"-"`
 	LongestPauseMs float64       `json:"longest_pause_ms"`
+	// Flow is the rescaled operators' throughput and waits around the
+	// rescale (nil: not measured).
+	Flow *flow.Flow `json:"flow,omitempty"`
 	// Err says why the step failed or did not run ("" when it committed).
 	Err string `json:"error,omitempty"`
 }
@@ -67,7 +71,7 @@ func startRescaler(steps []RescaleStep, job *actors.Job, start time.Time, log ze
 			}
 			res, err := job.Rescale(context.Background(), st.Parallelism)
 			stat := RescaleStat{Step: i + 1, Changes: res.Changes, Took: res.Took, TookMs: ms(res.Took), Moved: res.Moved,
-				Minimum: res.Minimum, Bytes: res.Bytes, LongestPause: res.LongestPause, LongestPauseMs: ms(res.LongestPause)}
+				Minimum: res.Minimum, Bytes: res.Bytes, LongestPause: res.LongestPause, LongestPauseMs: ms(res.LongestPause), Flow: res.Flow}
 			if err != nil {
 				stat.Err = err.Error()
 				log.Error().Err(err).Int("step", i+1).Msg("scheduled rescale failed")

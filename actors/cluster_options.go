@@ -42,6 +42,13 @@ type ClusterOptions struct {
 	// first wired, and each time a restarted region is wired again. nil:
 	// not called.
 	Running func()
+	// HoldRescaleCommit is a test hook: the coordinator holds every live
+	// rescale just before its commit (it logs "rescale held before its
+	// commit" once every changed instance has done its part: state has
+	// moved) and never commits it, so a test can kill the coordinator's
+	// node while a rescale is in progress. The held rescale times out as
+	// any other that does not commit.
+	HoldRescaleCommit bool
 }
 
 // running calls o.Running, if any.

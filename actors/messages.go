@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
@@ -22,6 +24,11 @@ type Buffer struct {
 	// watermark, or idle); captured channel state keeps it, and a restore
 	// replays it after the records.
 	Mark Mark
+	// arrived is when the buffer was delivered to its consumer (zero for
+	// restored channel state); moved counts, under a live rescale, the
+	// records of moving key groups in it (rescale_flow.go).
+	arrived time.Time
+	moved   int
 }
 
 // priority marks control messages that overtake queued data in the weir mailbox.

@@ -52,6 +52,9 @@ type wireRescale struct {
 type wireHeld struct {
 	Edge    int                `msgpack:"edge"`
 	Records msgpack.RawMessage `msgpack:"records"`
+	// At is when the records were delivered to the old owner (Unix ns;
+	// 0: not known).
+	At int64 `msgpack:"at,omitempty"`
 }
 
 // rescaleCommitPartMsg tells a node's part of a job that a live rescale
@@ -130,7 +133,7 @@ func (r *Remote) encodeRescale(j *Job, target WireRef, m any) (string, *wireBody
 				if err != nil {
 					return "", nil, err
 				}
-				w.Records[g] = append(w.Records[g], wireHeld{Edge: hb.edge, Records: recs})
+				w.Records[g] = append(w.Records[g], wireHeld{Edge: hb.edge, Records: recs, At: unixNanoOf(hb.at)})
 			}
 		}
 		return transport.TypeControl, &wireBody{K: kRsHandoff, Rescale: w}, nil
@@ -234,7 +237,7 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 				if err != nil {
 					return nil, true, err
 				}
-				m.records[g] = append(m.records[g], heldBatch{edge: wh.Edge, recs: recs})
+				m.records[g] = append(m.records[g], heldBatch{edge: wh.Edge, recs: recs, at: timeOfUnixNano(wh.At)})
 			}
 		}
 		return m, true, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/plan"
 	taskid "github.com/weirstream/weir/internal/task"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 	"github.com/weirstream/weir/store"
 )
 
@@ -53,6 +54,31 @@ type liveRescale struct {
 	// begun waits, on a cluster, for every task to have begun its part
 	// before the sources get the barrier (rescale_cluster_begin.go).
 	begun *begunWait
+	// flows are what the changed operators' tasks measured (rescale_flow.go).
+	flows []*flow.Task
+	// held counts the parts done a test hook keeps from the machine
+	// (rescaleHeld).
+	held int
+}
+
+// rescaleHeld reports whether the test hook ClusterOptions.HoldRescaleCommit
+// keeps a task's part done from the machine, so that the rescale never
+// commits; once every changed instance's part is done it logs that the
+// rescale is held before its commit. The machine then times it out.
+func (a *jobActor) rescaleHeld() bool {
+	if a.cl == nil || !a.job.opts.Cluster.HoldRescaleCommit {
+		return false
+	}
+	run := a.rs.run
+	run.held++
+	parts := 0
+	for _, c := range run.plan.Changes {
+		parts += max(c.From, c.To)
+	}
+	if run.held == parts {
+		a.job.log.Warn().Uint64("rescale", run.plan.Input.Seq).Int("parts", parts).Msg("rescale held before its commit (test hook)")
+	}
+	return true
 }
 
 // onRescaleMsg handles the live-rescale messages; it reports whether m was one.
@@ -86,6 +112,10 @@ func (a *jobActor) onRescaleMsg(ctx actor.Context, m any) bool {
 		r := a.rescales()
 		if r.run == nil || m.seq != r.run.plan.Input.Seq {
 			return true // of a rescale an abort ended
+		}
+		r.run.flows = append(r.run.flows, m.result.Flow)
+		if a.rescaleHeld() {
+			return true
 		}
 		acts, err := r.coord.TaskDone(a.job.now(), taskKey(a.idOf(m.op, m.instance)), m.result)
 		if err != nil {
@@ -280,14 +310,23 @@ func (a *jobActor) carryOutRescale(ctx actor.Context, acts []rescale.Action) {
 			}
 		case rescale.Finished:
 			res := act.Result
-			a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
+			res.Flow = flow.Figures(r.run.flows, r.run.began, time.Now())
+			ev := a.job.log.Info().Uint64("rescale", res.Rescale).Dur("took", res.Took).Int("moved", res.Moved).
 				Int("min_moves", res.Minimum).Int64("bytes", res.Bytes).Dur("longest_pause", res.LongestPause).
-				Str("changes", r.run.plan.Summary()).Msg("rescale committed")
+				Str("changes", r.run.plan.Summary())
+			if res.Flow != nil {
+				ev = ev.Object("flow", res.Flow)
+			}
+			ev.Msg("rescale committed")
 			for _, c := range r.run.plan.Changes {
 				a.job.node.metrics.RecordRescale(a.job.Plan.Name, c.Operator, res.Took, len(c.Moves))
 			}
-			a.job.noteEvent(EventRescale, "", fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v",
-				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took))
+			detail := fmt.Sprintf("%s: %d key groups moved (fewest possible %d), %d bytes, took %v, longest pause %v",
+				r.run.plan.Summary(), res.Moved, res.Minimum, res.Bytes, res.Took, res.LongestPause)
+			if res.Flow != nil {
+				detail += "; " + res.Flow.String()
+			}
+			a.job.noteEvent(EventRescale, "", detail)
 			a.job.noteRescale(r.run.plan, res)
 			r.run.reply <- rescaleReply{result: res}
 			r.run = nil

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
@@ -133,4 +135,5 @@ type rescaleHandoffMsg struct {
 type heldBatch struct {
 	edge int
 	recs plan.Batch
+	at   time.Time // when the buffer they came in was delivered (zero: not known)
 }

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"time"
+
 	"fmt"
 	"slices"
 
@@ -240,6 +242,7 @@ func (t *task) rescaleFilter(i int, c *inChannel) {
 		t.fail(err)
 	}
 	t.rs.after = append(t.rs.after, acts...)
+	b.moved = t.flowMovedKept(of, d)
 	if len(d.Hold) == 0 && len(d.Drop) == 0 {
 		return
 	}
@@ -260,13 +263,13 @@ func (t *task) rescaleFilter(i int, c *inChannel) {
 		if err != nil {
 			t.fail(fmt.Errorf("rescale: hold key group %d: %w", g, err))
 		}
-		t.rs.held[g] = append(t.rs.held[g], heldBatch{edge: c.edgeIndex, recs: recs})
+		t.rs.held[g] = append(t.rs.held[g], heldBatch{edge: c.edgeIndex, recs: recs, at: b.arrived})
 	}
 	kept, err := rg.Pick(b.Records, keep)
 	if err != nil {
 		t.fail(fmt.Errorf("rescale: input %d buffer %d: %w", i, b.Seq, err))
 	}
-	c.cur = &Buffer{Seq: b.Seq, Records: kept, round: b.round}
+	c.cur = &Buffer{Seq: b.Seq, Records: kept, round: b.round, arrived: b.arrived, moved: b.moved}
 }
 
 // rescaleAfterBuffer carries out the actions of the buffer just processed,
@@ -313,6 +316,7 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			for _, hb := range append(rs.carried[a.Group], rs.held[a.Group]...) {
 				t.callOperator(hb.edge, hb.recs)
 			}
+			t.flowReleased(time.Now(), rs.held[a.Group], rs.carried[a.Group])
 			delete(rs.carried, a.Group)
 			delete(rs.held, a.Group)
 			t.rescaleReleased(a.Group)
@@ -325,7 +329,7 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 		case rescale.InputDrained:
 			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{seq: rs.m.Config().Rescale, op: t.op.ID, instance: t.instance, input: a.Input})
 		case rescale.TaskDone:
-			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{seq: a.Rescale, op: t.op.ID, instance: t.instance, result: a.Result})
+			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{seq: a.Rescale, op: t.op.ID, instance: t.instance, result: t.flowResult(a.Result)})
 			t.schedulePump(ctx) // it may end now if its inputs have
 		case rescale.Stop:
 			t.log.Debug().Msg("rescale: removed instance stops")
@@ -362,7 +366,7 @@ func (t *task) rescaleSetAside(a rescale.SetAside) {
 			if err != nil {
 				t.fail(fmt.Errorf("rescale: set aside key group %d: %w", g, err))
 			}
-			rs.aside[g] = append(rs.aside[g], heldBatch{edge: edge, recs: recs})
+			rs.aside[g] = append(rs.aside[g], heldBatch{edge: edge, recs: recs, at: deliveredAt(b)})
 		}
 	}
 }

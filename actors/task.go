@@ -47,6 +47,7 @@ type task struct {
 
 	ctr     *taskCounters // figures for /metrics, shared by the task's incarnations
 	rs      *taskRescale  // the live rescale this task takes part in (nil: none)
+	flowRec *taskFlow     // its records for rescale figures (rescale_flow.go; nil until its first)
 	retired retiredInputs // inputs from instances live rescales removed
 	// remote are the task's cluster subscriptions that live rescales
 	// change (see rescale_cluster_task.go).
@@ -99,6 +100,7 @@ func (t *task) Receive(ctx actor.Context) {
 		t.move(evStart)
 		t.schedulePump(ctx)
 	case *deliverMsg:
+		m.buf.arrived = time.Now()
 		t.in.deliver(t, m.input, m.buf)
 		t.pump(ctx)
 	case *deliverEOSMsg:

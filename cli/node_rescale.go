@@ -156,9 +156,14 @@ func followRescale(nc *nats.Conn, req node.RescaleRequest, coordinator string, s
 				return nil
 			}
 			wait = rescaleCommitWait
+		case node.RescaleRunning:
+			fmt.Fprintf(stdout, "rescale %d of %s: running for %.1f s\n", rep.Seq, req.Job, rep.TookMs/1000)
 		case node.RescaleDone:
 			fmt.Fprintf(stdout, "rescale %d of %s committed: took %.0f ms, moved %d key groups (fewest possible %d), %d bytes, longest pause %.0f ms\n",
 				rep.Seq, req.Job, rep.TookMs, rep.Moves, rep.Minimum, rep.Bytes, rep.LongestPauseMs)
+			if f := rep.Figures; f != nil && f.Flow != nil {
+				fmt.Fprintf(stdout, "rescale %d of %s: %s\n", rep.Seq, req.Job, f.Flow)
+			}
 			return nil
 		default:
 			return fmt.Errorf("rescale: unexpected answer %q", rep.Stage)

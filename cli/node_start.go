@@ -108,6 +108,11 @@ func (f *startFlags) check(set map[string]bool) error {
 	return nil
 }
 
+// holdRescaleCommitEnv, set to 1 for `node start`, holds the live rescales
+// of the jobs the node coordinates before their commit: a test hook to kill
+// a coordinator while a rescale is in progress (node.Config).
+const holdRescaleCommitEnv = "WEIR_TEST_HOLD_RESCALE_COMMIT"
+
 // start is `node start`: a long-running cluster node.
 func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f startFlags
@@ -188,7 +193,7 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
 		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, DisconnectGrace: f.disconnectGrace, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
-		Log: log, Counters: counters, Metrics: reg}, nc)
+		Log: log, Counters: counters, Metrics: reg, HoldRescaleCommit: r.getenv(holdRescaleCommitEnv) == "1"}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

@@ -137,6 +137,9 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 		_, err = fmt.Fprintf(w, "rescale %d: %s, took %.3f ms, %d bytes moved, longest pause of a moved group %.3f ms\n",
 			r.Step, r.Changes, ms(r.Took), r.Bytes, ms(r.LongestPause))
+		if err == nil && r.Flow != nil {
+			_, err = fmt.Fprintf(w, "rescale %d: %s\n", r.Step, r.Flow)
+		}
 	}
 	if r := s.Restore; err == nil && r != nil {
 		_, err = fmt.Fprintf(w, "restore: %d task restores, %d bytes in %d sections local, %d bytes in %d sections remote, %.3f ms\n",

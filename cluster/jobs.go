@@ -45,6 +45,8 @@ type JobRecord struct {
 	// updates them while it runs and when it ends.
 	Restarts      int            `msgpack:"restarts,omitempty" json:"restarts,omitempty"`
 	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
+	// Rescales are the job's latest live rescales (job_rescales.go).
+	Rescales *RescaleHistory `msgpack:"rescales,omitempty" json:"rescale_history,omitempty"`
 }
 
 // check validates a record before it is written or after it is read.

@@ -3,6 +3,8 @@ package rescale
 import (
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // Action is one thing the job's shell must do for a rescale, in the order
@@ -76,6 +78,10 @@ type Result struct {
 	Bytes int64
 	// LongestPause is the longest any moved group waited for its state.
 	LongestPause time.Duration
+	// Flow is the rescaled operators' throughput and waits around the
+	// rescale, which the shell adds from its tasks' flows (nil:
+	// not measured).
+	Flow *flow.Flow
 }
 
 func (WaitCheckpoint) action() {}

@@ -3,6 +3,8 @@ package rescale
 import (
 	"fmt"
 	"time"
+
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // TaskAction is one thing a task's shell must do for a rescale, in the order
@@ -80,6 +82,8 @@ type TaskResult struct {
 	Bytes    int64
 	// LongestPause is the longest a moved group waited here.
 	LongestPause time.Duration
+	// Flow is what the task measured of its records (nil: not measured).
+	Flow *flow.Task
 }
 
 // Stop tells a removed instance to flush its outputs and stop.

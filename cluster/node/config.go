@@ -64,6 +64,10 @@ type Config struct {
 	Counters *transport.Counters
 	// Metrics is the registry /metrics serves (nil: the node's own, unserved).
 	Metrics *metrics.Registry
+	// HoldRescaleCommit is a test hook (actors.ClusterOptions): the live
+	// rescales of the jobs this node coordinates are held before their
+	// commit.
+	HoldRescaleCommit bool
 }
 
 // JobBuilder builds the job named name from its arguments. An unknown job

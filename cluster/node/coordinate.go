@@ -191,6 +191,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		// A live rescale places added instances where their state is.
 		Locality: func() rescale.Locality { return a.rescaleLocality(cj) },
 		// On the job's actor: publishing does not block (NATS buffers it).
+		HoldRescaleCommit: a.cfg.HoldRescaleCommit,
 		Running: func() {
 			a.publishResumed(JobEvent{Job: name, State: cluster.JobRunning, Coordinator: a.cfg.ID,
 				ElapsedS: time.Since(cj.started).Seconds(), Resumed: true})
@@ -414,6 +415,9 @@ func (a *Agent) adopt(rec cluster.JobRecord, dead string) {
 		Msg("taking over the coordination of the job from its latest checkpoint")
 	old := rec.Coordinator
 	rec.Coordinator = a.cfg.ID
+	if rec.Rescales != nil {
+		rec.Rescales = rec.Rescales.Interrupted(old) // it builds the job at the record's parallelisms
+	}
 	if _, err := a.jobs.Put(ctx, rec); err != nil {
 		a.log.Error().Err(err).Str("job", rec.Name).Msg("record new coordinator")
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // RescaleSubject asks the coordinator of a job to rescale it live.
@@ -30,8 +32,13 @@ type RescaleRequest struct {
 // Stages of a RescaleReply.
 const (
 	RescalePlanned = "planned"
+	RescaleRunning = "running" // progress: TookMs is the time since it started
 	RescaleDone    = "committed"
 )
+
+// rescaleProgressEvery is how often an attached `node rescale` is told
+// that the rescale still runs.
+const rescaleProgressEvery = time.Second
 
 // RescaleReply is one answer to a RescaleRequest: an error, the plan, or
 // the committed rescale's figures.
@@ -50,6 +57,8 @@ type RescaleReply struct {
 	TookMs         float64 `msgpack:"took_ms,omitempty"`
 	Bytes          int64   `msgpack:"bytes,omitempty"`
 	LongestPauseMs float64 `msgpack:"longest_pause_ms,omitempty"`
+	// Figures are all the committed rescale's figures.
+	Figures *cluster.RescaleFigures `msgpack:"figures,omitempty"`
 }
 
 // onRescale starts a live rescale of a job this node coordinates and
@@ -102,12 +111,13 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 		planned.Placed = append(planned.Placed, fmt.Sprintf("%s[%d] on %s", pl.Operator, pl.Instance, pl.Node))
 	}
 	a.reply(m, planned)
-	res, err := run.Wait(ctx)
-	if err == nil {
-		if rerr := a.recordRescale(req.Job, p); rerr != nil {
-			a.log.Error().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).
-				Msg("record the rescale's parallelisms: a takeover builds the job at the old ones")
-		}
+	if rerr := a.recordRescalePlanned(req.Job, p, time.Now()); rerr != nil {
+		a.log.Warn().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).Msg("record the rescale as running")
+	}
+	res, err := a.waitRescale(ctx, m, run, req.Detach)
+	if rerr := a.recordRescaleEnded(req.Job, p, res, err); rerr != nil {
+		a.log.Error().Err(rerr).Str("job", req.Job).Uint64("rescale", p.Input.Seq).
+			Msg("record the rescale's outcome: a takeover builds the job at the parallelisms its record has")
 	}
 	if req.Detach {
 		return
@@ -122,7 +132,14 @@ func (a *Agent) rescale(m *nats.Msg, cj *coordJob, req RescaleRequest) {
 // rescaleDone is the answer for a committed rescale.
 func rescaleDone(res rescale.Result) RescaleReply {
 	return RescaleReply{Stage: RescaleDone, Seq: res.Rescale, Changes: res.Changes, Moves: res.Moved, Minimum: res.Minimum,
-		TookMs: ms(res.Took), Bytes: res.Bytes, LongestPauseMs: ms(res.LongestPause)}
+		TookMs: ms(res.Took), Bytes: res.Bytes, LongestPauseMs: ms(res.LongestPause), Figures: rescaleFigures(res)}
+}
+
+// rescaleFigures are a committed rescale's figures as records and answers
+// carry them.
+func rescaleFigures(res rescale.Result) *cluster.RescaleFigures {
+	return &cluster.RescaleFigures{TookMs: ms(res.Took), Moved: res.Moved, Minimum: res.Minimum, Bytes: res.Bytes,
+		LongestPauseMs: ms(res.LongestPause), Flow: res.Flow}
 }
 
 // ms is d in milliseconds.
@@ -143,14 +160,12 @@ type RescaleLast struct {
 	Minimum        int             `msgpack:"min" json:"min_moves"`
 	Bytes          int64           `msgpack:"bytes" json:"bytes"`
 	LongestPauseMs float64         `msgpack:"longest_pause_ms" json:"longest_pause_ms"`
+	// Flow is its throughput and latency figures (nil: not measured).
+	Flow *flow.Flow `msgpack:"flow,omitempty" json:"flow,omitempty"`
 }
 
 // RescaleChange is one operator's parallelism before and after.
-type RescaleChange struct {
-	Operator string `msgpack:"op" json:"operator"`
-	From     int    `msgpack:"from" json:"from"`
-	To       int    `msgpack:"to" json:"to"`
-}
+type RescaleChange = cluster.RescaleChange
 
 // rescaleStatus is what `node status` shows of job's rescales (nil: none).
 func rescaleStatus(j *actors.Job) *RescaleStatus {
@@ -161,10 +176,38 @@ func rescaleStatus(j *actors.Job) *RescaleStatus {
 	out := &RescaleStatus{Count: s.Count}
 	if l := s.Last; l != nil {
 		out.Last = &RescaleLast{Seq: l.Seq, TookMs: ms(l.Took), Moved: l.Moved, Minimum: l.Minimum, Bytes: l.Bytes,
-			LongestPauseMs: ms(l.LongestPause)}
+			LongestPauseMs: ms(l.LongestPause), Flow: l.Flow}
 		for _, c := range l.Changes {
 			out.Last.Changes = append(out.Last.Changes, RescaleChange{Operator: c.Operator, From: c.From, To: c.To})
 		}
 	}
 	return out
+}
+
+// waitRescale waits for run's outcome; unless detach, it answers every
+// rescaleProgressEvery that the rescale still runs, with the time since it
+// started.
+func (a *Agent) waitRescale(ctx context.Context, m *nats.Msg, run *actors.RescaleRun, detach bool) (rescale.Result, error) {
+	type outcome struct {
+		res rescale.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := run.Wait(ctx)
+		done <- outcome{res, err}
+	}()
+	started := time.Now()
+	tick := time.NewTicker(rescaleProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case o := <-done:
+			return o.res, o.err
+		case <-tick.C:
+			if !detach {
+				a.reply(m, RescaleReply{Stage: RescaleRunning, Seq: run.Plan.Input.Seq, Changes: run.Plan.Summary(), TookMs: ms(time.Since(started))})
+			}
+		}
+	}
 }

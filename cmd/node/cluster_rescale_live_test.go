@@ -57,7 +57,8 @@ func TestClusterLiveRescale(t *testing.T) {
 	for _, step := range []struct{ p, moves string }{{"3", "count 2→3 moves 42 of 128 (min 42)"}, {"1", "count 3→1 moves 85 of 128 (min 85)"},
 		{"4", "count 1→4 moves 96 of 128 (min 96)"}} {
 		code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", step.p)
-		if code != 0 || !strings.Contains(stdout, "planned: "+step.moves) || !strings.Contains(stdout, "committed: took") {
+		if code != 0 || !strings.Contains(stdout, "planned: "+step.moves) || !strings.Contains(stdout, "committed: took") ||
+			!strings.Contains(stdout, "of keycount: throughput") {
 			t.Fatalf("node rescale to %s: exit %d\n%s\n%s", step.p, code, stdout, stderr)
 		}
 		t.Logf("node rescale keycount --operator count --parallelism %s:\n%s", step.p, stdout)
@@ -86,9 +87,11 @@ func TestClusterLiveRescale(t *testing.T) {
 		len(rs.Jobs[0].Rescales.Last.Changes) != 1 || rs.Jobs[0].Rescales.Last.Changes[0].To != 4 {
 		t.Fatalf("status does not show the three rescales:\n%s", stdout)
 	}
-	if code, stdout, stderr := c.client("status"); code != 0 || !strings.Contains(stdout, "rescales of keycount: 3; last #3 count 1→4") {
+	if code, stdout, stderr := c.client("status"); code != 0 || !strings.Contains(stdout, "rescales of keycount: 3; last #3 count 1→4: committed") ||
+		!strings.Contains(stdout, "lowest 100 ms bucket") {
 		t.Fatalf("node status: exit %d, no rescale line:\n%s\n%s", code, stdout, stderr)
 	}
+	recordedFlowsSane(t, c, 3)
 	cancelAndVerify(t, c, done, sout, out)
 	m := latestManifest(t, filepath.Join(c.dir, "n2", "state"), "keycount")
 	owners := map[int32]int{}

@@ -1,0 +1,184 @@
+package actors
+
+import (
+	"slices"
+	"time"
+
+	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
+)
+
+// An instance's record of its processing, for the figures of a rescale of
+// its operator (flow.Task says what is measured): records per
+// flow.Bucket over the last flowSlots buckets with the wait of those
+// processed outside a rescale, and the waits under a rescale by whether the
+// record's key group moves. Each incarnation of the task keeps its own, on
+// its goroutine.
+
+// flowSlots is how many buckets an instance keeps: the flow.BeforeWindow before a
+// rescale and the rescale itself must fit.
+const flowSlots = 80
+
+// taskFlow is one instance's record.
+type taskFlow struct {
+	slots [flowSlots]flowSlot
+	// seq is the rescale the waits below are of (0: none yet); began the
+	// bucket of its first record; moving its key groups that move.
+	seq            uint64
+	began          int64
+	moving         map[int]bool
+	moved, unmoved flow.WaitHist
+}
+
+// flowSlot is one bucket: its number, records and their waits outside a
+// rescale.
+type flowSlot struct {
+	bucket  int64
+	records int64
+	wait    flow.WaitHist
+}
+
+// slot is the slot of the bucket holding now, emptied if it held an older
+// bucket.
+func (f *taskFlow) slot(now time.Time) *flowSlot {
+	b := flow.BucketOf(now)
+	s := &f.slots[b%flowSlots]
+	if s.bucket != b {
+		*s = flowSlot{bucket: b}
+	}
+	return s
+}
+
+// flow is the task's record, made on first use.
+func (t *task) flow() *taskFlow {
+	if t.flowRec == nil {
+		t.flowRec = &taskFlow{}
+	}
+	return t.flowRec
+}
+
+// flowProcessed notes that n records of buffer b were handed to the
+// operator at now.
+func (t *task) flowProcessed(now time.Time, b *Buffer, n int) {
+	f := t.flow()
+	s := f.slot(now)
+	s.records += int64(n)
+	if b.arrived.IsZero() {
+		return // restored channel state: it arrived in an earlier run
+	}
+	wait := now.Sub(b.arrived)
+	if t.rs == nil {
+		s.wait.Add(wait, n)
+		return
+	}
+	t.flowUnder(now)
+	moved := min(n, b.moved)
+	f.moved.Add(wait, moved)
+	f.unmoved.Add(wait, n-moved)
+	b.moved -= moved
+}
+
+// flowReleased notes that the operator processed at now the records held
+// for a moving key group (held) and those that came with its state
+// (carried: their wait is from their delivery to the group's old owner).
+func (t *task) flowReleased(now time.Time, held, carried []heldBatch) {
+	f := t.flow()
+	s := f.slot(now)
+	t.flowUnder(now)
+	for _, hb := range slices.Concat(held, carried) {
+		n := hb.recs.Len()
+		s.records += int64(n)
+		if !hb.at.IsZero() {
+			f.moved.Add(now.Sub(hb.at), n)
+		}
+	}
+}
+
+// flowUnder starts, at the first record under the running rescale, its
+// waits.
+func (t *task) flowUnder(now time.Time) {
+	f := t.flow()
+	cfg := t.rs.m.Config()
+	if f.seq == cfg.Rescale {
+		return
+	}
+	f.seq, f.began = cfg.Rescale, flow.BucketOf(now)
+	f.moved, f.unmoved = flow.WaitHist{}, flow.WaitHist{}
+	f.moving = map[int]bool{}
+	for _, m := range slices.Concat(cfg.Out, cfg.In) {
+		f.moving[m.Group] = true
+	}
+}
+
+// flowMovedKept counts the records of buffer b, whose key groups are of,
+// that the task processes (neither held nor dropped by d) and whose group
+// moves.
+func (t *task) flowMovedKept(of []int, d rescale.Decision) int {
+	t.flowUnder(time.Now())
+	moving := t.flow().moving
+	n := 0
+	for _, g := range of {
+		if moving[g] && !slices.Contains(d.Hold, g) && !slices.Contains(d.Drop, g) {
+			n++
+		}
+	}
+	return n
+}
+
+// flowResult is r with what the task measured up to now.
+func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
+	f := t.flow()
+	now := time.Now()
+	last := flow.BucketOf(now)
+	first := last - flowSlots + 1
+	tf := &flow.Task{Moved: f.moved, Unmoved: f.unmoved, Ends: t.rs != nil && t.rs.m.Config().Removed}
+	for b := first; b <= last; b++ {
+		s := &f.slots[b%flowSlots]
+		n := int64(0)
+		if s.bucket == b {
+			n = s.records
+			if f.seq != 0 && b >= f.began-int64(flow.BeforeWindow/flow.Bucket) && b < f.began {
+				tf.Before.Merge(s.wait)
+			}
+		}
+		if n == 0 && len(tf.Records) == 0 {
+			continue // from the first bucket with records
+		}
+		if len(tf.Records) == 0 {
+			tf.First = b
+		}
+		tf.Records = append(tf.Records, n)
+	}
+	if len(tf.Records) == 0 {
+		tf.First = last
+		tf.Records = []int64{0}
+	}
+	r.Flow = tf
+	return r
+}
+
+// deliveredAt is when b was delivered to the task, or, for a buffer the
+// rescale barrier overtook in its channel, now: the moment the rescale takes
+// its records.
+func deliveredAt(b *Buffer) time.Time {
+	if b.arrived.IsZero() {
+		return time.Now()
+	}
+	return b.arrived
+}
+
+// unixNanoOf is t in Unix ns (0 for the zero time).
+func unixNanoOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeOfUnixNano is the time of Unix ns ns (the zero time for 0).
+func timeOfUnixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

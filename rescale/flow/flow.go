@@ -1,0 +1,211 @@
+// Package flow is what the instances of a rescaled operator measure of
+// their records around a live rescale, and the figures a rescale's
+// coordinator makes of it (rescale.Result.Flow).
+//
+// Throughput is the records the rescaled operators' instances handed to the
+// operator, counted in Bucket buckets of wall time. The wait of a record
+// is from its buffer's delivery to the instance (its channel handed it over)
+// until the operator processed it: it includes the wait in the instance's
+// input queue and, for a record of a moving group that reached its new owner
+// before the group's state, the time it was held; it excludes the time
+// upstream and in the channel. Before the rescale the instance does not
+// know which groups will move, so the wait before is of all its records; during
+// the rescale (from the instance's first record under the rescale to its
+// part done) it is split by whether the record's key group moves.
+package flow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Bucket is the width of a throughput bucket.
+const Bucket = 100 * time.Millisecond
+
+// BeforeWindow is how far before the rescale the steady throughput and the
+// wait before are measured.
+const BeforeWindow = 2 * time.Second
+
+// WaitBins is the number of bins of a WaitHist.
+const WaitBins = 24
+
+// waitBin0 is the upper bound of a WaitHist's first bin; each next bin's
+// is twice the one before, the last is open.
+const waitBin0 = 16 * time.Microsecond
+
+// WaitHist counts records by wait, in bins that double in width: bin k
+// holds waits below 16 µs·2^k (and at least the bin before's bound).
+type WaitHist [WaitBins]uint64
+
+// Add counts n records that waited d.
+func (h *WaitHist) Add(d time.Duration, n int) {
+	k, bound := 0, waitBin0
+	for d >= bound && k < WaitBins-1 {
+		k++
+		bound *= 2
+	}
+	h[k] += uint64(n)
+}
+
+// Merge adds o's counts to h.
+func (h *WaitHist) Merge(o WaitHist) {
+	for k := range h {
+		h[k] += o[k]
+	}
+}
+
+// Latency is a set of records' count and wait quantiles (each the upper
+// bound of the bin it falls in, so never under the true value by more than
+// the bin's width).
+func (h *WaitHist) Latency() Latency {
+	var n uint64
+	for _, c := range h {
+		n += c
+	}
+	return Latency{Records: int64(n), P50Ms: h.quantileMs(n, 0.5), P99Ms: h.quantileMs(n, 0.99)}
+}
+
+// quantileMs is the q-quantile of n counted records, in ms (0 with none).
+func (h *WaitHist) quantileMs(n uint64, q float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	rank := uint64(q * float64(n))
+	if rank == 0 {
+		rank = 1
+	}
+	var seen uint64
+	bound := waitBin0
+	for k, c := range h {
+		seen += c
+		if seen >= rank || k == WaitBins-1 {
+			return float64(bound) / float64(time.Millisecond)
+		}
+		bound *= 2
+	}
+	return float64(bound) / float64(time.Millisecond)
+}
+
+// Task is what one instance of a rescaled operator measured (it rides on
+// its rescale.TaskResult).
+type Task struct {
+	// First is the bucket (Unix time / Bucket) of Records[0]; Records
+	// counts the records processed per bucket, up to the bucket the
+	// instance finished its part in, which is partial.
+	First   int64
+	Records []int64
+	// Ends says the instance ends with its part (a removed one): it
+	// processes no records after it.
+	Ends bool
+	// Before is the wait of the records processed outside any rescale in
+	// the BeforeWindow before the instance's first record under this one; Moved and Unmoved
+	// those it processed under the rescale, by whether their key group
+	// moves.
+	Before, Moved, Unmoved WaitHist
+}
+
+// Flow is the throughput and wait figures of a rescale.
+type Flow struct {
+	// SteadyPerS is the rescaled operators' records/s over the BeforeWindow
+	// before the rescale started (from their first record, if later).
+	SteadyPerS float64 `json:"steady_per_s"`
+	// LowestPerS is the lowest records/s of a Bucket bucket from the
+	// rescale's start to its commit; ZeroBuckets how many of them had no
+	// record, of Buckets. The buckets run up to the commit's, but only to
+	// the last one every instance that goes on had completed when it
+	// finished its part (at least the start's).
+	LowestPerS  float64 `json:"lowest_per_s"`
+	ZeroBuckets int     `json:"zero_buckets"`
+	Buckets     int     `json:"buckets"`
+	// Before is the wait of all records before the rescale; Moved and
+	// Unmoved those during it, by whether their key group moves.
+	Before  Latency `json:"wait_before"`
+	Moved   Latency `json:"wait_moved"`
+	Unmoved Latency `json:"wait_unmoved"`
+}
+
+// Latency is p50 and p99 of a set of records' waits.
+type Latency struct {
+	Records int64   `json:"records"`
+	P50Ms   float64 `json:"p50_ms"`
+	P99Ms   float64 `json:"p99_ms"`
+}
+
+// BucketOf is the bucket holding t.
+func BucketOf(t time.Time) int64 { return t.UnixNano() / int64(Bucket) }
+
+// Figures sums the instances' flows of a rescale that started at start
+// and committed at end (nil: no instance measured any).
+func Figures(flows []*Task, start, end time.Time) *Flow {
+	sum := map[int64]int64{}
+	var before, moved, unmoved WaitHist
+	lastFull := BucketOf(end)
+	s := BucketOf(start)
+	from := s // the first bucket with a record, if before the start
+	n := 0
+	for _, f := range flows {
+		if f == nil {
+			continue
+		}
+		n++
+		if len(f.Records) > 0 {
+			from = min(from, f.First)
+		}
+		for i, c := range f.Records {
+			sum[f.First+int64(i)] += c
+		}
+		if !f.Ends {
+			lastFull = min(lastFull, f.First+int64(len(f.Records))-2)
+		}
+		before.Merge(f.Before)
+		moved.Merge(f.Moved)
+		unmoved.Merge(f.Unmoved)
+	}
+	if n == 0 {
+		return nil
+	}
+	rate := func(b int64) float64 { return float64(sum[b]) / Bucket.Seconds() }
+	fl := &Flow{Before: before.Latency(), Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1}
+	var total int64
+	from = max(from, s-int64(BeforeWindow/Bucket))
+	for b := from; b < s; b++ {
+		total += sum[b]
+	}
+	if from < s {
+		fl.SteadyPerS = float64(total) / (time.Duration(s-from) * Bucket).Seconds()
+	}
+	for b := s; b <= max(s, lastFull); b++ {
+		fl.Buckets++
+		if sum[b] == 0 {
+			fl.ZeroBuckets++
+		}
+		if r := rate(b); fl.LowestPerS < 0 || r < fl.LowestPerS {
+			fl.LowestPerS = r
+		}
+	}
+	return fl
+}
+
+// MarshalZerologObject logs f's figures.
+func (f *Flow) MarshalZerologObject(e *zerolog.Event) {
+	e.Float64("steady_per_s", f.SteadyPerS).Float64("lowest_per_s", f.LowestPerS).Int("zero_buckets", f.ZeroBuckets).
+		Int("buckets", f.Buckets).Object("wait_before", f.Before).Object("wait_moved", f.Moved).Object("wait_unmoved", f.Unmoved)
+}
+
+// MarshalZerologObject logs l's figures.
+func (l Latency) MarshalZerologObject(e *zerolog.Event) {
+	e.Int64("records", l.Records).Float64("p50_ms", l.P50Ms).Float64("p99_ms", l.P99Ms)
+}
+
+// String is f's figures in words.
+func (f *Flow) String() string {
+	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d of %d empty); wait p50/p99 before %s, during: moved groups %s, unmoved %s",
+		f.SteadyPerS, f.LowestPerS, f.ZeroBuckets, f.Buckets, f.Before, f.Moved, f.Unmoved)
+}
+
+// String is "0.016/0.512 ms (1200 records)".
+func (l Latency) String() string {
+	return fmt.Sprintf("%.3f/%.3f ms (%d records)", l.P50Ms, l.P99Ms, l.Records)
+}
