@@ -93,6 +93,10 @@ func (s *sinkInstance[T]) RestoreState(snap plan.Snapshot) error {
 	return nil
 }
 
+// StagesOutput reports whether the sink is two-phase: with checkpoints it
+// stages its output until a checkpoint completes.
+func (s *sinkInstance[T]) StagesOutput() bool { return s.twoPhase != nil }
+
 // CommitCheckpoint makes a two-phase sink's output up to id visible.
 func (s *sinkInstance[T]) CommitCheckpoint(id uint64) error {
 	if s.twoPhase == nil {

@@ -1,7 +1,12 @@
 package actors
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/rescale"
 )
 
 // clonePlan copies p's operators and edges (not their functions or tables,
@@ -55,4 +60,98 @@ func outputIndex(edge *plan.Edge) int {
 		}
 	}
 	return -1
+}
+
+// rescaleTopology is the job's topology as a rescale plans it: with
+// checkpoints, its sinks that stage output per checkpoint are marked, so the
+// planner lets them grow but refuses to remove their instances.
+func (a *jobActor) rescaleTopology() (rescale.Topology, error) {
+	topo := rescale.TopologyOf(a.job.Plan)
+	if a.ckpt == nil {
+		return topo, nil
+	}
+	var staging []string
+	for _, op := range a.job.Plan.Operators {
+		if op.Kind != plan.KindSink {
+			continue
+		}
+		stages, err := stagesOutput(op)
+		if err != nil {
+			return rescale.Topology{}, fmt.Errorf("rescale: sink %q: %w", op.Name, err)
+		}
+		if stages {
+			staging = append(staging, op.Name)
+		}
+	}
+	return topo.WithStagedOutput(staging...), nil
+}
+
+// stagesOutput reports whether sink op's instances stage their output per
+// checkpoint. It asks an instance made for the purpose (never opened): a
+// sink's constructor only builds the value, Open acquires resources.
+func stagesOutput(op *plan.Operator) (bool, error) {
+	if op.New == nil {
+		return false, errors.New("no constructor")
+	}
+	inst, err := op.New(0)
+	if err != nil {
+		return false, err
+	}
+	if s, ok := inst.(plan.OutputStager); ok {
+		return s.StagesOutput(), nil
+	}
+	_, twoPhase := inst.(plan.TwoPhaseSink)
+	return twoPhase, nil
+}
+
+// rescaleUncovered reports whether a rescale committed since the newest
+// completed checkpoint was triggered. That checkpoint was taken with the
+// failover regions of the plan before the rescale, which may join tasks the
+// new plan's regions separate (a channel between them carried records
+// after it): restoring one new region from it would lose or repeat those
+// records, so until a checkpoint taken after the commit completes a failure
+// restarts every region.
+func (a *jobActor) rescaleUncovered() bool {
+	if a.rs == nil || !a.rs.committed || a.ckpt == nil {
+		return false
+	}
+	done := a.ckpt.coord.Completed()
+	return len(done) == 0 || done[len(done)-1] <= a.rs.committedAfter
+}
+
+// rescaleParticipants is the tasks that take part in rescale p: those of
+// every failover region that holds an instance of an operator p changes,
+// and the instances p adds. Every producer and consumer of a changed
+// operator is in such a region (regions are closed under the job's
+// channels), so only these tasks switch tables or partitioners. Tasks of
+// other regions get no part and no barrier: the commit waits only for the
+// changed operators, so a barrier still on its way through an unrelated
+// region when the rescale commits would reach tasks that no longer expect
+// it, and be taken for the next rescale's.
+func (a *jobActor) rescaleParticipants(p *rescale.Plan) map[taskid.ID]bool {
+	part := map[taskid.ID]bool{}
+	known := map[taskid.ID]bool{}
+	for _, r := range a.topo.Regions {
+		concerned := false
+		for _, t := range r.Tasks {
+			known[t] = true
+			if _, changed := p.Change(t.Operator); changed {
+				concerned = true
+			}
+		}
+		if !concerned {
+			continue
+		}
+		for _, t := range r.Tasks {
+			part[t] = true
+		}
+	}
+	for _, op := range a.rs.run.next.Operators {
+		for i := 0; i < op.Parallelism; i++ {
+			if id := taskID(op, i); !known[id] {
+				part[id] = true
+			}
+		}
+	}
+	return part
 }
