@@ -119,36 +119,22 @@ func (a *jobActor) rescaleUncovered() bool {
 	return len(done) == 0 || done[len(done)-1] <= a.rs.committedAfter
 }
 
-// rescaleParticipants is the tasks that take part in rescale p: those of
-// every failover region that holds an instance of an operator p changes,
-// and the instances p adds. Every producer and consumer of a changed
-// operator is in such a region (regions are closed under the job's
-// channels), so only these tasks switch tables or partitioners. Tasks of
-// other regions get no part and no barrier: the commit waits only for the
-// changed operators, so a barrier still on its way through an unrelated
-// region when the rescale commits would reach tasks that no longer expect
-// it, and be taken for the next rescale's.
+// rescaleParticipants is the tasks that take part in rescale p
+// (rescale.Participants over the job's failover regions now).
 func (a *jobActor) rescaleParticipants(p *rescale.Plan) map[taskid.ID]bool {
-	part := map[taskid.ID]bool{}
-	known := map[taskid.ID]bool{}
+	regions := make([][]rescale.TaskKey, 0, len(a.topo.Regions))
 	for _, r := range a.topo.Regions {
-		concerned := false
+		keys := make([]rescale.TaskKey, 0, len(r.Tasks))
 		for _, t := range r.Tasks {
-			known[t] = true
-			if _, changed := p.Change(t.Operator); changed {
-				concerned = true
-			}
+			keys = append(keys, taskKey(t))
 		}
-		if !concerned {
-			continue
-		}
-		for _, t := range r.Tasks {
-			part[t] = true
-		}
+		regions = append(regions, keys)
 	}
+	keys := rescale.Participants(p, regions)
+	part := map[taskid.ID]bool{}
 	for _, op := range a.rs.run.next.Operators {
-		for i := 0; i < op.Parallelism; i++ {
-			if id := taskID(op, i); !known[id] {
+		for i := 0; i < max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism); i++ {
+			if id := taskID(op, i); keys[taskKey(id)] {
 				part[id] = true
 			}
 		}
