@@ -84,7 +84,7 @@ func checkStagingSinkSteps(t *testing.T, stats []weir.RescaleStat, chaos bool) {
 }
 
 // TestLiveRescaleStagingSinkUnderChaosKills is TestLiveRescaleStagingSink
-// while chaos kills a random task or channel actor every 60 ms: a failure
+// while chaos kills a random task or channel actor every 150 ms: a failure
 // during a rescale restores the old sink parallelism from the latest
 // checkpoint, one after a commit restores that checkpoint at the new one
 // (each old instance recovers its own transaction, the added ones start
@@ -98,11 +98,10 @@ func TestLiveRescaleStagingSinkUnderChaosKills(t *testing.T) {
 				log := newCommitLog()
 				g := weir.NewGraph("keycount")
 				stagedKeycount(g, "", n, k, 2, 2, 0.05, log)
-				sup := weir.DefaultSupervision()
-				sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
-				sup.ChaosKillEvery, sup.ChaosSeed = 60*time.Millisecond, seed
-				res, err := weir.Run(context.Background(), g, checkpointsEvery30ms(mode, t.TempDir()), weir.WithSupervision(sup),
-					weir.WithRescaleSchedule(stagingSinkSteps...))
+				ctx, cancel := chaosDeadline(t)
+				defer cancel()
+				res, err := weir.Run(ctx, g, checkpointsEvery30ms(mode, t.TempDir()), chaosKills(150*time.Millisecond, seed),
+					weir.WithRescaleSchedule(stretched(stagingSinkSteps, 8)...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -112,6 +111,32 @@ func TestLiveRescaleStagingSinkUnderChaosKills(t *testing.T) {
 			})
 		}
 	}
+}
+
+// chaosKills kills a random task or channel actor every period (seeded),
+// with restarts enough for the whole run.
+func chaosKills(every time.Duration, seed int64) weir.RunOption {
+	sup := weir.DefaultSupervision()
+	sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
+	sup.ChaosKillEvery, sup.ChaosSeed = every, seed
+	return weir.WithSupervision(sup)
+}
+
+// chaosDeadline bounds a chaos run (a few seconds when it works): one
+// that stalls fails the test in a minute instead of holding the suite.
+func chaosDeadline(t *testing.T) (context.Context, context.CancelFunc) {
+	t.Helper()
+	return context.WithTimeout(context.Background(), time.Minute)
+}
+
+// stretched is steps with their times multiplied by f: under chaos, a
+// region restart after a kill takes longer than the steps' usual gaps.
+func stretched(steps []weir.RescaleStep, f time.Duration) []weir.RescaleStep {
+	out := make([]weir.RescaleStep, len(steps))
+	for i, st := range steps {
+		out[i] = weir.RescaleStep{After: st.After * f, Parallelism: st.Parallelism}
+	}
+	return out
 }
 
 // TestLiveRescaleSinkWithoutStagingCheckpoints rescales a sink that writes
@@ -177,6 +202,47 @@ func TestLiveRescaleSeveralRegions(t *testing.T) {
 			}
 			if len(res.Rescales) != 3 {
 				t.Fatalf("%d rescales, want 3", len(res.Rescales))
+			}
+			a.verify(t, n, k)
+			b.verify(t, n, k)
+		})
+	}
+}
+
+// TestLiveRescaleSeveralRegionsUnderChaosKills is
+// TestLiveRescaleSeveralRegions while chaos kills a random task or channel
+// actor every 250 ms: a failure during a rescale, or after its commit before
+// a checkpoint taken after it completed, restarts both pipelines from the
+// latest checkpoint; later ones restart their own. Each pipeline's
+// committed output is exactly once.
+func TestLiveRescaleSeveralRegionsUnderChaosKills(t *testing.T) {
+	for _, seed := range []int64{1, 2} {
+		t.Run(fmt.Sprintf("unaligned/seed=%d", seed), func(t *testing.T) {
+			t.Logf("chaos seed %d", seed)
+			const n, k = 40_000, 40
+			a, b := newCommitLog(), newCommitLog()
+			g := weir.NewGraph("two")
+			stagedKeycount(g, "a-", n, k, 2, 2, 0.1, a)
+			stagedKeycount(g, "b-", n, k, 2, 2, 0.1, b)
+			ctx, cancel := chaosDeadline(t)
+			defer cancel()
+			// Kills rarer than a rescale lasts, so that some commit and
+			// failures come after commits.
+			res, err := weir.Run(ctx, g, checkpointsEvery30ms(weir.CheckpointUnaligned, t.TempDir()), chaosKills(250*time.Millisecond, seed),
+				weir.WithRescaleSchedule(
+					weir.RescaleStep{After: 200 * time.Millisecond, Parallelism: map[string]int{"b-sink": 3}},
+					weir.RescaleStep{After: 600 * time.Millisecond, Parallelism: map[string]int{"a-count": 3}},
+					weir.RescaleStep{After: 1000 * time.Millisecond, Parallelism: map[string]int{"a-count": 1}},
+				))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d kills, %d restarts", res.Kills, res.Restarts)
+			for _, r := range res.Rescales {
+				t.Logf("rescale %d: %s took %v %s", r.Step, r.Changes, r.Took, r.Err)
+				if r.Err != "" && !strings.Contains(r.Err, "aborted") && !strings.Contains(r.Err, "restarting") {
+					t.Fatalf("rescale %d: %s", r.Step, r.Err)
+				}
 			}
 			a.verify(t, n, k)
 			b.verify(t, n, k)
