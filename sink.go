@@ -29,7 +29,8 @@ type TwoPhaseSink[T any] interface {
 	// idempotent.
 	Commit(id uint64) error
 	// Recover resumes from checkpoint id: finish committing what id covers and
-	// discard everything staged after it.
+	// discard everything staged after it. state is empty for an instance
+	// that did not run at checkpoint id (the sink grew since).
 	Recover(id uint64, state []byte) error
 }
 

@@ -111,8 +111,14 @@ func (s *stagingSink) Commit(id uint64) error {
 	return nil
 }
 
+// Recover commits the batches sealed up to id. An instance that did not run
+// at checkpoint id (added since, restored at a higher parallelism) gets no
+// state: it has nothing to finish.
 func (s *stagingSink) Recover(id uint64, state []byte) error {
 	s.current, s.pending = nil, nil
+	if len(state) == 0 {
+		return nil
+	}
 	var batches []sealedBatch
 	if err := json.Unmarshal(state, &batches); err != nil {
 		return fmt.Errorf("staging sink %d: checkpoint %d: %w", s.instance, id, err)
