@@ -29,7 +29,8 @@ type TwoPhaseSink[T any] interface {
 	// idempotent.
 	Commit(id uint64) error
 	// Recover resumes from checkpoint id: finish committing what id covers and
-	// discard everything staged after it.
+	// discard everything staged after it. state is empty for an instance
+	// that did not run at checkpoint id (the sink grew since).
 	Recover(id uint64, state []byte) error
 }
 
@@ -92,6 +93,10 @@ func (s *sinkInstance[T]) RestoreState(snap plan.Snapshot) error {
 	}
 	return nil
 }
+
+// StagesOutput reports whether the sink is two-phase: with checkpoints it
+// stages its output until a checkpoint completes.
+func (s *sinkInstance[T]) StagesOutput() bool { return s.twoPhase != nil }
 
 // CommitCheckpoint makes a two-phase sink's output up to id visible.
 func (s *sinkInstance[T]) CommitCheckpoint(id uint64) error {

@@ -14,9 +14,9 @@ import (
 // owner move, and the others never pause. It returns once the rescale has
 // committed, with what it measured; or an error if it cannot run (a plan
 // error, another rescale running, the job ending or restarting a region;
-// with checkpoints, a sink to rescale or tasks in more than one failover
-// region, or the final checkpoint completed or completing while the rescale
-// waits for it: rescale.ErrInputEnded), or if the job ends first. With
+// with checkpoints, fewer instances of a sink that stages its output per
+// checkpoint, or the final checkpoint completed or completing while the
+// rescale waits for it: rescale.ErrInputEnded), or if the job ends first. With
 // checkpoints a rescale waits for a running checkpoint and checkpoints wait
 // for it; a failure during it aborts it, and the job restarts from its
 // latest checkpoint. A request made before the job's tasks are wired starts

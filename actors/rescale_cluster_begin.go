@@ -24,14 +24,16 @@ type begunWait struct {
 	sources []*actor.PID
 }
 
-// rescaleAwaitBegun waits for every task of the rescale to begin before the
-// sources get the barrier.
-func (a *jobActor) rescaleAwaitBegun(sources []*actor.PID) {
+// rescaleAwaitBegun waits for every task that takes part in the rescale
+// (part) to begin before the sources get the barrier.
+func (a *jobActor) rescaleAwaitBegun(sources []*actor.PID, part map[taskid.ID]bool) {
 	run := a.rs.run
 	w := &begunWait{waiting: map[taskid.ID]bool{}, sources: sources}
 	for _, op := range run.next.Operators {
 		for i := 0; i < max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism); i++ {
-			w.waiting[taskID(op, i)] = true
+			if id := taskID(op, i); part[id] {
+				w.waiting[id] = true
+			}
 		}
 	}
 	run.begun = w

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/rescale/flow"
 	"github.com/weirstream/weir/store"
+	"github.com/weirstream/weir/supervision"
 )
 
 // jobRescales is the job actor's side of live rescales: the rescale.Coordinator
@@ -35,6 +36,10 @@ type jobRescales struct {
 	// retiring are the actors of removed instances: each is stopped once it
 	// has finished (its outputs ended), freeing its name.
 	retiring map[string]taskid.ID
+	// committed is set once a rescale commits; committedAfter is the newest
+	// checkpoint triggered before that commit (rescaleUncovered).
+	committed      bool
+	committedAfter uint64
 }
 
 // chanKey names the channel from one task to another.
@@ -199,8 +204,6 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		return errors.New("rescale: a region of the job is restarting")
 	case a.rescaleInputEnded() != nil:
 		return a.rescaleInputEnded()
-	case a.ckpt != nil && len(a.topo.Regions) > 1:
-		return fmt.Errorf("rescale: with checkpoints a live rescale needs the job's tasks in one failover region, this job has %d", len(a.topo.Regions))
 	}
 	r := a.rescales()
 	if r.run != nil {
@@ -210,20 +213,17 @@ func (a *jobActor) startRescale(ctx actor.Context, m *rescaleRequestMsg) error {
 		a.registerChannels()
 		r.restarts = restarts
 	}
-	in := rescale.Input{Seq: r.seq + 1, Topology: rescale.TopologyOf(a.job.Plan), Request: m.targets}
+	topo, err := a.rescaleTopology()
+	if err != nil {
+		return err
+	}
+	in := rescale.Input{Seq: r.seq + 1, Topology: topo, Request: m.targets}
 	if a.cl != nil && a.job.opts.Cluster.Locality != nil {
 		in.Locality = a.job.opts.Cluster.Locality()
 	}
 	p, err := rescale.NewPlan(in)
 	if err != nil {
 		return err
-	}
-	if a.ckpt != nil {
-		for _, c := range p.Changes {
-			if a.job.Plan.Operators[a.opIndex(c.Operator)].Kind == plan.KindSink {
-				return fmt.Errorf("rescale: sink %q stages its output per instance until a checkpoint completes: with checkpoints it cannot change parallelism live", c.Operator)
-			}
-		}
 	}
 	next := clonePlan(a.job.Plan)
 	if err := p.Apply(next); err != nil {
@@ -511,6 +511,7 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 		isNew[id] = true
 	}
 	var sources []*actor.PID
+	part := a.rescaleParticipants(p)
 	for _, op := range run.next.Operators {
 		n := max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism)
 		var peers []*actor.PID
@@ -521,6 +522,9 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 		}
 		for i := 0; i < n; i++ {
 			id := taskID(op, i)
+			if !part[id] {
+				continue // in a region the rescale does not touch
+			}
 			pid := a.tasks[op.ID][i]
 			cfg := rescale.TaskConfigFor(p, op.Name, i, run.oldInputs[id])
 			cfg.HoldLimit = a.job.opts.ChannelCapacity
@@ -541,7 +545,7 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 		}
 	}
 	if a.cl != nil {
-		a.rescaleAwaitBegun(sources)
+		a.rescaleAwaitBegun(sources, part)
 		return
 	}
 	for _, pid := range sources {
@@ -577,6 +581,7 @@ func (a *jobActor) rescaleCommit(ctx actor.Context) error {
 	a.rescaleCommitParts(run.plan)
 	a.topo = topologyOf(a.job.Plan)
 	if a.ckpt != nil {
+		a.rs.committed, a.rs.committedAfter = true, a.ckpt.coord.LastTriggered()
 		if err := a.ckpt.coord.Rebuild(a.topo.Tasks, a.topo.Sources, a.topo.Sinks); err != nil {
 			return err
 		}
@@ -622,12 +627,13 @@ func (a *jobActor) rescaleCheckpointEnded(ctx actor.Context, id uint64) {
 }
 
 // rescaleOnFailure aborts a running rescale on any failure in the job. It
-// reports whether it did; the caller then restarts every region from the
-// latest checkpoint, which has the old tables (no checkpoint ran since the
-// rescale began).
+// reports whether it did, or whether a rescale committed since the latest
+// checkpoint was triggered (rescaleUncovered); the caller then restarts
+// every region from the latest checkpoint, which has the old tables (no
+// checkpoint ran since the rescale began).
 func (a *jobActor) rescaleOnFailure(ctx actor.Context, reason string) bool {
 	if a.rs == nil || a.rs.run == nil {
-		return false
+		return a.rescaleUncovered()
 	}
 	a.carryOutRescale(ctx, a.rs.coord.Failed(a.job.now(), reason))
 	return true
@@ -656,7 +662,9 @@ func (a *jobActor) rescaleDropAdded(ctx actor.Context) {
 // failed, each other one as if its first task had.
 func (a *jobActor) restartAllRegions(ctx actor.Context, failed taskid.ID, err error) {
 	own, known := a.sv.sup.RegionOfTask(failed)
-	if known {
+	if st, _ := a.sv.sup.State(own); known && st == supervision.Restoring {
+		a.carryOutSupervision(ctx, a.sv.sup.OnRestoreFailed(own, err.Error(), a.job.now()))
+	} else if known {
 		a.carryOutSupervision(ctx, a.sv.sup.OnTaskFailed(failed, err.Error(), a.job.now()))
 	}
 	for _, r := range a.topo.Regions {

@@ -1,7 +1,12 @@
 package actors
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/weirstream/weir/internal/plan"
+	taskid "github.com/weirstream/weir/internal/task"
+	"github.com/weirstream/weir/rescale"
 )
 
 // clonePlan copies p's operators and edges (not their functions or tables,
@@ -55,4 +60,84 @@ func outputIndex(edge *plan.Edge) int {
 		}
 	}
 	return -1
+}
+
+// rescaleTopology is the job's topology as a rescale plans it: with
+// checkpoints, its sinks that stage output per checkpoint are marked, so the
+// planner lets them grow but refuses to remove their instances.
+func (a *jobActor) rescaleTopology() (rescale.Topology, error) {
+	topo := rescale.TopologyOf(a.job.Plan)
+	if a.ckpt == nil {
+		return topo, nil
+	}
+	var staging []string
+	for _, op := range a.job.Plan.Operators {
+		if op.Kind != plan.KindSink {
+			continue
+		}
+		stages, err := stagesOutput(op)
+		if err != nil {
+			return rescale.Topology{}, fmt.Errorf("rescale: sink %q: %w", op.Name, err)
+		}
+		if stages {
+			staging = append(staging, op.Name)
+		}
+	}
+	return topo.WithStagedOutput(staging...), nil
+}
+
+// stagesOutput reports whether sink op's instances stage their output per
+// checkpoint. It asks an instance made for the purpose (never opened): a
+// sink's constructor only builds the value, Open acquires resources.
+func stagesOutput(op *plan.Operator) (bool, error) {
+	if op.New == nil {
+		return false, errors.New("no constructor")
+	}
+	inst, err := op.New(0)
+	if err != nil {
+		return false, err
+	}
+	if s, ok := inst.(plan.OutputStager); ok {
+		return s.StagesOutput(), nil
+	}
+	_, twoPhase := inst.(plan.TwoPhaseSink)
+	return twoPhase, nil
+}
+
+// rescaleUncovered reports whether a rescale committed since the newest
+// completed checkpoint was triggered. That checkpoint was taken with the
+// failover regions of the plan before the rescale, which may join tasks the
+// new plan's regions separate (a channel between them carried records
+// after it): restoring one new region from it would lose or repeat those
+// records, so until a checkpoint taken after the commit completes a failure
+// restarts every region.
+func (a *jobActor) rescaleUncovered() bool {
+	if a.rs == nil || !a.rs.committed || a.ckpt == nil {
+		return false
+	}
+	done := a.ckpt.coord.Completed()
+	return len(done) == 0 || done[len(done)-1] <= a.rs.committedAfter
+}
+
+// rescaleParticipants is the tasks that take part in rescale p
+// (rescale.Participants over the job's failover regions now).
+func (a *jobActor) rescaleParticipants(p *rescale.Plan) map[taskid.ID]bool {
+	regions := make([][]rescale.TaskKey, 0, len(a.topo.Regions))
+	for _, r := range a.topo.Regions {
+		keys := make([]rescale.TaskKey, 0, len(r.Tasks))
+		for _, t := range r.Tasks {
+			keys = append(keys, taskKey(t))
+		}
+		regions = append(regions, keys)
+	}
+	keys := rescale.Participants(p, regions)
+	part := map[taskid.ID]bool{}
+	for _, op := range a.rs.run.next.Operators {
+		for i := 0; i < max(op.Parallelism, a.job.Plan.Operators[op.ID].Parallelism); i++ {
+			if id := taskID(op, i); keys[taskKey(id)] {
+				part[id] = true
+			}
+		}
+	}
+	return part
 }

@@ -90,7 +90,11 @@ func planOperator(p *plan.Job, m *store.Manifest, op *plan.Operator) (OperatorRe
 	if op.Kind == plan.KindSource && !op.Splittable && o.To != from {
 		o.To, o.Pinned = from, true
 	}
-	if o.Rescaled() {
+	// A sink's operator state is its instance's own uncommitted output
+	// (two-phase): at a higher parallelism each instance recovers its own and
+	// the added ones start with none; at a lower one, the removed instances'
+	// would be left uncommitted.
+	if o.Rescaled() && (op.Kind != plan.KindSink || o.To < from) {
 		for _, ts := range m.Tasks {
 			if ts.Operator == op.Name && ts.OperatorState != nil {
 				return OperatorRestore{}, fmt.Errorf("instance %d holds non-keyed operator state, which cannot be split: restore it at parallelism %d, not %d",

@@ -284,3 +284,28 @@ func TestPlanRestoreForwardFromSplitSource(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanRestoreSinkStateGrowsOnly: a sink's operator state is each
+// instance's own uncommitted output, so a checkpoint with the sink at 2
+// restores it at 3 (instances 0 and 1 recover theirs, 2 starts empty) but
+// not at 1, where instance 1's output would be left uncommitted.
+func TestPlanRestoreSinkStateGrowsOnly(t *testing.T) {
+	withSink := func(p int) *plan.Job {
+		j := restorePlanJob(t, 2)
+		j.Operators[2].Parallelism = p
+		j.Edges[1].Partitioner = plan.ImplicitPartitioner(2, p)
+		return j
+	}
+	man := manifestOf(withSink(2))
+	rp, err := PlanRestore(withSink(3), man)
+	if err != nil {
+		t.Fatalf("sink 2 → 3: %v", err)
+	}
+	if o := rp.Operators[2]; o.From != 2 || o.To != 3 {
+		t.Fatalf("sink restore %+v, want from 2 to 3", o)
+	}
+	_, err = PlanRestore(withSink(1), man)
+	if want := `operator "sink": instance 0 holds non-keyed operator state, which cannot be split: restore it at parallelism 2, not 1`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("sink 2 → 1: error %v, want one containing %q", err, want)
+	}
+}

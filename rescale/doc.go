@@ -13,7 +13,15 @@
 // 62). Operators joined by explicit forward edges change together; implicit
 // edges choose their partitioner again; new instances are placed by
 // cluster/placement, preferring nodes that hold their incoming groups'
-// state. A Plan carries its Input, encodes with msgpack and replays.
+// state. A Plan carries its Input, encodes with msgpack and replays. A sink
+// that stages its output per checkpoint (Operator.StagesOutput) may gain
+// instances but not lose any: each instance's uncommitted output is a
+// transaction only it can commit.
+//
+// Only the tasks of the failover regions that hold a changed operator, and
+// the added instances, take part (Participants): every producer and
+// consumer of a changed operator is among them, and the others get no
+// barrier.
 //
 // # Protocol
 //

@@ -134,7 +134,8 @@ func (p *Plan) Change(op string) (Change, bool) {
 // NewPlan computes the plan for in. It refuses, saying why: an unknown
 // operator, a parallelism outside [1, maxParallelism], an operator named
 // twice, a source (its read positions are per instance), an operator with
-// non-keyed state, two operators joined by explicit forward edges asked for
+// non-keyed state, fewer instances of a sink that stages its output per
+// checkpoint, two operators joined by explicit forward edges asked for
 // different parallelisms, and a request that changes nothing. Operators
 // joined to a requested one by explicit forward edges change with it. New
 // instances are placed by placement.Assign, preferring the nodes that hold
@@ -267,6 +268,10 @@ func change(op Operator, to int) (Change, error) {
 	}
 	if op.OperatorState {
 		return Change{}, fmt.Errorf("operator %q holds non-keyed state, which cannot be split or merged", op.Name)
+	}
+	if op.StagesOutput && to < op.Parallelism {
+		return Change{}, fmt.Errorf("sink %q stages its output per instance until a checkpoint completes: it can grow from %d instances, not shrink to %d (a removed instance's uncommitted output is a transaction only it can commit)",
+			op.Name, op.Parallelism, to)
 	}
 	c := Change{Operator: op.Name, From: op.Parallelism, To: to, Old: op.Table}
 	for i := op.Parallelism; i < to; i++ {

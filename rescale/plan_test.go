@@ -84,6 +84,29 @@ func TestPlanScaleDownRemovesInstances(t *testing.T) {
 	}
 }
 
+// TestPlanStagingSinkGrows: a sink that stages output per checkpoint may
+// gain instances (they join the commit protocol empty; the others keep
+// their transactions), alone or with count, while the job is otherwise
+// unchanged; the flag survives the plan's encoding.
+func TestPlanStagingSinkGrows(t *testing.T) {
+	p := mustPlan(t, Input{Seq: 1, Topology: keycount(t, 128, 2).WithStagedOutput("sink"), Request: []Target{{"count", 3}, {"sink", 3}}})
+	s, _ := p.Change("sink")
+	if fmt.Sprint(s.Added) != "[2]" || len(s.Removed) != 0 {
+		t.Fatalf("staging sink 2→3: added %v, removed %v; want [2] and none", s.Added, s.Removed)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodePlan(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := back.Input.Topology.Operators[2]; op.Name != "sink" || !op.StagesOutput {
+		t.Fatalf("decoded topology's sink %+v, want StagesOutput", op)
+	}
+}
+
 func TestPlanForwardSetChangesTogether(t *testing.T) {
 	topo := keycount(t, 128, 2)
 	topo.Operators = append(topo.Operators, Operator{Name: "audit", Parallelism: 2})
@@ -120,6 +143,8 @@ func TestPlanRefusals(t *testing.T) {
 		{"source", keycount(t, 128, 2), []Target{{"source", 3}}, `source "source" cannot change parallelism live`},
 		{"source behind forward", srcFwd, []Target{{"count", 3}}, `source "source" cannot change parallelism live`},
 		{"operator state", keycount(t, 128, 2).WithOperatorState("sink"), []Target{{"sink", 3}}, `operator "sink" holds non-keyed state`},
+		{"staging sink shrinks", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"sink", 2}}, `sink "sink" stages its output per instance until a checkpoint completes: it can grow from 3 instances, not shrink to 2`},
+		{"staging sink shrinks with count", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"count", 1}, {"sink", 1}}, `sink "sink" stages its output per instance`},
 		{"forward conflict", fwd, []Target{{"count", 3}, {"sink", 4}}, `joined by forward edges and must run at one parallelism, asked for 3 and 4`},
 		{"nothing", keycount(t, 128, 2), []Target{{"count", 2}}, "already runs at the parallelism asked for"},
 	}

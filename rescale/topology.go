@@ -2,6 +2,7 @@ package rescale
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/keygroups"
@@ -27,6 +28,11 @@ type Operator struct {
 	// OperatorState is true for an operator whose instances hold non-keyed
 	// state, which cannot be split or merged.
 	OperatorState bool `msgpack:"opstate,omitempty"`
+	// StagesOutput is true for a sink whose instances stage their output per
+	// checkpoint and commit it when the checkpoint completes (two-phase). Each
+	// instance's uncommitted output is its own transaction, which no other
+	// instance can commit: instances may be added, none removed.
+	StagesOutput bool `msgpack:"stages,omitempty"`
 	// Table is the operator's current key-group table (nil for an operator
 	// that needs none).
 	Table *keygroups.Table `msgpack:"table,omitempty"`
@@ -68,6 +74,18 @@ func (t Topology) WithOperatorState(names ...string) Topology {
 			if ops[i].Name == n {
 				ops[i].OperatorState = true
 			}
+		}
+	}
+	t.Operators = ops
+	return t
+}
+
+// WithStagedOutput returns t with StagesOutput set on the named operators.
+func (t Topology) WithStagedOutput(names ...string) Topology {
+	ops := append([]Operator(nil), t.Operators...)
+	for i := range ops {
+		if slices.Contains(names, ops[i].Name) {
+			ops[i].StagesOutput = true
 		}
 	}
 	t.Operators = ops

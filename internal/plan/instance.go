@@ -90,6 +90,13 @@ type Stateful interface {
 	RestoreState(s Snapshot) error
 }
 
+// OutputStager is a sink that says whether it stages its output per
+// checkpoint (commits it only when the checkpoint completes): a live
+// rescale may add instances of such a sink but not remove any.
+type OutputStager interface {
+	StagesOutput() bool
+}
+
 // TwoPhaseSink stages output per checkpoint and makes it visible on completion.
 type TwoPhaseSink interface {
 	Sink

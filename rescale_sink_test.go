@@ -1,0 +1,264 @@
+package weir_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/samples/keycount"
+)
+
+// checkpointsEvery30ms checkpoints in mode every 30 ms into dir.
+func checkpointsEvery30ms(mode weir.CheckpointMode, dir string) weir.RunOption {
+	return weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: 30 * time.Millisecond, Timeout: 30 * time.Second, Retain: 2,
+		StateDir: filepath.Join(dir, "state")})
+}
+
+// stagingSinkSteps grows keycount's two-phase sink 2 → 3 (with count) → 4
+// (alone: count → sink turns rebalance), asks for 1 (refused: a removed
+// instance's uncommitted output is a transaction only it can commit), and
+// shrinks count to 1 under the 4 sinks.
+var stagingSinkSteps = []weir.RescaleStep{
+	{After: 25 * time.Millisecond, Parallelism: map[string]int{"count": 3, "sink": 3}},
+	{After: 75 * time.Millisecond, Parallelism: map[string]int{"sink": 4}},
+	{After: 100 * time.Millisecond, Parallelism: map[string]int{"sink": 1}},
+	{After: 125 * time.Millisecond, Parallelism: map[string]int{"count": 1}},
+}
+
+// stagingSinkRefusal is what the refused step says (the sink runs at 4
+// unless chaos aborted a step before it).
+const stagingSinkRefusal = `sink "sink" stages its output per instance until a checkpoint completes: it can grow from `
+
+// TestLiveRescaleStagingSink rescales a two-phase sink live with
+// checkpoints, aligned and unaligned: added instances join the commit
+// protocol (the job ends only once they committed the final checkpoint),
+// the others keep their transactions, and the committed output is every
+// key's counts once each, as an undisturbed run's. Shrinking it is refused,
+// saying why, and the job runs on.
+func TestLiveRescaleStagingSink(t *testing.T) {
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
+		t.Run(string(mode), func(t *testing.T) {
+			const n, k = 60_000, 40
+			log := newCommitLog()
+			g := weir.NewGraph("keycount")
+			stagedKeycount(g, "", n, k, 2, 2, 0.05, log)
+			res, err := weir.Run(context.Background(), g, checkpointsEvery30ms(mode, t.TempDir()), weir.WithRescaleSchedule(stagingSinkSteps...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStagingSinkSteps(t, res.Rescales, false)
+			log.verify(t, n, k)
+			if len(log.records) != 4 {
+				t.Fatalf("%d sink instances committed output, want 4", len(log.records))
+			}
+		})
+	}
+}
+
+// checkStagingSinkSteps checks the stats of stagingSinkSteps: the third is
+// refused with stagingSinkRefusal, the others committed (or, under chaos,
+// were aborted by a failure).
+func checkStagingSinkSteps(t *testing.T, stats []weir.RescaleStat, chaos bool) {
+	t.Helper()
+	if len(stats) != len(stagingSinkSteps) {
+		t.Fatalf("%d rescale steps ran, want %d: %+v", len(stats), len(stagingSinkSteps), stats)
+	}
+	for i, r := range stats {
+		t.Logf("rescale %d: %s took %v %s", r.Step, r.Changes, r.Took, r.Err)
+		switch {
+		case chaos && chaosStopped(r.Err):
+		case i == 2:
+			if !strings.Contains(r.Err, stagingSinkRefusal) {
+				t.Fatalf("step 3: %q, want the refusal %q", r.Err, stagingSinkRefusal)
+			}
+		case r.Err == "":
+		default:
+			t.Fatalf("rescale %d: %s", r.Step, r.Err)
+		}
+	}
+}
+
+// chaosStopped reports whether a rescale step's error is one a kill
+// explains: the rescale aborted by a failure, refused while a region
+// restarts, or too late for a job that restarts slowed down less than
+// planned (its input ended first).
+func chaosStopped(err string) bool {
+	for _, s := range []string{"aborted", "restarting", "the job's input has ended", "the job ended first"} {
+		if strings.Contains(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLiveRescaleStagingSinkUnderChaosKills is TestLiveRescaleStagingSink
+// while chaos kills a random task or channel actor every 150 ms: a failure
+// during a rescale restores the old sink parallelism from the latest
+// checkpoint, one after a commit restores that checkpoint at the new one
+// (each old instance recovers its own transaction, the added ones start
+// empty); the committed output is exactly once either way.
+func TestLiveRescaleStagingSinkUnderChaosKills(t *testing.T) {
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
+		for _, seed := range []int64{1, 2} {
+			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
+				t.Logf("chaos seed %d", seed)
+				const n, k = 60_000, 40
+				log := newCommitLog()
+				g := weir.NewGraph("keycount")
+				stagedKeycount(g, "", n, k, 2, 2, 0.05, log)
+				ctx, cancel := chaosDeadline(t)
+				defer cancel()
+				res, err := weir.Run(ctx, g, checkpointsEvery30ms(mode, t.TempDir()), chaosKills(150*time.Millisecond, seed),
+					weir.WithRescaleSchedule(stretched(stagingSinkSteps, 8)...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%d kills, %d restarts", res.Kills, res.Restarts)
+				checkStagingSinkSteps(t, res.Rescales, true)
+				log.verify(t, n, k)
+			})
+		}
+	}
+}
+
+// chaosKills kills a random task or channel actor every period (seeded),
+// with restarts enough for the whole run.
+func chaosKills(every time.Duration, seed int64) weir.RunOption {
+	sup := weir.DefaultSupervision()
+	sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
+	sup.ChaosKillEvery, sup.ChaosSeed = every, seed
+	return weir.WithSupervision(sup)
+}
+
+// chaosDeadline bounds a chaos run (a few seconds when it works): one
+// that stalls fails the test in a minute instead of holding the suite.
+func chaosDeadline(t *testing.T) (context.Context, context.CancelFunc) {
+	t.Helper()
+	return context.WithTimeout(context.Background(), time.Minute)
+}
+
+// stretched is steps with their times multiplied by f: under chaos, a
+// region restart after a kill takes longer than the steps' usual gaps.
+func stretched(steps []weir.RescaleStep, f time.Duration) []weir.RescaleStep {
+	out := make([]weir.RescaleStep, len(steps))
+	for i, st := range steps {
+		out[i] = weir.RescaleStep{After: st.After * f, Parallelism: st.Parallelism}
+	}
+	return out
+}
+
+// TestLiveRescaleSinkWithoutStagingCheckpoints rescales a sink that writes
+// at once (no staged output) 2 → 3 → 1 with checkpoints, aligned and
+// unaligned: removed instances have nothing uncommitted, and every record
+// reaches the sink exactly once.
+func TestLiveRescaleSinkWithoutStagingCheckpoints(t *testing.T) {
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
+		t.Run(string(mode), func(t *testing.T) {
+			const n, k = 60_000, 40
+			var got atomic.Int64
+			g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, SleepMs: 0.05, Discarded: &got})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := weir.Run(context.Background(), g, checkpointsEvery30ms(mode, t.TempDir()), weir.WithRescaleSchedule(
+				weir.RescaleStep{After: 25 * time.Millisecond, Parallelism: map[string]int{"sink": 3}},
+				weir.RescaleStep{After: 75 * time.Millisecond, Parallelism: map[string]int{"sink": 1}},
+			))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Rescales {
+				if r.Err != "" {
+					t.Fatalf("rescale %d: %s", r.Step, r.Err)
+				}
+			}
+			if len(res.Rescales) != 2 {
+				t.Fatalf("%d rescales, want 2", len(res.Rescales))
+			}
+			if got.Load() != n {
+				t.Fatalf("sink got %d records, want %d", got.Load(), n)
+			}
+		})
+	}
+}
+
+// TestLiveRescaleSeveralRegions rescales, with checkpoints, operators of a
+// job made of two independent keycount pipelines (two failover regions):
+// a's count 2 → 3 → 1 and b's two-phase sink 2 → 3, while each pipeline
+// runs. Each pipeline's committed output is exactly once.
+func TestLiveRescaleSeveralRegions(t *testing.T) {
+	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
+		t.Run(string(mode), func(t *testing.T) {
+			const n, k = 40_000, 40
+			a, b := newCommitLog(), newCommitLog()
+			g := weir.NewGraph("two")
+			stagedKeycount(g, "a-", n, k, 2, 2, 0.2, a)
+			stagedKeycount(g, "b-", n, k, 2, 2, 0.2, b)
+			res, err := weir.Run(context.Background(), g, checkpointsEvery30ms(mode, t.TempDir()), weir.WithRescaleSchedule(
+				weir.RescaleStep{After: 25 * time.Millisecond, Parallelism: map[string]int{"a-count": 3}},
+				weir.RescaleStep{After: 75 * time.Millisecond, Parallelism: map[string]int{"b-sink": 3}},
+				weir.RescaleStep{After: 125 * time.Millisecond, Parallelism: map[string]int{"a-count": 1}},
+			))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Rescales {
+				t.Logf("rescale %d: %s took %v %s", r.Step, r.Changes, r.Took, r.Err)
+				if r.Err != "" {
+					t.Fatalf("rescale %d: %s", r.Step, r.Err)
+				}
+			}
+			if len(res.Rescales) != 3 {
+				t.Fatalf("%d rescales, want 3", len(res.Rescales))
+			}
+			a.verify(t, n, k)
+			b.verify(t, n, k)
+		})
+	}
+}
+
+// TestLiveRescaleSeveralRegionsUnderChaosKills is
+// TestLiveRescaleSeveralRegions while chaos kills a random task or channel
+// actor every 250 ms: a failure during a rescale, or after its commit before
+// a checkpoint taken after it completed, restarts both pipelines from the
+// latest checkpoint; later ones restart their own. Each pipeline's
+// committed output is exactly once.
+func TestLiveRescaleSeveralRegionsUnderChaosKills(t *testing.T) {
+	for _, seed := range []int64{1, 2} {
+		t.Run(fmt.Sprintf("unaligned/seed=%d", seed), func(t *testing.T) {
+			t.Logf("chaos seed %d", seed)
+			const n, k = 40_000, 40
+			a, b := newCommitLog(), newCommitLog()
+			g := weir.NewGraph("two")
+			stagedKeycount(g, "a-", n, k, 2, 2, 0.1, a)
+			stagedKeycount(g, "b-", n, k, 2, 2, 0.1, b)
+			ctx, cancel := chaosDeadline(t)
+			defer cancel()
+			// Kills rarer than a rescale lasts, so that some commit and
+			// failures come after commits.
+			res, err := weir.Run(ctx, g, checkpointsEvery30ms(weir.CheckpointUnaligned, t.TempDir()), chaosKills(250*time.Millisecond, seed),
+				weir.WithRescaleSchedule(
+					weir.RescaleStep{After: 200 * time.Millisecond, Parallelism: map[string]int{"b-sink": 3}},
+					weir.RescaleStep{After: 600 * time.Millisecond, Parallelism: map[string]int{"a-count": 3}},
+					weir.RescaleStep{After: 1000 * time.Millisecond, Parallelism: map[string]int{"a-count": 1}},
+				))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d kills, %d restarts", res.Kills, res.Restarts)
+			for _, r := range res.Rescales {
+				t.Logf("rescale %d: %s took %v %s", r.Step, r.Changes, r.Took, r.Err)
+				if r.Err != "" && !chaosStopped(r.Err) {
+					t.Fatalf("rescale %d: %s", r.Step, r.Err)
+				}
+			}
+			a.verify(t, n, k)
+			b.verify(t, n, k)
+		})
+	}
+}
