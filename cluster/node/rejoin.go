@@ -39,7 +39,7 @@ func (a *Agent) nodeBack(node string) {
 // reprepare prepares job cj's part on node, back as incarnation hb, at the
 // checkpoint the job restores from now (see placement.RestorePoint). When
 // that checkpoint was subsumed meanwhile (the prepare failed and a newer
-// one completed), it tries again at the newer one.
+// one completed), it tries once more at the newer one.
 func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error {
 	if hb.Node == "" {
 		return fmt.Errorf("node %s is not alive", node)
@@ -48,7 +48,7 @@ func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error
 		return nil
 	}
 	point := cj.restorePoint()
-	for {
+	for try := 1; ; try++ {
 		var r CmdReply
 		err := Request(a.nc, CmdSubject(node), Cmd{Kind: CmdPrepare, Job: cj.name, Args: cj.args, Fingerprint: cj.plan.Fingerprint(),
 			Coordinator: a.cfg.ID, Epoch: cj.epoch, Run: cj.run, Restore: point}, &r, prepareTimeout)
@@ -60,7 +60,7 @@ func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error
 		}
 		err = fmt.Errorf("prepare job %s on node %s at checkpoint %d: %w", cj.name, node, point, err)
 		newer := cj.restorePoint()
-		if newer == point {
+		if newer == point || try == 2 {
 			return err
 		}
 		a.log.Warn().Err(err).Str("job", cj.name).Str("peer", node).Uint64("checkpoint", newer).Msg("returned node: preparing again at a newer checkpoint")
