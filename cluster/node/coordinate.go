@@ -225,13 +225,7 @@ func (a *Agent) placeTask(cj *coordJob, placed map[task.ID]string, op *plan.Oper
 	eligible := placement.Eligible(alive, cj.incarn, a.cfg.ID)
 	a.mu.Unlock()
 	r := placement.Restart{Job: cj.name, Self: a.cfg.ID, Nodes: cj.nodes, Eligible: eligible, Groups: cj.groups, Placed: placed}
-	ckpt := cj.restored
-	if j := cj.running.Load(); j != nil {
-		if cps := j.Checkpoints(); len(cps) > 0 {
-			ckpt = cps[len(cps)-1].ID
-		}
-	}
-	if ckpt != 0 {
+	if ckpt := cj.restorePoint(); ckpt != 0 {
 		r.Local = placement.LocalFromHeld(cj.plan, ckpt, alive)
 	}
 	node, err := r.Place(ref)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/cluster"
+	"github.com/weirstream/weir/cluster/placement"
 )
 
 // nodeBack puts the lost tasks of node, returned, back on it: for each job
@@ -35,7 +36,10 @@ func (a *Agent) nodeBack(node string) {
 	}
 }
 
-// reprepare prepares job cj's part on node, back as incarnation hb.
+// reprepare prepares job cj's part on node, back as incarnation hb, at the
+// checkpoint the job restores from now (see placement.RestorePoint). When
+// that checkpoint was subsumed meanwhile (the prepare failed and a newer
+// one completed), it tries once more at the newer one.
 func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error {
 	if hb.Node == "" {
 		return fmt.Errorf("node %s is not alive", node)
@@ -43,17 +47,38 @@ func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error
 	if node == a.cfg.ID {
 		return nil
 	}
-	var r CmdReply
-	err := Request(a.nc, CmdSubject(node), Cmd{Kind: CmdPrepare, Job: cj.name, Args: cj.args, Fingerprint: cj.plan.Fingerprint(),
-		Coordinator: a.cfg.ID, Epoch: cj.epoch, Run: cj.run, Restore: cj.restored}, &r, prepareTimeout)
-	if err == nil && r.Error != "" {
-		err = errors.New(r.Error)
-	}
-	if err != nil {
-		return fmt.Errorf("prepare job %s on node %s: %w", cj.name, node, err)
+	point := cj.restorePoint()
+	for try := 1; ; try++ {
+		var r CmdReply
+		err := Request(a.nc, CmdSubject(node), Cmd{Kind: CmdPrepare, Job: cj.name, Args: cj.args, Fingerprint: cj.plan.Fingerprint(),
+			Coordinator: a.cfg.ID, Epoch: cj.epoch, Run: cj.run, Restore: point}, &r, prepareTimeout)
+		if err == nil && r.Error != "" {
+			err = errors.New(r.Error)
+		}
+		if err == nil {
+			break
+		}
+		err = fmt.Errorf("prepare job %s on node %s at checkpoint %d: %w", cj.name, node, point, err)
+		newer := cj.restorePoint()
+		if newer == point || try == 2 {
+			return err
+		}
+		a.log.Warn().Err(err).Str("job", cj.name).Str("peer", node).Uint64("checkpoint", newer).Msg("returned node: preparing again at a newer checkpoint")
+		point = newer
 	}
 	a.mu.Lock()
 	cj.incarn[node] = hb.StartedUnixNano
 	a.mu.Unlock()
 	return nil
+}
+
+// restorePoint is the checkpoint job cj restores its tasks from now.
+func (cj *coordJob) restorePoint() uint64 {
+	var completed []uint64
+	if j := cj.running.Load(); j != nil {
+		for _, c := range j.Checkpoints() {
+			completed = append(completed, c.ID)
+		}
+	}
+	return placement.RestorePoint(cj.restored, completed)
 }

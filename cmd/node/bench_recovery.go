@@ -197,9 +197,7 @@ func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Wri
 // recoveryRuns starts a 3-node cluster (local recovery on or off on every
 // node), fills the bigstate job's state, SIGKILLs a node that runs its
 // tasks and starts it again with its workdir, then does the same to the
-// whole cluster, from a newer checkpoint. (A cluster is not reused for
-// another round: after a whole-cluster restart, a node killed again may
-// not get its tasks back.)
+// whole cluster, from a newer checkpoint.
 func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, round int, progress io.Writer) ([]recoveryCase, error) {
 	dir, err := os.MkdirTemp("", "weir-bench-recovery-")
 	if err != nil {
