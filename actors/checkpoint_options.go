@@ -40,6 +40,15 @@ type CheckpointOptions struct {
 	// barrier; by default a task takes a copy-on-write view there and the
 	// encoding runs with the upload.
 	SyncSnapshots bool
+	// Incremental writes key groups as deltas on the sections of earlier
+	// checkpoints (task_chains.go); it needs asynchronous snapshots.
+	Incremental bool
+	// MaxDeltas is how many deltas a key group's chain may hold before the
+	// group is written whole again (0: DefaultMaxDeltas).
+	MaxDeltas int
+	// CompactRatio writes a key group whole again once its deltas exceed
+	// this fraction of its whole section (0: DefaultCompactRatio).
+	CompactRatio float64
 }
 
 // Enabled reports whether checkpoints are taken.
@@ -71,6 +80,12 @@ func (c CheckpointOptions) validate() error {
 		// (a protocol violation the task fails on, about 1 run in 12 of
 		// TestUnalignedCheckpointFallsBackToAlignment with 2 in flight).
 		return fmt.Errorf("max in-flight bytes in unaligned mode needs one checkpoint in flight at a time (got %d): falling back to alignment with several in flight is not supported yet", c.MaxConcurrent)
+	case c.Incremental && c.SyncSnapshots:
+		return fmt.Errorf("incremental checkpoints need asynchronous snapshots")
+	case c.MaxDeltas < 0:
+		return fmt.Errorf("max deltas %d must not be negative", c.MaxDeltas)
+	case c.CompactRatio < 0:
+		return fmt.Errorf("compact ratio %v must not be negative", c.CompactRatio)
 	case c.AlignedTimeout < 0:
 		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
 	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:

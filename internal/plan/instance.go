@@ -72,6 +72,11 @@ type Snapshot struct {
 	KeyGroupCRCs map[int]uint32
 	// Operator is non-keyed operator state (may be nil).
 	Operator []byte
+	// Deltas are the key groups whose KeyGroups bytes are a delta on their
+	// state at checkpoint DeltaSince (IncrementalPending), not the whole
+	// group.
+	Deltas     map[int]bool
+	DeltaSince uint64
 }
 
 // Stateful operators can be snapshotted and restored.
