@@ -79,17 +79,15 @@ type Retired struct {
 
 // Retire deletes checkpoints ids of job, which fell out of the retained
 // ones, except the blobs a retained checkpoint still reads: such a
-// checkpoint loses its manifest only (or is kept whole by a store that
-// cannot delete a manifest alone). It also deletes the blobs, kept so
-// earlier, of checkpoints below the oldest retained one that no retained
-// checkpoint reads any more. A retained manifest that cannot be read
-// deletes nothing: the error is returned.
+// checkpoint loses its manifest only and is deleted once no retained
+// checkpoint reads it (the blobs, kept so, of checkpoints below the oldest
+// retained one are checked again at each call). Manifests go first, blobs
+// after, so no listed checkpoint ever reads deleted blobs, even if Retire
+// is interrupted. A store that cannot delete a manifest alone keeps a
+// checkpoint that a listed one reads whole. A retained manifest that
+// cannot be read deletes no blobs: the error is returned.
 func Retire(ctx context.Context, st Store, job string, ids, retained []uint64) (Retired, error) {
 	var out Retired
-	refs, err := referencedBy(ctx, st, job, retained)
-	if err != nil {
-		return out, fmt.Errorf("retire checkpoints of job %q: %w", job, err)
-	}
 	candidates := slices.Clone(ids)
 	if u, ok := st.(UncommittedLister); ok && len(retained) > 0 {
 		oldest := slices.Min(retained)
@@ -104,19 +102,30 @@ func Retire(ctx context.Context, st Store, job string, ids, retained []uint64) (
 		}
 	}
 	slices.Sort(candidates)
-	candidates = slices.Compact(candidates)
+	candidates = slices.DeleteFunc(slices.Compact(candidates), func(id uint64) bool { return slices.Contains(retained, id) })
 	var errs []error
-	for _, id := range candidates {
-		if slices.Contains(retained, id) {
-			continue
-		}
-		if refs[id] {
-			if md, ok := st.(ManifestDeleter); ok {
-				if err := md.DeleteManifest(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
-					errs = append(errs, err)
-					continue
-				}
+	md, canHide := st.(ManifestDeleter)
+	readers := retained
+	if canHide {
+		for _, id := range candidates {
+			if err := md.DeleteManifest(ctx, job, id); err != nil && !errors.Is(err, ErrNotFound) {
+				errs = append(errs, err)
 			}
+		}
+	} else {
+		listed, err := st.List(ctx, job)
+		var corrupt *CorruptManifestsError
+		if err != nil && !errors.As(err, &corrupt) {
+			return out, fmt.Errorf("retire checkpoints of job %q: %w", job, err)
+		}
+		readers = listed
+	}
+	refs, err := referencedBy(ctx, st, job, readers)
+	if err != nil {
+		return out, fmt.Errorf("retire checkpoints of job %q: %w", job, errors.Join(append(errs, err)...))
+	}
+	for _, id := range candidates {
+		if refs[id] {
 			out.Kept = append(out.Kept, id)
 			continue
 		}
