@@ -131,6 +131,8 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--max-inflight-bytes needs checkpoints: drop --checkpoint-mode none")
 	case f.maxInflightBytes > 0 && mode == weir.CheckpointUnaligned && f.maxConcurrent > 1:
 		return fmt.Errorf("--max-inflight-bytes with --checkpoint-mode unaligned needs --max-concurrent-checkpoints 1 (got %d): falling back to alignment with several checkpoints in flight is not supported yet", f.maxConcurrent)
+	case f.incremental && !f.checkpointAsync:
+		return fmt.Errorf("--checkpoint-incremental needs --checkpoint-async")
 	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
 		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
 	case f.stateDir == "":
