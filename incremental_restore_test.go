@@ -3,8 +3,10 @@ package weir_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +25,79 @@ import (
 // subsumed checkpoint's sections, at another parallelism: the output must
 // be exactly once.
 func TestIncrementalRestoreOlderCheckpointAtNewParallelism(t *testing.T) {
-	const n, k = 40000, 400
+	t.Parallel()
+	run := runIncrementalKeycount(t)
+	t.Logf("retained %v; restoring %d at parallelism 3", run.listed, run.older)
+	res, err := weir.Run(context.Background(), run.build(3), weir.WithCheckpoints(run.cc), weir.WithRestore(fmt.Sprint(run.older)))
+	if err != nil {
+		t.Fatalf("restore %d: %v", run.older, err)
+	}
+	if res.RestoredFrom != run.older {
+		t.Fatalf("restored from %d, want %d", res.RestoredFrom, run.older)
+	}
+	verifyKeycount(t, run.out, incrN, incrK)
+}
+
+// TestIncrementalRestoreCorruptReferencedSection flips a byte of a section
+// that a retained checkpoint's chain reads from a subsumed checkpoint's
+// blob: the restore fails naming the checkpoint, the operator, the key group
+// and the checkpoint that wrote the section.
+func TestIncrementalRestoreCorruptReferencedSection(t *testing.T) {
+	t.Parallel()
+	run := runIncrementalKeycount(t)
+	m := run.manifest(t, run.older)
+	var g int
+	var link store.ChainLink
+	for _, ts := range m.Tasks {
+		for kg, chain := range ts.KeyGroupChains {
+			if l := chain[0]; !slices.Contains(run.listed, l.Checkpoint) {
+				g, link = kg, l
+			}
+		}
+	}
+	if link.Checkpoint == 0 {
+		t.Fatalf("checkpoint %d reads no section of a subsumed checkpoint", run.older)
+	}
+	path := filepath.Join(run.stateDir, "keycount", fmt.Sprintf("chk-%020d", link.Checkpoint), filepath.FromSlash(link.Ref.Name))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[link.Ref.Offset+link.Ref.Size/2] ^= 0x20
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sup := weir.DefaultSupervision()
+	sup.MaxRestarts = 0
+	_, err = weir.Run(context.Background(), run.build(2), weir.WithCheckpoints(run.cc), weir.WithRestore(fmt.Sprint(run.older)), weir.WithSupervision(sup))
+	if err == nil {
+		t.Fatal("a restore reading a corrupt section succeeded")
+	}
+	for _, want := range []string{fmt.Sprintf("restore checkpoint %d", run.older), "operator count", fmt.Sprintf("key group %d", g),
+		fmt.Sprintf("written by checkpoint %d", link.Checkpoint), "corrupt"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+const incrN, incrK = 40000, 400
+
+// incrementalRun is a stopped keycount run with incremental checkpoints.
+type incrementalRun struct {
+	out, stateDir string
+	cc            weir.CheckpointConfig
+	build         func(p int) *weir.Graph
+	listed        []uint64 // the checkpoints retained
+	older         uint64   // a retained one, not the newest, that reads a subsumed checkpoint's sections
+}
+
+// runIncrementalKeycount runs keycount with incremental checkpoints and
+// --retain 3 until ten checkpoints completed, so that retention has subsumed
+// checkpoints whose blobs retained ones still read, and stops it.
+func runIncrementalKeycount(t *testing.T) incrementalRun {
+	t.Helper()
+	const n, k = incrN, incrK
 	dir := t.TempDir()
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 	build := func(p int) *weir.Graph {
@@ -82,13 +156,20 @@ func TestIncrementalRestoreOlderCheckpointAtNewParallelism(t *testing.T) {
 	if older == 0 {
 		t.Fatalf("no retained checkpoint but the newest of %v reads a subsumed checkpoint's sections", listed)
 	}
-	t.Logf("retained %v; restoring %d at parallelism 3", listed, older)
-	res, err := weir.Run(context.Background(), build(3), weir.WithCheckpoints(cc), weir.WithRestore(fmt.Sprint(older)))
+	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older}
+}
+
+// manifest reads checkpoint id's manifest.
+func (r incrementalRun) manifest(t *testing.T, id uint64) *store.Manifest {
+	t.Helper()
+	st, err := store.NewLocal(r.stateDir)
 	if err != nil {
-		t.Fatalf("restore %d: %v", older, err)
+		t.Fatal(err)
 	}
-	if res.RestoredFrom != older {
-		t.Fatalf("restored from %d, want %d", res.RestoredFrom, older)
+	defer st.Close()
+	m, err := st.Manifest(context.Background(), "keycount", id)
+	if err != nil {
+		t.Fatal(err)
 	}
-	verifyKeycount(t, out, n, k)
+	return m
 }
