@@ -133,6 +133,18 @@ func (b *Backend) closeEpoch(id uint64) *snapChanges {
 type snapChanges struct {
 	since  uint64
 	epochs []*epoch
+	lens   map[int]int // keys of each group at the barrier, summed over the tables
+}
+
+// small reports whether at most half the keys of group g changed, counted
+// over the tables that track changes: otherwise a delta would be about as
+// large as the group and it is written whole.
+func (sc *snapChanges) small(g int) bool {
+	changed := 0
+	for i := range sc.epochs[len(sc.epochs)-1].keys {
+		changed += len(sc.keys(i, g))
+	}
+	return 2*changed <= sc.lens[g]
 }
 
 // deltaPossible reports whether group g can be encoded as a delta: no

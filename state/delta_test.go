@@ -146,7 +146,8 @@ func TestIncrementalDeltaIsTheBarrierState(t *testing.T) {
 
 // TestIncrementalDeltaHotKeysOnly: with a few keys changing, a delta holds
 // only them and is far smaller than the whole group; deleting a key writes
-// a tombstone that removes it on restore.
+// a tombstone that removes it on restore; a group most of whose keys
+// changed is written whole.
 func TestIncrementalDeltaHotKeysOnly(t *testing.T) {
 	f := newAsyncFixture(t, 1)
 	f.b.TrackChanges()
@@ -198,12 +199,18 @@ func TestIncrementalDeltaHotKeysOnly(t *testing.T) {
 	if n := r.values.Len(0); n != 2000 {
 		t.Fatalf("%d keys after the delta, want 2000", n)
 	}
+	for i := range 1500 {
+		f.values.Put(0, fmt.Sprintf("k%04d", i), []byte("most"))
+	}
+	if _, isDelta := encode(3); isDelta {
+		t.Fatal("a group three quarters of whose keys changed was written as a delta")
+	}
 	// A restored group is written whole next: the delta would build on
 	// state the checkpoint does not know.
 	if err := f.b.RestoreGroup(0, base); err != nil {
 		t.Fatal(err)
 	}
-	if _, isDelta := encode(3); isDelta {
+	if _, isDelta := encode(4); isDelta {
 		t.Fatal("a group replaced by a restore was written as a delta")
 	}
 }
@@ -213,6 +220,9 @@ func TestIncrementalDeltaHotKeysOnly(t *testing.T) {
 func TestIncrementalDeltaCorrupt(t *testing.T) {
 	f := newAsyncFixture(t, 1)
 	f.b.TrackChanges()
+	for i := range 10 {
+		f.values.Put(0, fmt.Sprint(i), []byte{byte(i)})
+	}
 	f.values.Put(0, "a", []byte{1})
 	s, _ := f.b.SnapshotAsyncAt(1, []int{0})
 	blobs, _, err := s.EncodeIncremental(func(int) bool { return true })

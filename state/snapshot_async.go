@@ -155,6 +155,12 @@ func (b *Backend) SnapshotAsyncAt(id uint64, groups []int) (*AsyncSnapshot, erro
 		seen[g] = true
 	}
 	s.changes = b.closeEpoch(id)
+	if s.changes != nil {
+		s.changes.lens = make(map[int]int, len(groups))
+		for _, g := range groups {
+			s.changes.lens[g] = b.GroupLen(g)
+		}
+	}
 	for _, i := range b.sorted {
 		t := b.tables[i]
 		ft := frozenTable{name: t.Name(), kind: t.Kind(), index: i}
@@ -229,7 +235,8 @@ func (s *AsyncSnapshot) Since() uint64 {
 
 // EncodeIncremental is Encode that encodes a group as a delta on its state
 // at checkpoint Since when useDelta(g) says so and the group was not
-// replaced as a whole since (restored, dropped, moved in); deltas reports
+// replaced as a whole since (restored, dropped, moved in) and at most half
+// its keys changed (a delta would be about as large); deltas reports
 // which blobs are deltas. A group encoded whole meanwhile (the next
 // snapshot was taken before this one was encoded) stays whole.
 func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[int][]byte, deltas map[int]bool, err error) {
@@ -237,7 +244,7 @@ func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[
 	blobs = make(map[int][]byte, len(s.groups))
 	deltas = map[int]bool{}
 	for _, g := range s.groups {
-		want := s.changes.deltaPossible(g) && useDelta(g)
+		want := s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
 		blob, delta, err := s.encodeGroup(g, &sc, false, want)
 		if err != nil {
 			return nil, nil, err
