@@ -7,6 +7,7 @@ import "slices"
 // incremental checkpoint writes as a delta.
 type changeLog struct {
 	keys  []map[string]struct{} // by key group; nil when none changed
+	most  []bool                // by key group: most of its keys changed, no longer noted (written whole)
 	reads bool                  // reads count as changes: values can be changed in place through what a read returns
 	last  string                // the key noted last, in lastG: a read-modify-write notes it once
 	lastG int
@@ -15,7 +16,7 @@ type changeLog struct {
 // changed notes that key of group g may have a new value (or none).
 func (k *keyed[V]) changed(g int, key string) {
 	cl := k.changes
-	if cl == nil || (g == cl.lastG && key == cl.last && cl.keys[g] != nil) {
+	if cl == nil || cl.most[g] || (g == cl.lastG && key == cl.last && cl.keys[g] != nil) {
 		return
 	}
 	m := cl.keys[g]
@@ -25,7 +26,15 @@ func (k *keyed[V]) changed(g int, key string) {
 	}
 	m[key] = struct{}{}
 	cl.last, cl.lastG = key, g
+	if n := len(m); n >= minMostChanged && 2*n > len(k.groups[g]) {
+		// The group is written whole anyway (snapChanges.small): stop
+		// paying for noting its keys.
+		cl.most[g], cl.keys[g] = true, nil
+	}
 }
+
+// minMostChanged is the fewest changed keys that count as most of a group.
+const minMostChanged = 64
 
 // trackChanges starts (or stops) noting changed keys; reads says whether
 // reads count as changes.
@@ -34,20 +43,21 @@ func (k *keyed[V]) trackChanges(on, reads bool) {
 		k.changes = nil
 		return
 	}
-	k.changes = &changeLog{keys: make([]map[string]struct{}, len(k.groups)), reads: reads}
+	k.changes = &changeLog{keys: make([]map[string]struct{}, len(k.groups)), most: make([]bool, len(k.groups)), reads: reads}
 }
 
 // takeChanges returns the keys changed since the last call, by group, and
+// the groups most of whose keys changed (their keys are not listed), and
 // starts a new record; the result is not touched by the table again.
-func (k *keyed[V]) takeChanges() []map[string]struct{} {
+func (k *keyed[V]) takeChanges() ([]map[string]struct{}, []bool) {
 	cl := k.changes
 	if cl == nil {
-		return nil
+		return nil, nil
 	}
-	out := cl.keys
-	cl.keys = make([]map[string]struct{}, len(k.groups))
+	keys, most := cl.keys, cl.most
+	cl.keys, cl.most = make([]map[string]struct{}, len(k.groups)), make([]bool, len(k.groups))
 	cl.last, cl.lastG = "", 0
-	return out
+	return keys, most
 }
 
 // changeTracker is implemented by the tables that can say which keys they
@@ -55,7 +65,7 @@ func (k *keyed[V]) takeChanges() []map[string]struct{} {
 // checkpoint's delta).
 type changeTracker interface {
 	trackChanges(on bool)
-	takeChanges() []map[string]struct{}
+	takeChanges() ([]map[string]struct{}, []bool)
 }
 
 // epoch is what changed in a backend between two snapshots: the snapshot
@@ -63,6 +73,7 @@ type changeTracker interface {
 type epoch struct {
 	id    uint64                  // the checkpoint whose snapshot ended it
 	keys  [][]map[string]struct{} // by table index, by key group; nil for a table that does not track
+	most  [][]bool                // by table index, by key group: most keys changed, not listed
 	whole []bool                  // by key group: replaced as a whole (restored, dropped)
 }
 
@@ -117,10 +128,10 @@ func (b *Backend) closeEpoch(id uint64) *snapChanges {
 	if b.incr == nil {
 		return nil
 	}
-	e := &epoch{id: id, keys: make([][]map[string]struct{}, len(b.tables)), whole: b.incr.whole}
+	e := &epoch{id: id, keys: make([][]map[string]struct{}, len(b.tables)), most: make([][]bool, len(b.tables)), whole: b.incr.whole}
 	for i, t := range b.tables {
 		if c, ok := t.(changeTracker); ok {
-			e.keys[i] = c.takeChanges()
+			e.keys[i], e.most[i] = c.takeChanges()
 		}
 	}
 	b.incr.whole = make([]bool, b.maxParallelism)
@@ -142,6 +153,11 @@ type snapChanges struct {
 func (sc *snapChanges) small(g int) bool {
 	changed := 0
 	for i := range sc.epochs[len(sc.epochs)-1].keys {
+		for _, e := range sc.epochs {
+			if e.most[i] != nil && e.most[i][g] {
+				return false
+			}
+		}
 		changed += len(sc.keys(i, g))
 	}
 	return 2*changed <= sc.lens[g]

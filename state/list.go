@@ -164,4 +164,4 @@ func (t *ListTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
 // reads do not count: Get's slice must not be changed.
 func (t *ListTable[T]) trackChanges(on bool) { t.core.trackChanges(on, false) }
 
-func (t *ListTable[T]) takeChanges() []map[string]struct{} { return t.core.takeChanges() }
+func (t *ListTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }

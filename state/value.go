@@ -199,4 +199,4 @@ func (t *ValueTable[T]) trackChanges(on bool) {
 	t.core.trackChanges(on, readsCanChange[T]())
 }
 
-func (t *ValueTable[T]) takeChanges() []map[string]struct{} { return t.core.takeChanges() }
+func (t *ValueTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }
