@@ -81,7 +81,7 @@ func TestIncrementalRestoreCorruptReferencedSection(t *testing.T) {
 	}
 }
 
-const incrN, incrK = 40000, 400
+const incrN, incrK = 40000, 4000
 
 // incrementalRun is a stopped keycount run with incremental checkpoints.
 type incrementalRun struct {
