@@ -68,8 +68,7 @@ type CheckpointConfig struct {
 
 // DefaultCheckpointConfig is what `node run` uses unless told otherwise.
 func DefaultCheckpointConfig() CheckpointConfig {
-	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state",
-		IncrementalMaxDeltas: 32, IncrementalCompactRatio: 0.5}
+	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state"}
 }
 
 // CheckpointStat describes one completed checkpoint of a run.
