@@ -35,7 +35,7 @@ func TestChaosExactlyOnce(t *testing.T) {
 func TestChaosIncrementalExactlyOnce(t *testing.T) {
 	t.Parallel()
 	const seed = 43
-	r := chaosRun(context.Background(), seed, weir.CheckpointUnaligned, 200000, 1000, 2, 300*time.Millisecond, 20*time.Millisecond, 0.01,
+	r := chaosRun(context.Background(), seed, weir.CheckpointUnaligned, 400000, 20000, 2, 300*time.Millisecond, 20*time.Millisecond, 0.02,
 		checkpointLimits{maxConcurrent: 1, incremental: true})
 	t.Logf("seed %d: %+v", seed, r)
 	if !r.OK {
