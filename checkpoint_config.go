@@ -52,6 +52,18 @@ type CheckpointConfig struct {
 	// SyncSnapshots encodes keyed state on the task at the barrier instead
 	// of taking a copy-on-write view there and encoding it off the task.
 	SyncSnapshots bool
+	// Incremental writes a key group whose state changed since the last
+	// completed checkpoint as a delta (its changed and deleted keys) on the
+	// sections already stored, instead of whole. It needs asynchronous
+	// snapshots (SyncSnapshots false).
+	Incremental bool
+	// IncrementalMaxDeltas bounds a key group's chain: after this many
+	// deltas on its whole section the group is written whole again (0: 8).
+	IncrementalMaxDeltas int
+	// IncrementalCompactRatio writes a key group whole again once its
+	// deltas add up to more than this fraction of its whole section
+	// (0: 0.5).
+	IncrementalCompactRatio float64
 }
 
 // DefaultCheckpointConfig is what `node run` uses unless told otherwise.

@@ -211,7 +211,7 @@ func (t *keyedInstance[T, K, Out]) SnapshotState(id uint64) (plan.Snapshot, erro
 // SnapshotStateAsync freezes every key group this instance owns that holds
 // state; the result encodes them on another goroutine (state.AsyncSnapshot).
 func (t *keyedInstance[T, K, Out]) SnapshotStateAsync(id uint64) (plan.PendingSnapshot, error) {
-	s, err := t.backend.SnapshotAsync(t.backend.NonEmptyGroups())
+	s, err := t.backend.SnapshotAsyncAt(id, t.backend.NonEmptyGroups())
 	if err != nil {
 		return nil, fmt.Errorf("operator %q: snapshot: %w", t.name, err)
 	}
@@ -234,7 +234,23 @@ func (p *pendingKeyed) Encode() (plan.Snapshot, error) {
 	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups}, nil
 }
 
+// EncodeIncremental encodes the groups useDelta picks as deltas when it can
+// (plan.IncrementalPending).
+func (p *pendingKeyed) EncodeIncremental(useDelta func(g int) bool) (plan.Snapshot, error) {
+	groups, deltas, err := p.snap.EncodeIncremental(useDelta)
+	if err != nil {
+		return plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
+	}
+	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Deltas: deltas, DeltaSince: p.snap.Since()}, nil
+}
+
 func (p *pendingKeyed) Release() { p.snap.Release(p.backend) }
+
+// TrackChanges makes the backend note changed keys (plan.Incremental).
+func (t *keyedInstance[T, K, Out]) TrackChanges() { t.backend.TrackChanges() }
+
+// ConfirmCheckpoint says checkpoint id completed (plan.Incremental).
+func (t *keyedInstance[T, K, Out]) ConfirmCheckpoint(id uint64) { t.backend.Confirm(id) }
 
 // MaxWait is the longest the task waited for a key group being encoded.
 func (p *pendingKeyed) MaxWait() time.Duration { return p.snap.MaxWait() }

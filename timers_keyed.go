@@ -150,6 +150,21 @@ func (t *timedInstance[K, Out]) SnapshotStateAsync(id uint64) (plan.PendingSnaps
 	return encodedSnapshot(snap), nil
 }
 
+// TrackChanges forwards to the keyed instance when it checkpoints
+// incrementally (plan.Incremental).
+func (t *timedInstance[K, Out]) TrackChanges() {
+	if in, ok := t.keyed.(plan.Incremental); ok {
+		in.TrackChanges()
+	}
+}
+
+// ConfirmCheckpoint forwards to the keyed instance (plan.Incremental).
+func (t *timedInstance[K, Out]) ConfirmCheckpoint(id uint64) {
+	if in, ok := t.keyed.(plan.Incremental); ok {
+		in.ConfirmCheckpoint(id)
+	}
+}
+
 // encodedSnapshot is a snapshot encoded at the barrier.
 type encodedSnapshot plan.Snapshot
 

@@ -40,6 +40,15 @@ type CheckpointOptions struct {
 	// barrier; by default a task takes a copy-on-write view there and the
 	// encoding runs with the upload.
 	SyncSnapshots bool
+	// Incremental writes key groups as deltas on the sections of earlier
+	// checkpoints (task_chains.go); it needs asynchronous snapshots.
+	Incremental bool
+	// MaxDeltas is how many deltas a key group's chain may hold before the
+	// group is written whole again (0: DefaultMaxDeltas).
+	MaxDeltas int
+	// CompactRatio writes a key group whole again once its deltas exceed
+	// this fraction of its whole section (0: DefaultCompactRatio).
+	CompactRatio float64
 }
 
 // Enabled reports whether checkpoints are taken.
@@ -65,6 +74,12 @@ func (c CheckpointOptions) validate() error {
 		return fmt.Errorf("max in-flight bytes %d must not be negative", c.MaxInflightBytes)
 	case c.MaxConcurrent < 0:
 		return fmt.Errorf("max concurrent checkpoints %d must not be negative", c.MaxConcurrent)
+	case c.Incremental && c.SyncSnapshots:
+		return fmt.Errorf("incremental checkpoints need asynchronous snapshots")
+	case c.MaxDeltas < 0:
+		return fmt.Errorf("max deltas %d must not be negative", c.MaxDeltas)
+	case c.CompactRatio < 0:
+		return fmt.Errorf("compact ratio %v must not be negative", c.CompactRatio)
 	case c.AlignedTimeout < 0:
 		return fmt.Errorf("aligned timeout %v must not be negative", c.AlignedTimeout)
 	case c.AlignedTimeout > 0 && c.Mode != barriers.Aligned:

@@ -126,6 +126,9 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		op := a.job.Plan.Operators[m.op]
 		a.job.log.Warn().Uint64("checkpoint", m.id).Str("task", taskName(op, m.instance)).Str("reason", m.reason).Msg("task declined checkpoint")
 		acts = c.coord.OnDecline(m.id, taskID(op, m.instance), m.reason, now)
+	case *retiredMsg:
+		a.pruneParts(m.deleted)
+		return true
 	case *manifestDoneMsg:
 		if m.err != nil {
 			acts = c.coord.OnManifestFailed(m.id, m.err, now)
@@ -181,7 +184,7 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.deleteCheckpoints([]uint64{act.ID}) // its blobs will never have a manifest
 			a.rescaleCheckpointEnded(ctx, act.ID)
 		case checkpoints.Delete:
-			a.deleteCheckpoints(act.IDs)
+			a.retireCheckpoints(ctx, act.IDs)
 		case checkpoints.FinalDone:
 			a.toSources(ctx, &finishSourceMsg{})
 		case checkpoints.StopDone:

@@ -114,6 +114,18 @@ func (t *task) restore() error {
 	if err != nil {
 		return wrap("state", err)
 	}
+	if t.op.Keyed {
+		// Key groups stored incrementally: whole sections, then deltas in order.
+		chains := keyGroupChains(m, t.op.Name, t.ownedGroups())
+		stats, err := t.restoreChains(ctx, m, chains, stateful)
+		read.Add(stats)
+		if err != nil {
+			return err
+		}
+		for g := range chains {
+			groups = append(groups, g)
+		}
+	}
 	snap := plan.Snapshot{CheckpointID: m.CheckpointID}
 	data := rest
 	if ts.OperatorState != nil {

@@ -37,6 +37,7 @@ type task struct {
 
 	aligner *barriers.Aligner
 	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
+	chains  taskChains                 // key-group chains of incremental checkpoints
 	sizes   recordSizes                // for --max-inflight-bytes
 	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
 	phase   taskPhase                  // where the task is in its life; moved only by move
@@ -204,6 +205,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	if err := inst.Open(info); err != nil {
 		t.fail(fmt.Errorf("open: %w", err))
 	}
+	t.startTracking()
 	var pids []*actor.PID
 	for ei, edge := range t.op.Inputs {
 		for j := 0; j < edge.From.Parallelism; j++ {

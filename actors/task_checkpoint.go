@@ -22,6 +22,7 @@ type taskCheckpoint struct {
 	offset   int64
 	splits   []store.SourceSplit // a split source's splits
 	captured [][]*Buffer         // per input: channel state, in order
+	chain    chainView           // the key-group chains its deltas build on (task_chains.go)
 }
 
 // newAligner makes the barrier aligner of a task with inputs, or nil.
@@ -211,7 +212,7 @@ func (t *task) stopTimers() {
 // The unprocessed rest of a buffer in progress, then restored channel state
 // not yet replayed, belong to the new checkpoint's channel state first.
 func (t *task) takeSnapshot(id uint64) {
-	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans))}
+	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans)), chain: t.chains.committed}
 	t.dropSuperseded(id) // one superseded without an abort
 	t.checkLease()       // a two-phase sink seals its output here
 	start := time.Now()
@@ -301,7 +302,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	metrics := job.Metrics
 	if err := job.uploads.submit(func(c context.Context) {
 		if ck.pending != nil {
-			snap, err := ck.pending.Encode()
+			snap, err := t.encodePending(ck)
 			if w, ok := ck.pending.(interface{ MaxWait() time.Duration }); ok {
 				raise(&metrics.MaxSnapshotWaitNs, int64(w.MaxWait()))
 			}
@@ -329,7 +330,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 			return
 		}
-		ack.snap = blob.refs(ref, snap)
+		ack.snap = t.linkChains(id, ck, blob.refs(ref, snap))
 		t.recordLocalSections(c, id, ack.snap)
 		root.Send(jobPID, ack)
 	}); err != nil {
@@ -437,6 +438,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 // tells the job that a sink has: the job ends only after its sinks committed
 // the final (or stop) checkpoint.
 func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
+	t.confirmChains(id)
 	if s, ok := t.inst.(plan.TwoPhaseSink); ok {
 		t.checkLease()
 		if err := s.CommitCheckpoint(id); err != nil {

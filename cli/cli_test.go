@@ -439,7 +439,7 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 	fs := newRunFlagSet(&f)
 	args := []string{"--checkpoint-mode", "aligned", "--aligned-timeout", "50ms", "--checkpoint-interval", "200ms",
 		"--checkpoint-timeout", "5s", "--retain", "2", "--state-dir", "/tmp/x", "--restore", "17",
-		"--max-concurrent-checkpoints", "3", "--max-inflight-bytes", "64MB"}
+		"--max-concurrent-checkpoints", "3", "--max-inflight-bytes", "64MB", "--checkpoint-incremental", "--checkpoint-max-deltas", "5"}
 	if _, err := parseInterleaved(fs, args); err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,8 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 200 * time.Millisecond, Timeout: 5 * time.Second,
-		AlignedTimeout: 50 * time.Millisecond, Retain: 2, MaxConcurrent: 3, MaxInflightBytes: 64_000_000, StateDir: "/tmp/x"}
+		AlignedTimeout: 50 * time.Millisecond, Retain: 2, MaxConcurrent: 3, MaxInflightBytes: 64_000_000, StateDir: "/tmp/x",
+		Incremental: true, IncrementalMaxDeltas: 5}
 	if got := f.checkpointConfig(); got != want {
 		t.Fatalf("checkpoint config %+v, want %+v", got, want)
 	}

@@ -67,6 +67,7 @@ var intRanges = []intRange{
 	{name: "channel-capacity", lo: 1, hi: maxChannelCapacity, meaning: "runtime default", get: func(f *runFlags) int64 { return int64(f.channelCapacity) }},
 	{name: "retain", lo: 1, hi: maxRetain, get: func(f *runFlags) int64 { return int64(f.retain) }},
 	{name: "max-concurrent-checkpoints", lo: 1, hi: maxConcurrentCkpts, get: func(f *runFlags) int64 { return int64(f.maxConcurrent) }},
+	{name: "checkpoint-max-deltas", lo: 1, hi: 1000, meaning: "32", get: func(f *runFlags) int64 { return int64(f.maxDeltas) }},
 	{name: "max-restarts", lo: 0, hi: maxMaxRestarts, get: func(f *runFlags) int64 { return int64(f.maxRestarts) }},
 }
 

@@ -19,6 +19,7 @@ type Backend struct {
 	entries []blobEntry // scratch for SnapshotGroup
 	eb      encBuf
 	pending *AsyncSnapshot // the asynchronous snapshot frozen last (snapshot_async.go)
+	incr    *incremental   // change tracking for incremental snapshots (changes.go); nil when off
 }
 
 // NewBackend returns a backend with no tables for maxParallelism key groups.
@@ -50,6 +51,9 @@ func (b *Backend) Register(t Table) (int, error) {
 	if mp := t.MaxParallelism(); mp != b.maxParallelism {
 		return -1, fmt.Errorf("state: register table %q: maxParallelism %d, backend has %d",
 			name, mp, b.maxParallelism)
+	}
+	if c, ok := t.(changeTracker); ok && b.incr != nil {
+		c.trackChanges(true)
 	}
 	i := len(b.tables)
 	b.tables = append(b.tables, t)
@@ -143,6 +147,7 @@ func (b *Backend) restoreGroup(g int, blob []byte, crc blobCRC) error {
 
 // DropGroup removes key group g from every table.
 func (b *Backend) DropGroup(g int) {
+	b.markWhole(g)
 	for _, t := range b.tables {
 		t.DropGroup(g)
 	}
@@ -171,4 +176,19 @@ func (b *Backend) NonEmptyGroups() []int {
 		}
 	}
 	return out
+}
+
+// target returns the registered table a blob entry of group g is for, and
+// its index: an unknown name or another kind is an error.
+func (b *Backend) target(g int, en blobEntry) (int, Table, error) {
+	i, ok := b.byName[en.name]
+	if !ok {
+		return -1, nil, fmt.Errorf("state: restore key group %d table %q: %w", g, en.name, ErrUnknownTable)
+	}
+	t := b.tables[i]
+	if t.Kind() != en.kind {
+		return -1, nil, fmt.Errorf("state: restore key group %d table %q: blob holds a %s table, registered is a %s table: %w",
+			g, en.name, en.kind, t.Kind(), ErrMismatch)
+	}
+	return i, t, nil
 }

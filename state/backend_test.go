@@ -273,7 +273,7 @@ func TestBackendCorruptBlobs(t *testing.T) {
 	check("garbage", []byte{formatVersion, 'g', 'a', 'r', 'b', 'a', 'g', 'e'}, ErrCorrupt)
 	check("appended", append(bytes.Clone(blob), 0), ErrCorrupt)
 	v2 := bytes.Clone(blob)
-	v2[0] = 2
+	v2[0] = deltaVersion + 1 // 2 is a delta (delta.go)
 	check("version", v2, ErrVersion)
 	check("version only", []byte{9}, ErrVersion)
 

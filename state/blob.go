@@ -8,8 +8,13 @@ import (
 	"io"
 )
 
-// formatVersion is the first byte of every Backend blob.
-const formatVersion byte = 1
+// formatVersion is the first byte of every Backend blob that holds its
+// key group whole; deltaVersion that of a delta on the group's previous
+// state (delta.go).
+const (
+	formatVersion byte = 1
+	deltaVersion  byte = 2
+)
 
 // crcLen is the size of the CRC-32C trailer of a Backend blob.
 const crcLen = 4
@@ -21,18 +26,26 @@ type blobEntry struct {
 	name string
 	kind Kind
 	data []byte
+	full bool // in a delta blob: data holds the table's group whole
 }
 
 // blobHeader is what a Backend blob says about where it belongs.
 type blobHeader struct {
 	group, maxParallelism int
+	delta                 bool // a delta blob: tables it leaves out are unchanged
 }
 
 // encodeBlob writes version, msgpack [group, maxParallelism, {name: [kind,
 // data]}] and the CRC. entries must be sorted by name.
 func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	e := eb.reset()
-	eb.buf.WriteByte(formatVersion)
+	fields := 2
+	if h.delta {
+		eb.buf.WriteByte(deltaVersion)
+		fields = 3
+	} else {
+		eb.buf.WriteByte(formatVersion)
+	}
 	if err := e.EncodeArrayLen(3); err != nil {
 		return nil, err
 	}
@@ -49,11 +62,16 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 		if err := e.EncodeString(en.name); err != nil {
 			return nil, err
 		}
-		if err := e.EncodeArrayLen(2); err != nil {
+		if err := e.EncodeArrayLen(fields); err != nil {
 			return nil, err
 		}
 		if err := e.EncodeUint(uint64(en.kind)); err != nil {
 			return nil, err
+		}
+		if h.delta {
+			if err := e.EncodeBool(en.full); err != nil {
+				return nil, err
+			}
 		}
 		if err := e.EncodeBytes(en.data); err != nil {
 			return nil, err
@@ -95,8 +113,13 @@ func decodeBlob(blob []byte, crc blobCRC) (blobHeader, []blobEntry, error) {
 	if len(blob) == 0 {
 		return h, nil, fmt.Errorf("%w: empty blob", ErrCorrupt)
 	}
-	if blob[0] != formatVersion {
-		return h, nil, fmt.Errorf("%w: version %d, want %d", ErrVersion, blob[0], formatVersion)
+	if blob[0] != formatVersion && blob[0] != deltaVersion {
+		return h, nil, fmt.Errorf("%w: version %d, want %d or %d", ErrVersion, blob[0], formatVersion, deltaVersion)
+	}
+	h.delta = blob[0] == deltaVersion
+	fields := 2
+	if h.delta {
+		fields = 3
 	}
 	if len(blob) < 1+crcLen {
 		return h, nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(blob))
@@ -145,14 +168,19 @@ func decodeBlob(blob []byte, crc blobCRC) (blobHeader, []blobEntry, error) {
 			return bad(fmt.Sprintf("table %q", en.name), errors.New("listed twice"))
 		}
 		seen[en.name] = true
-		if k, err := d.DecodeArrayLen(); err != nil || k != 2 {
-			return bad(fmt.Sprintf("table %q", en.name), errOr(err, "array of %d, want 2", k))
+		if k, err := d.DecodeArrayLen(); err != nil || k != fields {
+			return bad(fmt.Sprintf("table %q", en.name), errOr(err, "array of %d, want %d", k, fields))
 		}
 		kind, err := d.DecodeUint8()
 		if err != nil {
 			return bad(fmt.Sprintf("table %q kind", en.name), err)
 		}
 		en.kind = Kind(kind)
+		if h.delta {
+			if en.full, err = d.DecodeBool(); err != nil {
+				return bad(fmt.Sprintf("table %q whole", en.name), err)
+			}
+		}
 		size, err := d.DecodeBytesLen()
 		if err == nil {
 			err = d.checkLen(size)

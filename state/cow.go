@@ -114,14 +114,14 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 
 // freeze makes group list groups of k readable by snap until it has encoded
 // them; it returns the function that encodes one of them.
-func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) func(int, *snapScratch) ([]byte, error) {
+func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) frozenEncoder {
 	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
 	for _, g := range groups {
 		// A map the task allocates later is its own.
 		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
 	}
 	k.cow = c
-	return func(g int, sc *snapScratch) ([]byte, error) { return k.encodeFrozen(c, g, sc) }
+	return func(g int, sc *snapScratch, delta *deltaKeys) ([]byte, error) { return k.encodeFrozen(c, g, sc, delta) }
 }
 
 // saved reports whether the task already kept key of group g from the
@@ -255,7 +255,14 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string) {
 }
 
 // touchRead is touch for an access that changes nothing in the group's map.
-func (k *keyed[V]) touchRead(g int, key string) { k.touch(g, key, false) }
+// It counts as a change when the table hands out values that can be
+// changed in place.
+func (k *keyed[V]) touchRead(g int, key string) {
+	if k.changes != nil && k.changes.reads {
+		k.changed(g, key)
+	}
+	k.touch(g, key, false)
+}
 
 // detach is called before the task replaces group g's map as a whole (a
 // drop or a restore): the encoder keeps reading the old map, which the task
@@ -267,11 +274,11 @@ func (k *keyed[V]) detach(g int) {
 }
 
 // encodeFrozen encodes group g as it was at the barrier, with sorted keys
-// like snapshot (the same state gives the same bytes). It runs on the
-// encoder, claims each entry it reads live with an atomic and takes g's gate
-// only to change phase: the task never waits for more than the entry being
-// read.
-func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, error) {
+// like snapshot (the same state gives the same bytes), or with delta only
+// the keys it names (delta.go). It runs on the encoder, claims each entry
+// it reads live with an atomic and takes g's gate only to change phase: the
+// task never waits for more than the entry being read.
+func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch, delta *deltaKeys) ([]byte, error) {
 	gt := &c.snap.gates[g]
 	cg := &c.gs[g]
 	p := &cg.prog
@@ -286,38 +293,61 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, erro
 	defer p.phase.Store(phaseRead)
 
 	m := cg.base // its keys change no more: the task changes a copy
-	keys := make([]string, 0, len(m))
-	for key := range m {
-		if !pre.has(key) {
-			keys = append(keys, key)
-		}
-	}
-	if pre != nil {
-		for key, sv := range pre.at {
-			if sv.present {
+	var keys, gone []string
+	if delta != nil {
+		keys, gone = delta.split(func(key string) bool {
+			if sv, ok := pre.lookup(key); ok {
+				return sv.present
+			}
+			_, ok := m[key]
+			return ok
+		})
+	} else {
+		keys = make([]string, 0, len(m))
+		for key := range m {
+			if !pre.has(key) {
 				keys = append(keys, key)
 			}
 		}
+		if pre != nil {
+			for key, sv := range pre.at {
+				if sv.present {
+					keys = append(keys, key)
+				}
+			}
+		}
+		slices.Sort(keys)
 	}
-	slices.Sort(keys)
 	l := &listing{keys: keys, claims: make([]atomic.Uint32, len(keys))}
 	gt.mu.Lock()
 	p.list = l
 	p.phase.Store(phaseListed)
 	post := cg.post // read-only from now on
 	gt.mu.Unlock()
-	if len(keys) == 0 {
+	if len(keys)+len(gone) == 0 {
 		return nil, nil
 	}
 
 	e := sc.eb.reset()
-	if err := e.EncodeMapLen(len(keys)); err != nil {
+	if err := e.EncodeMapLen(len(keys) + len(gone)); err != nil {
 		return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 	}
 	w := e.Writer()
 	for i, key := range keys {
+		// A delta's deleted keys go in sorted order among its present ones.
+		for len(gone) > 0 && gone[0] < key {
+			if err := encodeTombstone(e, gone[0]); err != nil {
+				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
+			}
+			gone = gone[1:]
+		}
 		if err := e.EncodeString(key); err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
+		}
+		if delta != nil {
+			if err := e.EncodeArrayLen(1); err != nil {
+				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
+			}
 		}
 		saved, err := c.readEntry(gt, l, i, pre, post, func() error { return c.encV(e, m[key]) })
 		if err == nil && saved != nil {
@@ -325,6 +355,11 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch) ([]byte, erro
 		}
 		if err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
+		}
+	}
+	for _, key := range gone {
+		if err := encodeTombstone(e, key); err != nil {
+			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 		}
 	}
 	return sc.eb.bytes(), nil

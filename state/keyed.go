@@ -23,6 +23,9 @@ type keyed[V any] struct {
 	keys   []string // scratch for sorting keys while encoding
 	eb     encBuf
 	cow    *cow[V] // the asynchronous snapshot that may still read groups (cow.go)
+	// changes notes the keys changed since the last snapshot when the
+	// backend checkpoints incrementally (changes.go); nil otherwise.
+	changes *changeLog
 }
 
 // newKeyed returns an empty core; it panics when maxParallelism < 1, which is

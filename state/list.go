@@ -42,6 +42,7 @@ func (t *ListTable[T]) Get(g int, key string) []T {
 
 // Add appends v to the list of key in key group g.
 func (t *ListTable[T]) Add(g int, key string, v T) {
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -59,6 +60,7 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 		t.Clear(g, key)
 		return
 	}
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -71,6 +73,7 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 
 // Clear removes the list of key in key group g.
 func (t *ListTable[T]) Clear(g int, key string) {
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -151,8 +154,14 @@ func (t *ListTable[T]) decodeList(d *decoder, _ int) ([]T, bool, error) {
 }
 
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
-func (t *ListTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+func (t *ListTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
 	return t.core.freeze(snap, groups, t.encodeList)
 }
 
 func (t *ListTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
+
+// trackChanges notes changed keys for incremental snapshots (changes.go);
+// reads do not count: Get's slice must not be changed.
+func (t *ListTable[T]) trackChanges(on bool) { t.core.trackChanges(on, false) }
+
+func (t *ListTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }

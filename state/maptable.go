@@ -62,6 +62,7 @@ func (t *MapTable[UK, UV]) Get(g int, key string, uk UK) (UV, bool) {
 
 // Put sets the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
+	t.core.changed(g, key)
 	// A key's existing inner map changes without changing the group's map.
 	if mu := t.core.touch(g, key, t.core.groups[g][key] == nil); mu != nil {
 		defer mu.Unlock()
@@ -81,6 +82,7 @@ func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
 // Delete removes uk under key in key group g; the key loses its state when
 // its last user key goes.
 func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -97,6 +99,7 @@ func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
 
 // Clear removes every user key under key in key group g.
 func (t *MapTable[UK, UV]) Clear(g int, key string) {
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -230,7 +233,7 @@ func (t *MapTable[UK, UV]) decodeInner(d *decoder, _ int) (map[UK]UV, bool, erro
 
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
 // The task and the encoder each take their own scratch from a pool.
-func (t *MapTable[UK, UV]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+func (t *MapTable[UK, UV]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
 	pool := &sync.Pool{New: func() any {
 		return &MapTable[UK, UV]{encUK: t.encUK, encUV: t.encUV}
 	}}
@@ -242,3 +245,11 @@ func (t *MapTable[UK, UV]) freezeGroups(snap *AsyncSnapshot, groups []int) func(
 }
 
 func (t *MapTable[UK, UV]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
+
+// trackChanges notes changed keys for incremental snapshots (changes.go);
+// a user value that holds references counts as changed when it is read.
+func (t *MapTable[UK, UV]) trackChanges(on bool) {
+	t.core.trackChanges(on, readsCanChange[UV]())
+}
+
+func (t *MapTable[UK, UV]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }

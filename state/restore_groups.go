@@ -102,17 +102,15 @@ func (b *Backend) stageBlob(g int, blob []byte, crc blobCRC, in keepInput) (func
 		return nil, fmt.Errorf("state: restore key group %d: blob has maxParallelism %d, backend %d: %w",
 			g, h.maxParallelism, b.maxParallelism, ErrMismatch)
 	}
+	if h.delta {
+		return b.stageDelta(g, entries, in)
+	}
 	present := make([]bool, len(b.tables))
 	targets := make([]Table, len(entries))
 	for j, en := range entries {
-		i, ok := b.byName[en.name]
-		if !ok {
-			return nil, fmt.Errorf("state: restore key group %d table %q: %w", g, en.name, ErrUnknownTable)
-		}
-		t := b.tables[i]
-		if t.Kind() != en.kind {
-			return nil, fmt.Errorf("state: restore key group %d table %q: blob holds a %s table, registered is a %s table: %w",
-				g, en.name, en.kind, t.Kind(), ErrMismatch)
+		i, t, err := b.target(g, en)
+		if err != nil {
+			return nil, err
 		}
 		present[i] = true
 		targets[j] = t
@@ -146,6 +144,7 @@ func (b *Backend) stageBlob(g int, blob []byte, crc blobCRC, in keepInput) (func
 				t.DropGroup(g)
 			}
 		}
+		b.markWhole(g)
 		return nil
 	}, nil
 }

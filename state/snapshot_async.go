@@ -29,6 +29,7 @@ type AsyncSnapshot struct {
 	tables         []frozenTable
 	taskScratch    snapScratch  // for groups the task encodes itself
 	maxWait        atomic.Int64 // longest the task waited for a gate, ns
+	changes        *snapChanges // what changed since the last confirmed checkpoint; nil when not tracked
 }
 
 // gate guards one key group between the task and the encoder. The encoder
@@ -45,6 +46,7 @@ type gate struct {
 	done     bool          // encoded (or released): the snapshot reads the group no more
 	released bool          // done without a blob
 	blob     []byte        // the group's blob once done
+	delta    bool          // blob is a delta (delta.go)
 	err      error         // encoding failed (also set by the task's copy on write)
 }
 
@@ -101,9 +103,14 @@ func releasedErr(g int) error {
 type frozenTable struct {
 	name   string
 	kind   Kind
-	encode func(g int, sc *snapScratch) ([]byte, error) // nil: pre holds the bytes
+	index  int           // in the backend's tables
+	encode frozenEncoder // nil: pre holds the bytes
 	pre    map[int][]byte
 }
+
+// frozenEncoder encodes group g of a table as it was at the barrier: whole,
+// or, given delta, only those keys (delta.go).
+type frozenEncoder func(g int, sc *snapScratch, delta *deltaKeys) ([]byte, error)
 
 // snapScratch is the scratch of one goroutine encoding frozen groups.
 type snapScratch struct {
@@ -115,7 +122,7 @@ type snapScratch struct {
 
 // cowTable is implemented by the tables that support copy on write.
 type cowTable interface {
-	freezeGroups(snap *AsyncSnapshot, groups []int) func(g int, sc *snapScratch) ([]byte, error)
+	freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder
 	// thaw forgets snap's copies on write.
 	thaw(snap *AsyncSnapshot)
 }
@@ -125,6 +132,13 @@ type cowTable interface {
 // moment. A snapshot still being encoded is completed first, on the
 // caller's goroutine: one snapshot is frozen at a time.
 func (b *Backend) SnapshotAsync(groups []int) (*AsyncSnapshot, error) {
+	return b.SnapshotAsyncAt(0, groups)
+}
+
+// SnapshotAsyncAt is SnapshotAsync for the snapshot of checkpoint id: when
+// the backend tracks changes (TrackChanges) the snapshot can encode groups
+// as deltas on the last confirmed checkpoint (EncodeIncremental).
+func (b *Backend) SnapshotAsyncAt(id uint64, groups []int) (*AsyncSnapshot, error) {
 	if b.pending != nil {
 		b.pending.settleAll()
 		b.pending = nil
@@ -140,9 +154,16 @@ func (b *Backend) SnapshotAsync(groups []int) (*AsyncSnapshot, error) {
 		}
 		seen[g] = true
 	}
+	s.changes = b.closeEpoch(id)
+	if s.changes != nil {
+		s.changes.lens = make(map[int]int, len(groups))
+		for _, g := range groups {
+			s.changes.lens[g] = b.GroupLen(g)
+		}
+	}
 	for _, i := range b.sorted {
 		t := b.tables[i]
-		ft := frozenTable{name: t.Name(), kind: t.Kind()}
+		ft := frozenTable{name: t.Name(), kind: t.Kind(), index: i}
 		if c, ok := t.(cowTable); ok {
 			ft.encode = c.freezeGroups(s, groups)
 		} else {
@@ -193,7 +214,7 @@ func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
 	var sc snapScratch
 	out := make(map[int][]byte, len(s.groups))
 	for _, g := range s.groups {
-		blob, err := s.encodeGroup(g, &sc, false)
+		blob, _, err := s.encodeGroup(g, &sc, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -202,10 +223,45 @@ func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
 	return out, nil
 }
 
-// encodeGroup encodes group g unless done, and returns its blob. onTask
-// says the caller is the task, whose waits are timed. If another goroutine
-// is encoding g it waits for it.
-func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask bool) ([]byte, error) {
+// Since is the checkpoint the snapshot's deltas build on: the last one
+// Confirm was told of before the snapshot was taken (0: none, every group
+// is encoded whole).
+func (s *AsyncSnapshot) Since() uint64 {
+	if s.changes == nil {
+		return 0
+	}
+	return s.changes.since
+}
+
+// EncodeIncremental is Encode that encodes a group as a delta on its state
+// at checkpoint Since when useDelta(g) says so and the group was not
+// replaced as a whole since (restored, dropped, moved in) and at most half
+// its keys changed (a delta would be about as large); deltas reports
+// which blobs are deltas. A group encoded whole meanwhile (the next
+// snapshot was taken before this one was encoded) stays whole.
+func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[int][]byte, deltas map[int]bool, err error) {
+	var sc snapScratch
+	blobs = make(map[int][]byte, len(s.groups))
+	deltas = map[int]bool{}
+	for _, g := range s.groups {
+		want := s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
+		blob, delta, err := s.encodeGroup(g, &sc, false, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		blobs[g] = blob
+		if delta {
+			deltas[g] = true
+		}
+	}
+	return blobs, deltas, nil
+}
+
+// encodeGroup encodes group g unless done, as a delta when delta says so,
+// and returns its blob and whether it is a delta. onTask says the caller is
+// the task, whose waits are timed. If another goroutine is encoding g it
+// waits for it.
+func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask, delta bool) ([]byte, bool, error) {
 	gt := &s.gates[g]
 	if onTask {
 		s.lock(gt)
@@ -220,29 +276,31 @@ func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask bool) ([]byte
 	if !gt.done {
 		gt.claimed = true
 		gt.mu.Unlock()
-		blob, err := s.encodeTables(g, sc)
+		blob, err := s.encodeTables(g, sc, delta)
 		gt.mu.Lock()
 		gt.claimed = false
 		if !gt.released {
 			if gt.err == nil {
 				gt.err = err
 			}
-			gt.blob, gt.done = blob, true
+			gt.blob, gt.delta, gt.done = blob, delta, true
 		}
 		gt.wake()
 	}
 	switch {
 	case gt.released:
-		return nil, releasedErr(g)
+		return nil, false, releasedErr(g)
 	case gt.err != nil:
-		return nil, gt.err
+		return nil, false, gt.err
 	}
-	return gt.blob, nil
+	return gt.blob, gt.delta, nil
 }
 
-// encodeTables builds group g's blob from every table, without g's gate:
-// the tables take it entry by entry.
-func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch) ([]byte, error) {
+// encodeTables builds group g's blob from every table, or its delta blob,
+// without g's gate: the tables take it entry by entry. In a delta a table
+// that tracks changes gives its changed keys, or nothing when none changed;
+// any other is written whole.
+func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte, error) {
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)
@@ -250,19 +308,33 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch) ([]byte, error) {
 	}()
 	for _, ft := range s.tables {
 		var data []byte
-		if ft.encode != nil {
+		full := true
+		switch {
+		case ft.encode != nil && delta:
+			keys := s.changes.keys(ft.index, g)
+			if len(keys) == 0 {
+				continue // unchanged
+			}
+			full = false
 			var err error
-			if data, err = ft.encode(g, sc); err != nil {
+			if data, err = ft.encode(g, sc, &deltaKeys{keys: keys}); err != nil {
 				return nil, err
 			}
-		} else {
+		case ft.encode != nil:
+			var err error
+			if data, err = ft.encode(g, sc, nil); err != nil {
+				return nil, err
+			}
+		default:
 			data = ft.pre[g]
 		}
-		if len(data) > 0 {
-			entries = append(entries, blobEntry{name: ft.name, kind: ft.kind, data: data})
+		if len(data) > 0 || delta {
+			// A delta names a table written whole even when it is empty:
+			// restoring it empties the table's group.
+			entries = append(entries, blobEntry{name: ft.name, kind: ft.kind, data: data, full: full})
 		}
 	}
-	blob, err := encodeBlob(&sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism}, entries)
+	blob, err := encodeBlob(&sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}, entries)
 	if err != nil {
 		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, err)
 	}
@@ -311,7 +383,7 @@ func (s *AsyncSnapshot) MaxWait() time.Duration { return time.Duration(s.maxWait
 // goroutine has started, and waits for the one the encoder is encoding.
 func (s *AsyncSnapshot) settleAll() {
 	for _, g := range s.groups {
-		_, _ = s.encodeGroup(g, &s.taskScratch, true) // an error stays in the gate for Encode
+		_, _, _ = s.encodeGroup(g, &s.taskScratch, true, false) // an error stays in the gate for Encode
 	}
 }
 

@@ -73,6 +73,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
+	t.core.changed(g, key)
 	if c := t.core.cow; c != nil && c.gs[g].live {
 		// Assigning an existing slot leaves the map alone.
 		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
@@ -95,6 +96,7 @@ func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
 	t.forget()
+	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
 	}
@@ -169,6 +171,11 @@ func (t *ValueTable[T]) stageGroup(g int, data []byte, in keepInput) (func(), er
 		slab = slab[1:]
 		return p, true, t.dec(d, p)
 	})
+	return t.forgetting(commit, err)
+}
+
+// forgetting makes a staged commit also drop the remembered slot.
+func (t *ValueTable[T]) forgetting(commit func(), err error) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +186,17 @@ func (t *ValueTable[T]) stageGroup(g int, data []byte, in keepInput) (func(), er
 }
 
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
-func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) func(int, *snapScratch) ([]byte, error) {
+func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
 	enc := t.enc
 	return t.core.freeze(snap, groups, func(e *msgpack.Encoder, p *T) error { return enc(e, *p) })
 }
 
 func (t *ValueTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
+
+// trackChanges notes changed keys for incremental snapshots (changes.go);
+// a value that holds references counts as changed when it is read.
+func (t *ValueTable[T]) trackChanges(on bool) {
+	t.core.trackChanges(on, readsCanChange[T]())
+}
+
+func (t *ValueTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }

@@ -83,6 +83,16 @@ func (m *Mirror) Reconcile(ctx context.Context, ended ...string) ([]LocalCheckpo
 				errs = append(errs, fmt.Errorf("reconcile local state of job %q: %w", job, err))
 				continue
 			}
+			// Checkpoints whose blobs a held one reads (an incremental
+			// chain) are kept too.
+			refs, err := referencedBy(ctx, m.Primary, job, l)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("reconcile local state of job %q: %w", job, err))
+				continue
+			}
+			for id := range refs {
+				l = append(l, id)
+			}
 			live[job] = l
 		}
 		held[job] = ids

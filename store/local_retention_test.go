@@ -164,7 +164,7 @@ func TestIndexNeverRecreatesADeletedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := &localIndex{Job: "j", Checkpoint: 3}
-	x.merge(snapshotEntries(ts.snap))
+	x.merge(snapshotEntries(3, ts.snap))
 	if err := local.writeIndex(x); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("writeIndex of a deleted checkpoint: %v, want ErrNotFound", err)
 	}

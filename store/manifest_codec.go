@@ -68,6 +68,12 @@ func validateManifest(m *Manifest) error {
 				return err
 			}
 		}
+		for g, chain := range t.KeyGroupChains {
+			if err := checkChain(m, g, chain); err != nil {
+				return fmt.Errorf("commit manifest of job %q checkpoint %d: task %s/%d: %w",
+					m.Job, m.CheckpointID, t.Operator, t.Instance, err)
+			}
+		}
 		if t.OperatorState != nil {
 			if err := check(*t.OperatorState); err != nil {
 				return err

@@ -28,7 +28,7 @@ func (m *Mirror) RecordSnapshot(ctx context.Context, job string, ckpt uint64, ts
 	if err := m.Local.check(ctx); err != nil {
 		return wrap(err)
 	}
-	entries := snapshotEntries(ts)
+	entries := snapshotEntries(ckpt, ts)
 	present := map[string]bool{}
 	kept := entries[:0]
 	for _, e := range entries {
@@ -72,10 +72,17 @@ func (m *Mirror) RecordSnapshot(ctx context.Context, job string, ckpt uint64, ts
 }
 
 // snapshotEntries lists the sections of ts with their keys.
-func snapshotEntries(ts TaskSnapshot) []indexEntry {
+func snapshotEntries(ckpt uint64, ts TaskSnapshot) []indexEntry {
 	var out []indexEntry
 	for g, ref := range ts.KeyGroups {
 		out = append(out, indexEntry{Key: KeyGroupKey(ts.Operator, g), Ref: ref})
+	}
+	for g, chain := range ts.KeyGroupChains {
+		// The link this checkpoint wrote; earlier ones are in their own
+		// checkpoints' indexes.
+		if n := len(chain); n > 0 && chain[n-1].Checkpoint == ckpt {
+			out = append(out, indexEntry{Key: KeyGroupKey(ts.Operator, g), Ref: chain[n-1].Ref})
+		}
 	}
 	if ts.OperatorState != nil {
 		out = append(out, indexEntry{Key: OperatorStateKey(ts.Operator, ts.Instance), Ref: *ts.OperatorState})

@@ -44,17 +44,29 @@ type ChannelRound struct {
 
 // TaskSnapshot is one task instance's part of a checkpoint.
 type TaskSnapshot struct {
-	Operator      string          `msgpack:"operator"`
-	Instance      int             `msgpack:"instance"`
-	KeyGroups     map[int]BlobRef `msgpack:"key_groups,omitempty"`
-	OperatorState *BlobRef        `msgpack:"operator_state,omitempty"` // non-keyed state (source offset, sink staging)
-	Channels      []ChannelBlob   `msgpack:"channels,omitempty"`
-	SourceOffset  int64           `msgpack:"source_offset"` // -1 when not a source
+	Operator  string          `msgpack:"operator"`
+	Instance  int             `msgpack:"instance"`
+	KeyGroups map[int]BlobRef `msgpack:"key_groups,omitempty"`
+	// KeyGroupChains holds the key groups stored incrementally: a whole
+	// section then the deltas on it, to restore in order, each a section of
+	// the blob of the checkpoint that wrote it (this one or an earlier).
+	// A group is in KeyGroups or here, never both.
+	KeyGroupChains map[int][]ChainLink `msgpack:"key_group_chains,omitempty"`
+	OperatorState  *BlobRef            `msgpack:"operator_state,omitempty"` // non-keyed state (source offset, sink staging)
+	Channels       []ChannelBlob       `msgpack:"channels,omitempty"`
+	SourceOffset   int64               `msgpack:"source_offset"` // -1 when not a source
 	// Splits are the source splits this instance served and each one's
 	// offset (sources that rescale by splits only). A manifest in which no
 	// task of a source has any was written before splits were stored: each
 	// of its tasks served split Instance of its parallelism, at SourceOffset.
 	Splits []SourceSplit `msgpack:"splits,omitempty"`
+}
+
+// ChainLink is one section of a key group's chain: the ref of a section of
+// a blob of checkpoint Checkpoint.
+type ChainLink struct {
+	Checkpoint uint64  `msgpack:"ckpt"`
+	Ref        BlobRef `msgpack:"ref"`
 }
 
 // SourceSplit is one split of a source at a checkpoint: split ID of the Of

@@ -42,6 +42,7 @@ type stateCell struct {
 	Name  string `json:"cell"`
 	None  bool   `json:"-"` // no checkpoints
 	Async bool   `json:"async"`
+	Incr  bool   `json:"incremental"`
 }
 
 // stateBenchRow is the figures of one cell at one share of changing keys.
@@ -81,7 +82,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&cfg.interval, "checkpoint-interval", time.Second, "time between checkpoints")
 	mode := fs.String("checkpoint-mode", string(cfg.mode), "aligned or unaligned")
 	changing := fs.String("changing", "1,100", "comma-separated percentages of keys updated between checkpoints (the hot set)")
-	cells := fs.String("cells", "none,async,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier), sync (encoded on the task at the barrier)")
+	cells := fs.String("cells", "none,async,incr,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier), incr (async, and key groups written as deltas of their changed keys), sync (encoded on the task at the barrier)")
 	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
@@ -159,10 +160,12 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 			c.cells = append(c.cells, stateCell{Name: name, None: true})
 		case "async":
 			c.cells = append(c.cells, stateCell{Name: name, Async: true})
+		case "incr":
+			c.cells = append(c.cells, stateCell{Name: name, Async: true, Incr: true})
 		case "sync":
 			c.cells = append(c.cells, stateCell{Name: name})
 		default:
-			return fmt.Errorf("--cells: unknown cell %q (want none, async or sync)", name)
+			return fmt.Errorf("--cells: unknown cell %q (want none, async, incr or sync)", name)
 		}
 	}
 	return nil
@@ -219,6 +222,16 @@ func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, err
 		}
 	}
 	return rows, nil
+}
+
+// triggeredAfter reports whether one of the checkpoints was triggered after t.
+func triggeredAfter(cks []actors.CheckpointStat, t time.Time) bool {
+	for _, c := range cks {
+		if c.Completed.Add(-c.Duration).After(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // fillCheckpoints takes the checkpoint figures of a run.
@@ -332,7 +345,8 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 	} else {
 		dir = fmt.Sprintf("%s/%s-%v-%v", dir, cell.Name, pct, rate > 0)
 	}
-	cp := weir.CheckpointConfig{Mode: cfg.mode, Interval: cfg.interval, Timeout: time.Minute, Retain: 2, StateDir: dir, SyncSnapshots: !cell.Async}
+	cp := weir.CheckpointConfig{Mode: cfg.mode, Interval: cfg.interval, Timeout: time.Minute, Retain: 2, StateDir: dir, SyncSnapshots: !cell.Async,
+		Incremental: cell.Incr}
 	if cell.None {
 		cp = weir.CheckpointConfig{Mode: weir.CheckpointNone, StateDir: dir}
 	}
@@ -361,6 +375,19 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		case <-tick.C:
 		case r := <-done:
 			return out, fmt.Errorf("run ended while filling: %v", r.err)
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	// The window starts once a checkpoint triggered after the fill
+	// completed: the fill changed every key, so the one that holds its end
+	// writes the whole state in every cell, incremental too.
+	filled := time.Now()
+	for !cell.None && !triggeredAfter(job.Checkpoints(), filled) {
+		select {
+		case <-tick.C:
+		case r := <-done:
+			return out, fmt.Errorf("run ended after filling: %v", r.err)
 		case <-ctx.Done():
 			return out, ctx.Err()
 		}

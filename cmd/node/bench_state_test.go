@@ -17,7 +17,7 @@ func TestBenchStateRows(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
 	args := []string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms",
-		"--changing", "1,100", "--cells", "none,async,sync", "--json"}
+		"--changing", "1,100", "--cells", "none,async,incr,sync", "--json"}
 	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -25,8 +25,8 @@ func TestBenchStateRows(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("rows %q: %v", out.String(), err)
 	}
-	if len(rows) != 6 {
-		t.Fatalf("%d rows, want 6: %+v", len(rows), rows)
+	if len(rows) != 8 {
+		t.Fatalf("%d rows, want 8: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
 		if r.RecordsPerS <= 0 || r.PacedRate <= 0 {

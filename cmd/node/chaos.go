@@ -69,6 +69,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	sleepMs := fs.Float64("sleep-ms", 0, "average sleep per record in the count stage")
 	maxConcurrent := fs.Int("max-concurrent-checkpoints", 1, "checkpoints in flight at once (1 to 16)")
 	maxInflight := fs.Int64("max-inflight-bytes", 0, "per task size limit of what a checkpoint holds back or stores, in bytes (0: none)")
+	incremental := fs.Bool("checkpoint-incremental", false, "write key groups as deltas of their changed keys")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
@@ -93,7 +94,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, mode := range ms {
 		for s := int64(0); s < int64(*seeds); s++ {
 			seed := *firstSeed + s
-			r := chaosRun(ctx, seed, mode, *records, *keys, *parallelism, *every, *interval, *sleepMs, checkpointLimits{*maxConcurrent, *maxInflight})
+			r := chaosRun(ctx, seed, mode, *records, *keys, *parallelism, *every, *interval, *sleepMs, checkpointLimits{*maxConcurrent, *maxInflight, *incremental})
 			if !r.OK {
 				failed++
 			}
@@ -103,7 +104,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			} else {
 				status := "exactly once"
 				if !r.OK {
-					status = "FAILED: " + r.Error + fmt.Sprintf(" (replay: node chaos keycount --seed %d --seeds 1 --modes %s --records %d --keys %d --kill-every %v --max-concurrent-checkpoints %d --max-inflight-bytes %d)", seed, mode, *records, *keys, *every, *maxConcurrent, *maxInflight)
+					status = "FAILED: " + r.Error + fmt.Sprintf(" (replay: node chaos keycount --seed %d --seeds 1 --modes %s --records %d --keys %d --kill-every %v --max-concurrent-checkpoints %d --max-inflight-bytes %d --checkpoint-incremental=%v)", seed, mode, *records, *keys, *every, *maxConcurrent, *maxInflight, *incremental)
 				}
 				fmt.Fprintf(stdout, "seed %d %-9s kills %3d restarts %3d in flight ≤ %d recovery p50 %6.1f ms p95 %6.1f ms max %6.1f ms  %8.0f records/s  %s\n",
 					seed, mode, r.Kills, r.Restarts, r.MaxInFlight, r.RecoveryMsP50, r.RecoveryMsP95, r.RecoveryMsMax, r.RecordsPerS, status)
@@ -123,6 +124,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 type checkpointLimits struct {
 	maxConcurrent    int
 	maxInflightBytes int64
+	incremental      bool
 }
 
 func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64, k, p int, every, interval time.Duration, sleepMs float64, lim checkpointLimits) chaosResult {
@@ -143,7 +145,8 @@ func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64
 	sup.MaxRestarts, sup.RestartWindow = 100000, time.Minute
 	sup.ChaosKillEvery, sup.ChaosSeed = every, seed
 	res, err := weir.Run(ctx, g, weir.WithLogger(zerolog.Nop()), weir.WithSupervision(sup),
-		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: interval, MaxConcurrent: lim.maxConcurrent, MaxInflightBytes: lim.maxInflightBytes, StateDir: filepath.Join(dir, "state")}))
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: interval, MaxConcurrent: lim.maxConcurrent, MaxInflightBytes: lim.maxInflightBytes, StateDir: filepath.Join(dir, "state"),
+			Incremental: lim.incremental}))
 	if res != nil {
 		// Effective throughput: the job's records over wall time (records
 		// re-read after a rewind do not count twice).

@@ -76,6 +76,11 @@ type Snapshot struct {
 	KeyGroupsAdopted bool
 	// Operator is non-keyed operator state (may be nil).
 	Operator []byte
+	// Deltas are the key groups whose KeyGroups bytes are a delta on their
+	// state at checkpoint DeltaSince (IncrementalPending), not the whole
+	// group.
+	Deltas     map[int]bool
+	DeltaSince uint64
 }
 
 // Stateful operators can be snapshotted and restored.

@@ -18,3 +18,25 @@ type PendingSnapshot interface {
 	// checkpoint is abandoned before Encode; Encode then fails.
 	Release()
 }
+
+// Incremental is an AsyncStateful instance that can snapshot key groups as
+// deltas on its state at the last checkpoint it was told completed.
+type Incremental interface {
+	AsyncStateful
+	// TrackChanges starts noting which keys change; called once, before
+	// the instance restores or processes anything.
+	TrackChanges()
+	// ConfirmCheckpoint says checkpoint id completed with this instance's
+	// snapshot of it: later deltas build on it.
+	ConfirmCheckpoint(id uint64)
+}
+
+// IncrementalPending is a PendingSnapshot of an Incremental instance.
+type IncrementalPending interface {
+	PendingSnapshot
+	// EncodeIncremental is Encode that writes key group g as a delta on its
+	// state at checkpoint Snapshot.DeltaSince when useDelta(g) says so and
+	// the group was not replaced as a whole since; Snapshot.Deltas lists
+	// the groups so written.
+	EncodeIncremental(useDelta func(g int) bool) (Snapshot, error)
+}
