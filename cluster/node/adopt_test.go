@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/poll"
 )
@@ -17,15 +19,7 @@ import (
 // seen in a two-node cluster test); it gives the lease up and leaves the
 // record as it is.
 func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
-	s := startNATS(t)
-	nc := connect(t, s)
-	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
-	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
-		t.Fatal("agent a does not see itself")
-	}
-	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
-		t.Fatal(err)
-	}
+	nc, a := coordinateUnboundedKeycount(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	checkpointed := func() bool {
@@ -82,15 +76,7 @@ func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
 // those of the parts it started, from the new one's. Before, the node
 // renewed its own live lease and kept the epoch.
 func TestAgentRecoordinatesAJobAtANewEpoch(t *testing.T) {
-	s := startNATS(t)
-	nc := connect(t, s)
-	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
-	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
-		t.Fatal("agent a does not see itself")
-	}
-	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
-		t.Fatal(err)
-	}
+	nc, a := coordinateUnboundedKeycount(t)
 	jobs := a.coordJobs()
 	if len(jobs) != 1 {
 		t.Fatalf("coordinating %d jobs after the submission, want 1", len(jobs))
@@ -118,4 +104,20 @@ func TestAgentRecoordinatesAJobAtANewEpoch(t *testing.T) {
 	if ok, highest := a.fence.Admit("keycount", old.epoch); ok {
 		t.Fatalf("a message of the abandoned coordinator's epoch %d is admitted (highest seen %d)", old.epoch, highest)
 	}
+}
+
+// coordinateUnboundedKeycount starts one agent, "a", on its own NATS server
+// and submits an unbounded keycount job to it.
+func coordinateUnboundedKeycount(t *testing.T) (*nats.Conn, *Agent) {
+	t.Helper()
+	s := startNATS(t)
+	nc := connect(t, s)
+	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
+	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
+		t.Fatal("agent a does not see itself")
+	}
+	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
+		t.Fatal(err)
+	}
+	return nc, a
 }
