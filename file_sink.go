@@ -106,11 +106,20 @@ func (s *fileSink[T]) Finish() error {
 	return nil
 }
 
+// Close closes the output. In two-phase mode the lines buffered since the
+// last seal are dropped, not written: they belong to no checkpoint (a
+// restore discards them anyway), and a sink closed after its run was
+// replaced must not write into the staging file the new run's sink uses.
 func (s *fileSink[T]) Close() error {
 	if s.f == nil {
 		return nil
 	}
-	err := s.lw.flush()
+	var err error
+	if s.twoPhase {
+		s.lw.buf = s.lw.buf[:0]
+	} else {
+		err = s.lw.flush()
+	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}

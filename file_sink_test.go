@@ -204,3 +204,43 @@ func TestFileSinkRestoreRefusesLostOutput(t *testing.T) {
 		t.Fatalf("Recover with a malformed state: %v", err)
 	}
 }
+
+// TestFileSinkClosedAfterBeingReplacedWritesNothing: a sink of a replaced
+// run (its coordinator paused past its lease, then resumed) is closed while
+// the new run's sink on another node already stages its lines in the same
+// staging file. Closing must not flush the replaced sink's buffered,
+// never-sealed lines into that file: they belong to no checkpoint, and
+// written at the old file offset they overwrite or repeat the new run's
+// lines. Before, Close flushed them (seen as a torn line and as missing
+// output in TestClusterPausedCoordinatorIsFenced).
+func TestFileSinkClosedAfterBeingReplacedWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	old := openSink(t, path, false)
+	st := sealAndCommit(t, old, 1, true, 1, 2)
+	// Buffered after checkpoint 1, never sealed: the old run is replaced
+	// (it had got further than the new run will have by its checkpoint 2).
+	if err := old.Write([]line{{3}, {4}, {5}, {6}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new run restores checkpoint 1 and stages its own lines.
+	cur := openSink(t, path, true)
+	defer cur.Close()
+	if err := cur.Recover(1, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.Write([]line{{3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.lw.flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The replaced sink stops only now.
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sealAndCommit(t, cur, 2, true, 4, 5)
+	if got, want := readOut(t, path), lines(1, 2, 3, 4, 5); got != want {
+		t.Fatalf("output:\n%s\nwant:\n%s", got, want)
+	}
+}

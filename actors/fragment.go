@@ -181,8 +181,8 @@ func (f *fragment) Receive(ctx actor.Context) {
 			f.job.uploads.stop()
 		}
 		f.r.unregister(ctx.Self())
-		f.r.removeJob(f.job.Plan.Name)
-		f.r.stopProxies(f.job.Plan.Name)
+		f.r.removeJob(f.job)
+		f.r.stopProxies(f.job)
 		f.job.finish(nil)
 	}
 }

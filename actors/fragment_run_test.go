@@ -207,14 +207,15 @@ func TestStandInOfANewRunWhileTheOldOneStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := r.resolve("remote", coord)
+	j := b.newJob(remotePlan(newRecorder(10), 10), Options{})
+	pid := r.resolve(j, coord)
 	if pid == nil || pid.Equal(old) {
 		t.Fatalf("stand-in %v for the coordinator (the stopping one is %v)", pid, old)
 	}
 	if got := r.refOf(pid); got != coord {
 		t.Fatalf("the new stand-in speaks for %+v, want %+v", got, coord)
 	}
-	if again := r.resolve("remote", coord); !again.Equal(pid) {
+	if again := r.resolve(j, coord); !again.Equal(pid) {
 		t.Fatalf("a second resolve gave %v, want the same stand-in %v", again, pid)
 	}
 }

@@ -107,13 +107,13 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason, run: a.cl.run}, nil); err != nil {
+		if err := a.cl.r.send(a.job, a.linkTo(node), a.cl.gen, ref, &endFragmentMsg{reason: reason, run: a.cl.run}, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("peer", node).Msg("tell node the job is over")
 		}
 	}
 	a.cl.r.unregister(ctx.Self())
-	a.cl.r.stopProxies(name)
-	a.cl.r.removeJob(name)
+	a.cl.r.stopProxies(a.job)
+	a.cl.r.removeJob(a.job)
 }
 
 // spawnRemote starts task instance i of op on node through a stand-in child
@@ -121,7 +121,7 @@ func (a *jobActor) stopCluster(ctx actor.Context, reason string) {
 func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int, node string, m *store.Manifest, name string) (*actor.PID, error) {
 	target := WireRef{Node: node, ID: ctx.Self().Id + fmt.Sprintf("/%s-%d", op.Name, i), Kind: refTask, Op: op.ID, Instance: i}
 	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), run: a.cl.run, manifest: m, rescale: a.rescaleOf(op)}
-	p := newProxy(a.cl.r, a.job.Plan.Name, target, spawn)
+	p := newProxy(a.cl.r, a.job, target, spawn)
 	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), name)
 	if err != nil {
 		return nil, fmt.Errorf("deploy task %s on node %s: %w", taskName(op, i), node, err)
@@ -255,8 +255,8 @@ func (a *jobActor) abandon(ctx actor.Context, reason string) {
 		// With the job forgotten here, the stand-ins stop without stopping
 		// their tasks.
 		a.cl.r.unregister(ctx.Self())
-		a.cl.r.stopProxies(a.job.Plan.Name)
-		a.cl.r.removeJob(a.job.Plan.Name)
+		a.cl.r.stopProxies(a.job)
+		a.cl.r.removeJob(a.job)
 	}
 	a.job.finish(fmt.Errorf("job %q: %s: %w", a.job.Plan.Name, reason, ErrAbandoned))
 	ctx.Stop(ctx.Self())
@@ -289,7 +289,7 @@ func (a *jobActor) toParts(m any, what string) {
 			continue
 		}
 		ref := WireRef{Node: node, ID: "node/job-" + name, Kind: refJob}
-		if err := a.cl.r.send(name, a.linkTo(node), a.cl.gen, ref, m, nil); err != nil {
+		if err := a.cl.r.send(a.job, a.linkTo(node), a.cl.gen, ref, m, nil); err != nil {
 			a.job.log.Warn().Err(err).Str("peer", node).Msg(what)
 		}
 	}

@@ -60,10 +60,10 @@ type fencedKey struct {
 // refKey names an actor anywhere in the cluster.
 type refKey struct{ node, id string }
 
-// proxyEntry is a stand-in and the job it speaks for.
+// proxyEntry is a stand-in and the run of the job it speaks for.
 type proxyEntry struct {
 	pid *actor.PID
-	job string
+	job *Job
 }
 
 // WireRef is how an actor is named on the wire: its node, its actor id there,
@@ -138,11 +138,14 @@ func (r *Remote) addJob(j *Job) {
 	r.jobs[j.Plan.Name] = j
 }
 
-// removeJob forgets a job: its messages are no longer delivered here and its
-// stand-ins stop without telling their targets.
-func (r *Remote) removeJob(name string) {
+// removeJob forgets job j: its messages are no longer delivered here and its
+// stand-ins stop without telling their targets. A later run of the same
+// name registered since stays.
+func (r *Remote) removeJob(j *Job) {
 	r.mu.Lock()
-	delete(r.jobs, name)
+	if r.jobs[j.Plan.Name] == j {
+		delete(r.jobs, j.Plan.Name)
+	}
 	r.mu.Unlock()
 }
 
@@ -192,9 +195,10 @@ func (r *Remote) refOf(pid *actor.PID) WireRef {
 	return WireRef{Node: r.node, ID: pid.Id}
 }
 
-// resolve turns a ref into a PID on this node: the actor itself when it
-// lives here, otherwise its stand-in (spawned on first use).
-func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
+// resolve turns a ref in a message of job j into a PID on this node: the
+// actor itself when it lives here, otherwise j's stand-in for it (spawned on
+// first use; a stand-in of another run of the job is not shared).
+func (r *Remote) resolve(j *Job, ref WireRef) *actor.PID {
 	if ref.ID == "" {
 		return nil
 	}
@@ -205,10 +209,10 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 	r.mu.Lock()
 	e, ok := r.proxies[key]
 	r.mu.Unlock()
-	if ok {
+	if ok && e.job == j {
 		return e.pid
 	}
-	p := newProxy(r, job, ref, nil)
+	p := newProxy(r, j, ref, nil)
 	props := actor.PropsFromProducer(func() actor.Actor { return p })
 	name := fmt.Sprintf("remote/%s/%s", ref.Node, ref.ID)
 	pid, err := r.sys.Root.SpawnNamed(props, name)
@@ -217,7 +221,7 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 		r.mu.Lock()
 		e, ok := r.proxies[key]
 		r.mu.Unlock()
-		if ok {
+		if ok && e.job == j {
 			return e.pid
 		}
 		// Or a stand-in of an earlier run of a job with the same name
@@ -231,16 +235,21 @@ func (r *Remote) resolve(job string, ref WireRef) *actor.PID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, ok := r.proxies[key]; ok {
-		r.sys.Root.Send(pid, &quietStopMsg{})
-		return old.pid
+		if old.job == j {
+			r.sys.Root.Send(pid, &quietStopMsg{})
+			return old.pid
+		}
+		// A stand-in of an earlier run of the job, which j replaced
+		// here: it stops without telling its target.
+		r.sys.Root.Send(old.pid, &quietStopMsg{})
 	}
-	r.proxies[key] = proxyEntry{pid: pid, job: job}
+	r.proxies[key] = proxyEntry{pid: pid, job: j}
 	r.targets[pid.Id] = ref
 	return pid
 }
 
 // addProxy records a stand-in (task stand-ins register themselves).
-func (r *Remote) addProxy(job string, ref WireRef, pid *actor.PID) {
+func (r *Remote) addProxy(job *Job, ref WireRef, pid *actor.PID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.proxies[refKey{ref.Node, ref.ID}] = proxyEntry{pid: pid, job: job}
@@ -261,8 +270,8 @@ func (r *Remote) dropProxy(ref WireRef, pid *actor.PID) {
 }
 
 // stopProxies stops, without telling their targets, the stand-ins that
-// speak for job.
-func (r *Remote) stopProxies(job string) {
+// speak for job (not those of another run of the same name).
+func (r *Remote) stopProxies(job *Job) {
 	r.mu.Lock()
 	var pids []*actor.PID
 	for k, e := range r.proxies {

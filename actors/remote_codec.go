@@ -307,7 +307,6 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 // decode turns a received body for the local actor to back into a message.
 // to is the receiving actor's own ref (its edge, for records).
 func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
-	name := j.Plan.Name
 	switch b.K {
 	case kData:
 		recs, err := decodeRecords(j, to.Edge, b.Records)
@@ -333,13 +332,13 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if b.Ref == nil {
 			return nil, errors.New("channel wiring without a producer")
 		}
-		return &channelWireMsg{producer: r.resolve(name, *b.Ref), output: b.Output, channel: b.Channel}, nil
+		return &channelWireMsg{producer: r.resolve(j, *b.Ref), output: b.Output, channel: b.Channel}, nil
 	case kWire:
 		m := &wireMsg{}
 		for _, row := range b.Refs {
 			pids := make([]*actor.PID, len(row))
 			for i, ref := range row {
-				pids[i] = r.resolve(name, ref)
+				pids[i] = r.resolve(j, ref)
 			}
 			m.outputs = append(m.outputs, pids)
 		}
@@ -362,7 +361,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		m := &taskReadyMsg{op: b.Op, instance: b.Instance, gen: b.Gen}
 		if len(b.Refs) == 1 {
 			for _, ref := range b.Refs[0] {
-				m.inputs = append(m.inputs, r.resolve(name, ref))
+				m.inputs = append(m.inputs, r.resolve(j, ref))
 			}
 		}
 		return m, nil
@@ -386,13 +385,13 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if b.Ref == nil {
 			return nil, errors.New("failure report without a task")
 		}
-		return &taskFailedMsg{who: r.resolve(name, *b.Ref), reason: errors.New(b.Reason)}, nil
+		return &taskFailedMsg{who: r.resolve(j, *b.Ref), reason: errors.New(b.Reason)}, nil
 	case kSpawn:
 		if b.Ref == nil {
 			return nil, errors.New("spawn request without a coordinator")
 		}
 		m := &spawnTaskMsg{op: b.Op, instance: b.Instance, gen: b.Gen, token: b.Token, run: b.Run, manifest: b.Manifest,
-			coordinator: r.resolve(name, *b.Ref)}
+			coordinator: r.resolve(j, *b.Ref)}
 		if b.Rescale != nil {
 			p, err := rescale.DecodePlan(b.Rescale.Plan)
 			if err != nil {

@@ -22,6 +22,7 @@ const refCoordinator = "coordinator"
 // incarnation.
 type proxy struct {
 	r      *Remote
+	owner  *Job // the run of the job this stand-in speaks for
 	job    string
 	target WireRef
 	gen    int
@@ -51,8 +52,11 @@ type stopRemoteMsg struct{ priority }
 // quietStopMsg stops a stand-in without telling its target.
 type quietStopMsg struct{ priority }
 
-func newProxy(r *Remote, job string, target WireRef, spawn *spawnTaskMsg) *proxy {
-	return &proxy{r: r, job: job, target: target, gen: stamp(), spawn: spawn}
+// newProxy makes a stand-in for target that speaks for job j: what it sends
+// carries j's coordinator epoch, whichever run of the job is registered here
+// by then.
+func newProxy(r *Remote, j *Job, target WireRef, spawn *spawnTaskMsg) *proxy {
+	return &proxy{r: r, owner: j, job: j.Plan.Name, target: target, gen: stamp(), spawn: spawn}
 }
 
 // Receive forwards messages to the target.
@@ -61,7 +65,7 @@ func (p *proxy) Receive(ctx actor.Context) {
 	case *actor.Started:
 		p.from = p.r.node + "/" + ctx.Self().Id
 		if p.spawn != nil {
-			p.r.addProxy(p.job, p.target, ctx.Self())
+			p.r.addProxy(p.owner, p.target, ctx.Self())
 			p.spawn.coordinator = ctx.Parent()
 			p.send(p.fragment(), p.spawn)
 		}
@@ -131,17 +135,20 @@ func (p *proxy) send(to WireRef, m any) {
 	if p.buf == nil {
 		p.buf = newSendBuf()
 	}
-	if err := p.r.send(p.job, p.from, p.gen, to, m, p.buf); err != nil {
+	if err := p.r.send(p.owner, p.from, p.gen, to, m, p.buf); err != nil {
 		p.r.log.Error().Err(err).Str("job", p.job).Str("to", to.Node+"/"+to.ID).Msg("send to remote actor")
 	}
 }
 
-// send encodes m for the actor to and publishes it on its subject. A sender
+// send encodes m, sent by an actor of job j, for the actor to and publishes
+// it on its subject, stamped with j's coordinator epoch: the sender's own,
+// not that of a later run of the same name registered here meanwhile, so
+// the receivers' fences refuse what a replaced run still sends. A sender
 // that sends often passes its own buf, reused for every message; nil
 // allocates.
-func (r *Remote) send(job, from string, gen int, to WireRef, m any, buf *sendBuf) error {
-	j, ok := r.job(job)
-	if !ok {
+func (r *Remote) send(j *Job, from string, gen int, to WireRef, m any, buf *sendBuf) error {
+	job := j.Plan.Name
+	if _, ok := r.job(job); !ok {
 		return fmt.Errorf("job %q has no part on node %s", job, r.node)
 	}
 	typ, body, err := r.encode(j, to, m, buf)

@@ -142,7 +142,7 @@ func TestWireRoundTrip(t *testing.T) {
 	r.addJob(j)
 	ch := WireRef{Node: "b", ID: "node/job-remote/sink-1/in-mid-1", Kind: refChannel, Edge: 1, From: 1, To: 1}
 	task := WireRef{Node: "b", ID: "node/job-remote/mid-1", Kind: refTask, Op: 1, Instance: 1}
-	chPID, taskPID := r.resolve("remote", ch), r.resolve("remote", task)
+	chPID, taskPID := r.resolve(j, ch), r.resolve(j, task)
 	snap := store.TaskSnapshot{Operator: "mid", Instance: 1, SourceOffset: -1,
 		KeyGroups: map[int]store.BlobRef{7: {Name: "mid/1/state", Size: 10, CRC32C: 3}}}
 	msgs := []any{

@@ -158,7 +158,6 @@ func operatorOf(j *Job, op int) (*plan.Operator, error) {
 // decodeRescale decodes the live-rescale messages; ok is false for a kind
 // that is not one.
 func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool, err error) {
-	name := j.Plan.Name
 	w := b.Rescale
 	switch b.K {
 	case kRsAddInputs, kRsInputsAdded, kRsBegin, kRsBegun, kRsFence, kRsEnd, kRsDrained, kRsTaskDone, kRsHandoff, kRsCommitPart:
@@ -172,7 +171,7 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 	pids := func(refs []WireRef) []*actor.PID {
 		out := make([]*actor.PID, len(refs))
 		for i, ref := range refs {
-			out[i] = r.resolve(name, ref)
+			out[i] = r.resolve(j, ref)
 		}
 		return out
 	}

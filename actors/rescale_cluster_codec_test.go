@@ -85,7 +85,7 @@ func TestRescaleWireRoundTrip(t *testing.T) {
 	r, j, p, rp := rescaleWireSetup(t)
 	ch := WireRef{Node: "b", ID: "node/job-remote/sink-1/in-mid-1", Kind: refChannel, Edge: 1, From: 1, To: 1}
 	task := WireRef{Node: "b", ID: "node/job-remote/mid-1", Kind: refTask, Op: 1, Instance: 1}
-	chPID, taskPID := r.resolve("remote", ch), r.resolve("remote", task)
+	chPID, taskPID := r.resolve(j, ch), r.resolve(j, task)
 	plain := []any{
 		&rescaleAddInputsMsg{seq: 1, edge: 0, producers: []int{2}},
 		&rescaleInputsAddedMsg{seq: 1, op: 1, instance: 1, edge: 0, producers: []int{2}, pids: []*actor.PID{chPID}},

@@ -350,8 +350,11 @@ func (a *jobActor) stopChaos() {
 // triggered after the previous kill has completed: every kill then costs at
 // most the work since a checkpoint the job could not have taken without
 // progress, so a run under chaos always finishes, however slow the machine.
+// Once every source is done (the final checkpoint is requested) nothing is
+// killed: a task that acknowledged the final checkpoint and is killed before
+// it completes reports its failure after it, when a failure ends the run.
 func (a *jobActor) chaosKill(ctx actor.Context) {
-	if a.ended || a.stopping || !a.wired || a.restarting() || (a.ckpt != nil && a.ckpt.coord.FinalDone()) {
+	if a.ended || a.stopping || !a.wired || a.restarting() || (a.ckpt != nil && (a.ckpt.coord.FinalDone() || a.sourcesDone())) {
 		return
 	}
 	if a.ckpt != nil {
@@ -388,6 +391,18 @@ func (a *jobActor) chaosKill(ctx actor.Context) {
 	default:
 		ctx.Send(v, &chaosPanicMsg{})
 	}
+}
+
+// sourcesDone reports whether every source instance waits for the final
+// checkpoint.
+func (a *jobActor) sourcesDone() bool {
+	n := 0
+	for _, op := range a.job.Plan.Operators {
+		if op.Kind == plan.KindSource {
+			n += len(a.tasks[op.ID])
+		}
+	}
+	return n > 0 && a.ckpt.coord.IdleSources() >= n
 }
 
 // restarting reports whether any region is stopped or being restored.

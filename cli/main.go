@@ -13,10 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 )
 
 // Exit codes of Main.
@@ -38,17 +35,8 @@ const modulePath = "github.com/weirstream/weir"
 // reports. A second signal ends the process at once (its default action),
 // leaving the last completed checkpoint.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			stop() // the next signal takes its default action
-		case <-done:
-		}
-	}()
+	ctx, release := onFirstSignal(stopSignals...)
+	defer release()
 	return MainContext(ctx, args, stdout, stderr)
 }
 

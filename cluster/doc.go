@@ -30,10 +30,11 @@
 //     the key exists). If it is present and Expired (released, or not renewed
 //     for longer than the timeout), the node writes {itself, Epoch+1, now}
 //     with KV Update conditioned on the revision it just read. A live lease
-//     held by the same node id but not written through these Leases (a new
-//     incarnation of the node, restarted with the same id) is taken the same
-//     way, Epoch+1. If the lease is live and held by someone else, Acquire
-//     reports false.
+//     held by the same node id is taken the same way, Epoch+1: whether a new
+//     incarnation of the node (restarted with the same id) or the same
+//     process starting a new coordinator of J before the last one's lease was
+//     released, each coordinator has an epoch of its own. If the lease is
+//     live and held by someone else, Acquire reports false.
 //   - Every write is a compare-and-set on the key's revision, so of any
 //     number of nodes that saw the same revision, exactly one write succeeds;
 //     the others get a revision mismatch and lose. Two coordinators can never

@@ -108,10 +108,13 @@ func (l *Leases) get(ctx context.Context, job string) (LeaseValue, uint64, bool,
 	return v, e.Revision(), true, nil
 }
 
-// Acquire tries to make node the coordinator of job. It creates the lease
-// when absent (epoch 1), takes it over when Expired (epoch+1), renews it
-// when node holds it, and otherwise leaves it. It returns the lease as it is
-// now and whether node holds it. Losing a race is not an error.
+// Acquire tries to make node a new coordinator of job. It creates the lease
+// when absent (epoch 1), takes it over when Expired or when node itself
+// holds it (epoch+1 either way: each coordinator a node starts, even for a
+// job of the same name before the last one's lease was released, has an
+// epoch of its own that fences the ones before), and otherwise leaves it.
+// It returns the lease as it is now and whether node holds it. Losing a
+// race is not an error. Renew, not Acquire, keeps a coordinator's epoch.
 func (l *Leases) Acquire(ctx context.Context, job, node string, now time.Time, timeout time.Duration) (LeaseValue, bool, error) {
 	return l.TakeOver(ctx, job, node, "", now, timeout)
 }
@@ -140,11 +143,11 @@ func (l *Leases) acquireSeen(ctx context.Context, job, node, dead string, now ti
 	case !present:
 	case dead != "" && dead != node && cur.Node == dead:
 		next.Epoch = cur.Epoch + 1 // the holder's connection closed
-	case cur.Node == node && !Expired(cur, now, timeout) && l.wrote(job, node, rev):
-		next.Epoch = cur.Epoch // renew the live lease we wrote
-	case cur.Node == node && !Expired(cur, now, timeout):
-		// Written by an earlier incarnation of node (a restart with the
-		// same id): a new coordinator, so a new epoch that fences the old.
+	case cur.Node == node:
+		// node's own live lease: written by an earlier coordinator of
+		// the job here (not yet released) or by an earlier incarnation
+		// of node (a restart with the same id). Either way this is a new
+		// coordinator, so a new epoch that fences the old one.
 		next.Epoch = cur.Epoch + 1
 	case Expired(cur, now, timeout):
 		next.Epoch = cur.Epoch + 1
@@ -172,15 +175,6 @@ func (l *Leases) acquireSeen(ctx context.Context, job, node, dead string, now ti
 	l.held[holder{job, node}] = held{rev: newRev, epoch: next.Epoch, renewed: next.RenewedUnixNano}
 	l.mu.Unlock()
 	return next, true, nil
-}
-
-// wrote reports whether these Leases wrote node's lease of job at revision
-// rev (it is still as we left it).
-func (l *Leases) wrote(job, node string, rev uint64) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h, ok := l.held[holder{job, node}]
-	return ok && h.rev == rev
 }
 
 // Holding reports whether node may still act as the coordinator of job at

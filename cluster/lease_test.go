@@ -193,16 +193,22 @@ func TestLeaseReleaseAndEpochs(t *testing.T) {
 	if _, won, _ := ls[0].Acquire(ctx, "j", "a", now, timeout); !won {
 		t.Fatal("a did not get a fresh lease")
 	}
-	// Acquire by the holder renews, keeping the epoch.
-	if v, won, err := ls[0].Acquire(ctx, "j", "a", now.Add(time.Second/2), timeout); err != nil || !won || v.Epoch != 1 {
-		t.Fatalf("re-acquire by holder: %+v %v %v", v, won, err)
+	// Renew keeps the epoch.
+	if v, err := ls[0].Renew(ctx, "j", "a", now.Add(time.Second/4)); err != nil || v.Epoch != 1 {
+		t.Fatalf("renew by holder: %+v %v", v, err)
 	}
-	if ep, ok := ls[0].Holding("j", "a", now.Add(time.Second/2+timeout), timeout); !ok || ep != 1 {
-		t.Fatalf("Holding just within the timeout of the renewal = %d, %v", ep, ok)
+	// Acquire by the holder of the live lease starts a new coordinator of
+	// the job (a same-name resubmit before the last one's lease was
+	// released): a new epoch, which fences the old coordinator.
+	if v, won, err := ls[0].Acquire(ctx, "j", "a", now.Add(time.Second/2), timeout); err != nil || !won || v.Epoch != 2 {
+		t.Fatalf("re-acquire by holder: %+v %v %v, want a new epoch 2", v, won, err)
+	}
+	if ep, ok := ls[0].Holding("j", "a", now.Add(time.Second/2+timeout), timeout); !ok || ep != 2 {
+		t.Fatalf("Holding just within the timeout of the re-acquire = %d, %v", ep, ok)
 	}
 	// A restarted process of the same node (new Leases) takes its node's
 	// live lease over with a new epoch, which fences its old incarnation.
-	if v, won, err := ls[1].Acquire(ctx, "j", "a", now.Add(time.Second), timeout); err != nil || !won || v.Epoch != 2 {
+	if v, won, err := ls[1].Acquire(ctx, "j", "a", now.Add(time.Second), timeout); err != nil || !won || v.Epoch != 3 {
 		t.Fatalf("re-acquire by a new incarnation of the holder: %+v %v %v", v, won, err)
 	}
 	// ls[0]'s revision is now stale: its Renew fails, and it no longer
@@ -213,7 +219,7 @@ func TestLeaseReleaseAndEpochs(t *testing.T) {
 	if _, ok := ls[0].Holding("j", "a", now.Add(time.Second), timeout); ok {
 		t.Fatal("the old incarnation still holds the lease after its renewal failed")
 	}
-	if ep, ok := ls[1].Holding("j", "a", now.Add(time.Second+timeout), timeout); !ok || ep != 2 {
+	if ep, ok := ls[1].Holding("j", "a", now.Add(time.Second+timeout), timeout); !ok || ep != 3 {
 		t.Fatalf("Holding by the new incarnation = %d, %v", ep, ok)
 	}
 	if _, ok := ls[1].Holding("j", "a", now.Add(time.Second+timeout+1), timeout); ok {
@@ -226,15 +232,15 @@ func TestLeaseReleaseAndEpochs(t *testing.T) {
 		t.Fatalf("second Release: %v, want ErrLeaseLost", err)
 	}
 	v, ok, err := ls[0].Get(ctx, "j")
-	if err != nil || !ok || v.Node != "" || v.Epoch != 2 {
+	if err != nil || !ok || v.Node != "" || v.Epoch != 3 {
 		t.Fatalf("after release: %+v %v %v", v, ok, err)
 	}
 	// A released lease is taken at once, with a larger epoch.
-	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(2*time.Second), timeout); err != nil || !won || v.Epoch != 3 {
+	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(2*time.Second), timeout); err != nil || !won || v.Epoch != 4 {
 		t.Fatalf("acquire after release: %+v %v %v", v, won, err)
 	}
 	// The holder's own expired lease is a new term: the epoch grows.
-	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(time.Hour), timeout); err != nil || !won || v.Epoch != 4 {
+	if v, won, err := ls[0].Acquire(ctx, "j", "b", now.Add(time.Hour), timeout); err != nil || !won || v.Epoch != 5 {
 		t.Fatalf("re-acquire of own expired lease: %+v %v %v", v, won, err)
 	}
 	if _, _, err := ls[0].Acquire(ctx, "bad job!", "b", now, timeout); err == nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/internal/poll"
 )
@@ -17,15 +19,7 @@ import (
 // seen in a two-node cluster test); it gives the lease up and leaves the
 // record as it is.
 func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
-	s := startNATS(t)
-	nc := connect(t, s)
-	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
-	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
-		t.Fatal("agent a does not see itself")
-	}
-	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
-		t.Fatal(err)
-	}
+	nc, a := coordinateUnboundedKeycount(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	checkpointed := func() bool {
@@ -71,4 +65,59 @@ func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
 	if err != nil || now.Node != "" || now.Epoch <= lease.Epoch {
 		t.Fatalf("lease after the stale adoption: %+v (%v), before %+v: want released at a larger epoch", now, err, lease)
 	}
+}
+
+// TestAgentRecoordinatesAJobAtANewEpoch attacks a new coordinator of a job
+// on the node whose earlier coordinator of the same name has not released
+// its lease yet (it abandoned the job, as a coordinator paused past its
+// lease does, and the registry still shows the job running here). The new
+// coordinator must stamp a larger epoch than the old one: at the same
+// epoch, the fence could not tell the old coordinator's late messages, or
+// those of the parts it started, from the new one's. Before, the node
+// renewed its own live lease and kept the epoch.
+func TestAgentRecoordinatesAJobAtANewEpoch(t *testing.T) {
+	nc, a := coordinateUnboundedKeycount(t)
+	jobs := a.coordJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("coordinating %d jobs after the submission, want 1", len(jobs))
+	}
+	old := jobs[0]
+	t.Cleanup(func() { _, _ = nc.Request(CancelSubject, Encode(CancelRequest{Job: "keycount"}), 10*time.Second) })
+
+	old.job.Abandon("test: the coordinator stops acting, its lease not released")
+	var again *coordJob
+	recoordinated := func() bool {
+		for _, cj := range a.coordJobs() {
+			if cj != old {
+				again = cj
+				return true
+			}
+		}
+		return false
+	}
+	if !poll.Until(60*time.Second, 10*time.Millisecond, recoordinated) {
+		t.Fatalf("the node did not coordinate the job again after its coordinator abandoned it: %+v", a.Status(time.Now()))
+	}
+	if again.epoch <= old.epoch {
+		t.Fatalf("the new coordinator's epoch is %d, the abandoned one's %d: want a larger epoch", again.epoch, old.epoch)
+	}
+	if ok, highest := a.fence.Admit("keycount", old.epoch); ok {
+		t.Fatalf("a message of the abandoned coordinator's epoch %d is admitted (highest seen %d)", old.epoch, highest)
+	}
+}
+
+// coordinateUnboundedKeycount starts one agent, "a", on its own NATS server
+// and submits an unbounded keycount job to it.
+func coordinateUnboundedKeycount(t *testing.T) (*nats.Conn, *Agent) {
+	t.Helper()
+	s := startNATS(t)
+	nc := connect(t, s)
+	a := startAgent(t, nc, "a", 8, agentTestHeartbeat)
+	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return len(a.alive()) == 1 }) {
+		t.Fatal("agent a does not see itself")
+	}
+	if _, err := a.Submit("keycount", []string{"--records=-1", "--keys=10", "--parallelism=2", "--sleep-ms=0.05"}); err != nil {
+		t.Fatal(err)
+	}
+	return nc, a
 }

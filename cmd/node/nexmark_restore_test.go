@@ -20,7 +20,10 @@ import (
 // (sliding windows, then a keyed top per window) and q3 (a join whose state
 // expires by event-time timers) after three unaligned checkpoints, and
 // restores it with --restore latest: the committed output of both runs
-// together is exactly an undisturbed run's.
+// together is exactly an undisturbed run's. The slow stage (0.1 ms per
+// event, about 3 s per instance) keeps the first run going well past its
+// third checkpoint on a loaded machine: at 0.03 ms it once ended on its own
+// before the kill.
 func TestNexmarkKillAndRestoreExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
@@ -31,7 +34,7 @@ func TestNexmarkKillAndRestoreExactlyOnce(t *testing.T) {
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 			args := []string{"run", "nexmark", "--query", query, "--events", fmt.Sprint(events), "--rate", fmt.Sprint(rate),
-				"--seed", fmt.Sprint(seed), "--parallelism", "2", "--out", out, "--state-dir", stateDir, "--sleep-ms", "0.03",
+				"--seed", fmt.Sprint(seed), "--parallelism", "2", "--out", out, "--state-dir", stateDir, "--sleep-ms", "0.1",
 				"--checkpoint-mode", "unaligned", "--checkpoint-interval", "50ms", "--log-level", "warn"}
 			killAfterJobCheckpoints(t, bin, args, stateDir, "nexmark-"+query, 3)
 			second := exec.Command(bin, append(args, "--restore", "latest")...)
