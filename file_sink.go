@@ -49,6 +49,14 @@ const (
 	pendingPref = "pending-"
 )
 
+// maxInstances: with checkpoints, one file's staged output has one writer.
+func (s *fileSink[T]) maxInstances(checkpointing bool) (int, string) {
+	if checkpointing {
+		return 1, fmt.Sprintf("file sink %s: with checkpoints it runs as one instance", s.path)
+	}
+	return 0, ""
+}
+
 func (s *fileSink[T]) Open(info TaskInfo) error {
 	if !info.Checkpointing {
 		f, err := s.fs.OpenFile(s.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

@@ -56,8 +56,17 @@ type sinkInstance[T any] struct {
 }
 
 func (s *sinkInstance[T]) Open(info plan.TaskInfo) error { return s.sink.Open(taskInfoOf(info)) }
-func (s *sinkInstance[T]) Close() error                  { return s.sink.Close() }
-func (s *sinkInstance[T]) Finish() error                 { return s.sink.Finish() }
+
+// MaxInstances is the sink's bound on its instances, if it has one (the
+// file sink runs as one instance with checkpoints).
+func (s *sinkInstance[T]) MaxInstances(checkpointing bool) (int, string) {
+	if b, ok := s.sink.(interface{ maxInstances(bool) (int, string) }); ok {
+		return b.maxInstances(checkpointing)
+	}
+	return 0, ""
+}
+func (s *sinkInstance[T]) Close() error  { return s.sink.Close() }
+func (s *sinkInstance[T]) Finish() error { return s.sink.Finish() }
 
 // Write converts the batch to T and hands it over.
 func (s *sinkInstance[T]) Write(b plan.Batch) error {

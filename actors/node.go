@@ -92,6 +92,9 @@ func (n *Node) Submit(p *plan.Job, opts Options) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %q: %w", p.Name, err)
 	}
+	if err := checkInstanceBounds(p, o.Checkpoint.Enabled()); err != nil {
+		return nil, err
+	}
 	if o.Checkpoint.Restore != nil {
 		if err := CheckRestorable(p, o.Checkpoint.Restore); err != nil {
 			return nil, err

@@ -67,6 +67,13 @@ func outputIndex(edge *plan.Edge) int {
 // planner lets them grow but refuses to remove their instances.
 func (a *jobActor) rescaleTopology() (rescale.Topology, error) {
 	topo := rescale.TopologyOf(a.job.Plan)
+	for _, op := range a.job.Plan.Operators {
+		for i := range topo.Operators {
+			if topo.Operators[i].Name == op.Name {
+				topo.Operators[i].MaxInstances, topo.Operators[i].Bound = maxInstances(op, a.ckpt != nil)
+			}
+		}
+	}
 	if a.ckpt == nil {
 		return topo, nil
 	}

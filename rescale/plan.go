@@ -269,6 +269,9 @@ func change(op Operator, to int) (Change, error) {
 	if op.OperatorState {
 		return Change{}, fmt.Errorf("operator %q holds non-keyed state, which cannot be split or merged", op.Name)
 	}
+	if op.MaxInstances > 0 && to > op.MaxInstances {
+		return Change{}, fmt.Errorf("operator %q: %s, not %d", op.Name, op.Bound, to)
+	}
 	if op.StagesOutput && to < op.Parallelism {
 		return Change{}, fmt.Errorf("sink %q stages its output per instance until a checkpoint completes: it can grow from %d instances, not shrink to %d (a removed instance's uncommitted output is a transaction only it can commit)",
 			op.Name, op.Parallelism, to)

@@ -145,6 +145,7 @@ func TestPlanRefusals(t *testing.T) {
 		{"operator state", keycount(t, 128, 2).WithOperatorState("sink"), []Target{{"sink", 3}}, `operator "sink" holds non-keyed state`},
 		{"staging sink shrinks", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"sink", 2}}, `sink "sink" stages its output per instance until a checkpoint completes: it can grow from 3 instances, not shrink to 2`},
 		{"staging sink shrinks with count", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"count", 1}, {"sink", 1}}, `sink "sink" stages its output per instance`},
+		{"bounded sink grows", bounded(keycount(t, 128, 1), "sink", 1, "file sink out.jsonl: with checkpoints it runs as one instance"), []Target{{"sink", 2}}, `operator "sink": file sink out.jsonl: with checkpoints it runs as one instance, not 2`},
 		{"forward conflict", fwd, []Target{{"count", 3}, {"sink", 4}}, `joined by forward edges and must run at one parallelism, asked for 3 and 4`},
 		{"nothing", keycount(t, 128, 2), []Target{{"count", 2}}, "already runs at the parallelism asked for"},
 	}
@@ -257,4 +258,14 @@ func TestPlanRandomChains(t *testing.T) {
 			p = to
 		}
 	})
+}
+
+// bounded sets operator name's instance bound in t.
+func bounded(t Topology, name string, limit int, why string) Topology {
+	for i := range t.Operators {
+		if t.Operators[i].Name == name {
+			t.Operators[i].MaxInstances, t.Operators[i].Bound = limit, why
+		}
+	}
+	return t
 }

@@ -33,6 +33,10 @@ type Operator struct {
 	// instance's uncommitted output is its own transaction, which no other
 	// instance can commit: instances may be added, none removed.
 	StagesOutput bool `msgpack:"stages,omitempty"`
+	// MaxInstances bounds the operator's parallelism (0: no bound), for the
+	// reason Bound gives (a file sink runs as one instance with checkpoints).
+	MaxInstances int    `msgpack:"maxi,omitempty"`
+	Bound        string `msgpack:"bound,omitempty"`
 	// Table is the operator's current key-group table (nil for an operator
 	// that needs none).
 	Table *keygroups.Table `msgpack:"table,omitempty"`

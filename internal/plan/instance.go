@@ -22,6 +22,13 @@ type TaskInfo struct {
 	Restoring bool
 }
 
+// InstanceBound is implemented by an instance whose operator runs with at
+// most a number of instances: MaxInstances returns it (0: any number) and
+// why, as a phrase for an error.
+type InstanceBound interface {
+	MaxInstances(checkpointing bool) (int, string)
+}
+
 // Instance is the runtime side of one task of an operator. Concrete instances also
 // implement Source, Transform or Sink, and may implement Stateful.
 type Instance interface {
