@@ -56,6 +56,7 @@ chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
 	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 || status=1; \
+	bin/node chaos keycount --seeds 5 --records 300000 --keys 20000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
