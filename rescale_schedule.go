@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -72,7 +73,11 @@ func startRescaler(steps []RescaleStep, job *actors.Job, start time.Time, log ze
 			res, err := job.Rescale(context.Background(), st.Parallelism)
 			stat := RescaleStat{Step: i + 1, Changes: res.Changes, Took: res.Took, TookMs: ms(res.Took), Moved: res.Moved,
 				Minimum: res.Minimum, Bytes: res.Bytes, LongestPause: res.LongestPause, LongestPauseMs: ms(res.LongestPause), Flow: res.Flow}
-			if err != nil {
+			switch {
+			case errors.Is(err, actors.ErrJobEnded) && job.Err() == nil:
+				// The job finished while the step was being asked for.
+				stat.Err = "the job ended first"
+			case err != nil:
 				stat.Err = err.Error()
 				log.Error().Err(err).Int("step", i+1).Msg("scheduled rescale failed")
 			}

@@ -89,10 +89,14 @@ func (r *RescaleRun) Wait(ctx context.Context) (rescale.Result, error) {
 	}
 }
 
+// ErrJobEnded is a rescale's error when the job ended before the rescale
+// ran (wrapping the job's error if it failed).
+var ErrJobEnded = errors.New("rescale: the job ended")
+
 // endedErr is a rescale's error when the job ended first.
 func (j *Job) endedErr() error {
 	if err := j.Err(); err != nil {
-		return fmt.Errorf("rescale: the job ended: %w", err)
+		return fmt.Errorf("%w: %w", ErrJobEnded, err)
 	}
-	return errors.New("rescale: the job ended")
+	return ErrJobEnded
 }
