@@ -15,23 +15,33 @@ import (
 
 // rescaleBenchConfig is what `node bench rescale` runs.
 type rescaleBenchConfig struct {
-	Keys     int
-	Rate     float64 // records/s the source is paced at
-	From, To int     // count goes From → To → From
-	SleepMs  float64 // average sleep per record in count
+	Keys int
+	// StateBytes pads each key's state (besides its 8-byte count); both
+	// cases run with the same state.
+	StateBytes int
+	Rate       float64 // records/s the source is paced at
+	From, To   int     // count goes From → To → From
+	SleepMs    float64 // average sleep per record in count
 	// Warmup is left out of every figure; Steady, after it, is the window
 	// of the figures before the rescales; Between is the time from one
 	// rescale's request to the next and from the second to the end.
 	Warmup, Steady, Between time.Duration
 	Mode                    weir.CheckpointMode
 	Interval                time.Duration
-	Plot                    string
+	// Window is the sliding window of the disruption measure.
+	Window time.Duration
+	Plot   string
 }
 
 // Timeline of a case, in time since its start.
 func (c rescaleBenchConfig) firstRescale() time.Duration  { return c.Warmup + c.Steady }
 func (c rescaleBenchConfig) secondRescale() time.Duration { return c.firstRescale() + c.Between }
 func (c rescaleBenchConfig) end() time.Duration           { return c.secondRescale() + c.Between }
+
+// defaultDisruptionWindow is the sliding window of the disruption measure:
+// two of a sink's flush intervals, so that an undisturbed stream's buffers
+// keep every window near the steady rate.
+const defaultDisruptionWindow = 10 * time.Millisecond
 
 // maxRescaleBenchRun bounds a case's length (samples hold µs in 32 bits).
 const maxRescaleBenchRun = 30 * time.Minute
@@ -41,6 +51,10 @@ func (c rescaleBenchConfig) validate() error {
 	switch {
 	case c.Keys < 1 || c.Keys > 10_000_000:
 		return fmt.Errorf("--keys %d: want 1 … 10000000", c.Keys)
+	case c.StateBytes < 0 || c.StateBytes > 1<<20:
+		return fmt.Errorf("--state-bytes %d: want 0 … 1048576", c.StateBytes)
+	case c.Window < fineStep || c.Window > time.Second || c.Window%fineStep != 0:
+		return fmt.Errorf("--window %v: want %v … 1s, a multiple of %v", c.Window, fineStep, fineStep)
 	case c.Rate < 1 || c.Rate > 1_000_000:
 		return fmt.Errorf("--rate %v: want 1 … 1000000 records/s", c.Rate)
 	case c.From < 1 || c.From > weir.DefaultMaxParallelism || c.To < 1 || c.To > weir.DefaultMaxParallelism || c.From == c.To:
@@ -66,10 +80,12 @@ func (c rescaleBenchConfig) validate() error {
 // runRescaleBench is `node bench rescale`.
 func runRescaleBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := rescaleBenchConfig{Keys: 100_000, Rate: 100_000, From: 2, To: 3, Warmup: 2 * time.Second, Steady: 3 * time.Second,
-		Between: 5 * time.Second, Mode: weir.CheckpointUnaligned, Interval: time.Second}
+		Between: 5 * time.Second, Mode: weir.CheckpointUnaligned, Interval: time.Second, Window: defaultDisruptionWindow}
 	fs := flag.NewFlagSet("node bench rescale", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "distinct keys of the running count")
+	fs.IntVar(&cfg.StateBytes, "state-bytes", cfg.StateBytes, "bytes of state per key besides its 8-byte count, in both cases (0: the smallest state, the case most favourable to stop-and-restore)")
+	fs.DurationVar(&cfg.Window, "window", cfg.Window, "sliding window of the disruption measure (throughput at the sinks in 1 ms steps)")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "records/s the source produces (each record's latency counts from when it was due)")
 	fs.IntVar(&cfg.From, "from", cfg.From, "parallelism of the job, and of count before and after the rescales")
 	fs.IntVar(&cfg.To, "to", cfg.To, "parallelism of count between the two rescales")

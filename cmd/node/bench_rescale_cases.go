@@ -53,13 +53,18 @@ type rescaleStepResult struct {
 	// throughput among them.
 	ZeroBuckets       int     `json:"zero_buckets"`
 	LowestRecordsPerS float64 `json:"lowest_records_per_s"`
-	// DisruptionMs is the time of the 10 ms buckets below half the steady
-	// throughput from the rescale's start until throughput is back at half
-	// or more after its end (see timeline.disruption);
-	// DisruptionFromRequestMs the same from the request, counting the
-	// checkpoint a live rescale waited for.
+	// DisruptionMs is the time, in 1 ms steps, the throughput over the
+	// sliding window (--window) was below half the steady throughput, from
+	// the rescale's start until it is back at half or more after its end
+	// (see fineCurve.disruption); DisruptionFromRequestMs the same from the
+	// request, counting the checkpoint a live rescale waited for. NoiseMs
+	// and NoiseWorstMs are the same measure over undisturbed time of the
+	// same run: the mean and the worst of rescales as long as this one
+	// placed one after the other in the steady window (fineCurve.noise).
 	DisruptionMs            float64 `json:"disruption_ms"`
 	DisruptionFromRequestMs float64 `json:"disruption_from_request_ms"`
+	NoiseMs                 float64 `json:"noise_ms"`
+	NoiseWorstMs            float64 `json:"noise_worst_ms"`
 	// Before is the latency of records due in the steady window before the
 	// rescales; During of those due from the rescale's start to 0.5 s after
 	// its end; both split by whether this rescale moves their key group.
@@ -76,6 +81,7 @@ type rescaleCaseResult struct {
 	Steps                   []rescaleStepResult `json:"rescales"`
 	DisruptionMs            float64             `json:"disruption_ms"`
 	DisruptionFromRequestMs float64             `json:"disruption_from_request_ms"`
+	NoiseMs                 float64             `json:"noise_ms"`
 	// RecordsPerS is the throughput at the sinks in 100 ms buckets from the
 	// case's start to its end.
 	RecordsPerS []float64 `json:"records_per_s"`
@@ -86,11 +92,13 @@ type rescaleCaseResult struct {
 
 // rescaleBenchResult is what `node bench rescale` prints.
 type rescaleBenchResult struct {
-	Keys     int                 `json:"keys"`
-	Rate     float64             `json:"rate"`
-	Cases    []rescaleCaseResult `json:"cases"`
-	Targets  []rescaleTarget     `json:"targets"`
-	BucketMs float64             `json:"bucket_ms"`
+	Keys       int                 `json:"keys"`
+	StateBytes int                 `json:"state_bytes"`
+	Rate       float64             `json:"rate"`
+	Cases      []rescaleCaseResult `json:"cases"`
+	Targets    []rescaleTarget     `json:"targets"`
+	BucketMs   float64             `json:"bucket_ms"`
+	WindowMs   float64             `json:"window_ms"`
 }
 
 // benchRescale runs the live case, then the stop-and-restore case.
@@ -99,7 +107,7 @@ func benchRescale(ctx context.Context, cfg rescaleBenchConfig, progress io.Write
 	if err != nil {
 		return nil, err
 	}
-	res := &rescaleBenchResult{Keys: cfg.Keys, Rate: cfg.Rate, BucketMs: float64(rescaleBucket) / float64(time.Millisecond)}
+	res := &rescaleBenchResult{Keys: cfg.Keys, StateBytes: cfg.StateBytes, Rate: cfg.Rate, BucketMs: ms(rescaleBucket), WindowMs: ms(cfg.Window)}
 	for _, run := range []func(context.Context, rescaleBenchConfig, []plannedRescale, io.Writer) (*rescaleCaseResult, error){runLiveCase, runRestoreCase} {
 		c, err := run(ctx, cfg, plans, progress)
 		if err != nil {
@@ -165,7 +173,7 @@ type benchRun struct {
 func startBenchRun(ctx context.Context, cfg rescaleBenchConfig, pace *pacer, log *latencyLog, run int, stateDir string, opts ...weir.RunOption) *benchRun {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &benchRun{cancel: cancel, done: make(chan runOutcome, 1), jobs: make(chan *actors.Job, 1)}
-	g := rescaleJob{Keys: cfg.Keys, Parallelism: cfg.From, SleepMs: cfg.SleepMs}.build(pace, log, run)
+	g := rescaleJob{Keys: cfg.Keys, Parallelism: cfg.From, SleepMs: cfg.SleepMs, StateBytes: cfg.StateBytes}.build(pace, log, run)
 	opts = append([]weir.RunOption{
 		weir.WithLogger(zerolog.New(os.Stderr).Level(zerolog.WarnLevel).With().Timestamp().Logger()),
 		weir.WithCheckpoints(weir.CheckpointConfig{Mode: cfg.Mode, Interval: cfg.Interval, StateDir: stateDir, Retain: 2}),
@@ -343,7 +351,7 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 // caseFigures computes a case's throughput, disruption and latencies.
 func caseFigures(name string, cfg rescaleBenchConfig, samples []latencySample, steps []rescaleStepResult) *rescaleCaseResult {
 	coarse := newTimeline(samples, cfg.end(), rescaleBucket)
-	fine := newTimeline(samples, cfg.end(), disruptionStep)
+	fine := newFineCurve(samples, cfg.end(), cfg.Window)
 	c := &rescaleCaseResult{Case: name, SteadyPerS: coarse.mean(cfg.Warmup, cfg.firstRescale()), RecordsPerS: coarse.perSecond()}
 	for i := range steps {
 		s := &steps[i]
@@ -354,12 +362,16 @@ func caseFigures(name string, cfg rescaleBenchConfig, samples []latencySample, s
 		}
 		s.RequestS, s.TookMs = m.Request.Seconds(), ms(m.End-m.Request)
 		s.ZeroBuckets, s.LowestRecordsPerS = coarse.zeroBuckets(m.Start, m.End)
-		s.DisruptionMs = ms(fine.disruption(m.Start, m.End, next, c.SteadyPerS))
-		s.DisruptionFromRequestMs = ms(fine.disruption(m.Request, m.End, next, c.SteadyPerS))
+		below, _ := fine.disruption(m.Start, m.End, next, c.SteadyPerS)
+		fromRequest, _ := fine.disruption(m.Request, m.End, next, c.SteadyPerS)
+		s.DisruptionMs, s.DisruptionFromRequestMs = ms(below), ms(fromRequest)
+		mean, worst := fine.noise(cfg.Warmup, cfg.firstRescale(), m.End-m.Start, c.SteadyPerS)
+		s.NoiseMs, s.NoiseWorstMs = ms(mean), ms(worst)
 		s.Before = latencyIn(samples, cfg.Warmup, cfg.firstRescale(), m.Moved)
 		s.During = latencyIn(samples, m.Start, m.End+duringTail, m.Moved)
 		c.DisruptionMs += s.DisruptionMs
 		c.DisruptionFromRequestMs += s.DisruptionFromRequestMs
+		c.NoiseMs += s.NoiseMs
 	}
 	c.Steps = steps
 	return c

@@ -180,6 +180,9 @@ type rescaleJob struct {
 	Keys        int
 	Parallelism int // of the source, the sink and count's start
 	SleepMs     float64
+	// StateBytes pads each key's state with that many bytes, besides its
+	// 8-byte count (set at the key's first record).
+	StateBytes int
 }
 
 // build makes the graph of one run of a case: its sinks log into log as run.
@@ -191,15 +194,20 @@ func (j rescaleJob) build(pace *pacer, log *latencyLog, run int) *weir.Graph {
 		return &pacedSource{pace: pace, keys: keys, instance: i}
 	}, p)
 	counts := weir.NewValueState[int64](g, "count")
+	padding := weir.NewValueState[[]byte](g, "padding")
+	pad := make([]byte, j.StateBytes)
 	sleepers := weir.NewSleepers(time.Duration(j.SleepMs * float64(time.Millisecond)))
 	out := weir.Process(weir.KeyBy(events, func(e rescaleEvent) string { return e.Key }), "count",
 		func(ctx *weir.KeyedContext[string], e rescaleEvent, out *weir.Emitter[rescaleCount]) error {
 			sleepers[ctx.Instance()].Tick()
 			c := counts.Get(ctx) + 1
 			counts.Set(ctx, c)
+			if c == 1 && len(pad) > 0 {
+				padding.Set(ctx, pad)
+			}
 			out.Emit(rescaleCount{Group: int32(ctx.KeyGroup()), Count: c, Due: e.Due})
 			return nil
-		}, weir.WithState(counts), p)
+		}, weir.WithState(counts, padding), p)
 	weir.ToSink(out, "sink", func(i int) weir.Sink[rescaleCount] {
 		return &latencySink{log: log, run: run, instance: i}
 	}, p)

@@ -13,10 +13,9 @@ import (
 // the one a live rescale must never leave empty).
 const rescaleBucket = 100 * time.Millisecond
 
-// disruptionStep is the width of the buckets disruption is measured in:
-// finer than rescaleBucket, so that a pause shorter than 100 ms is neither
-// lost nor rounded up to a whole bucket.
-const disruptionStep = 10 * time.Millisecond
+// fineStep is the resolution of the disruption measure: records are
+// counted per millisecond at the sinks.
+const fineStep = time.Millisecond
 
 // duringTail extends a rescale's latency window past its end: records due
 // just before the end may reach the sinks after it.
@@ -134,23 +133,6 @@ func (t timeline) zeroBuckets(from, to time.Duration) (zero int, lowest float64)
 		}
 	}
 	return zero, max(lowest, 0)
-}
-
-// disruption is the time a rescale held throughput below disruptedBelow
-// of steady: the buckets below it from the request's bucket until the
-// first bucket at or above it that ends after end (the rescale done), no
-// later than the bucket holding limit. Dips before or after that stretch
-// (a checkpoint's, say) are not the rescale's.
-func (t timeline) disruption(request, end, limit time.Duration, steady float64) time.Duration {
-	var d time.Duration
-	for i := t.index(request); i < t.index(limit) && i < len(t.counts); i++ {
-		if t.rate(i) < disruptedBelow*steady {
-			d += t.width
-		} else if time.Duration(i+1)*t.width > end {
-			break
-		}
-	}
-	return d
 }
 
 // firstOut is when the first record delivered by run reached a sink, and

@@ -53,31 +53,92 @@ func TestRescaleTimelineBucketsAndMean(t *testing.T) {
 	}
 }
 
-// TestRescaleDisruptionIsTheRescalesStretch: disruption counts the buckets
-// below half the steady rate from the request until throughput is back
-// after the rescale ended; a dip later (a checkpoint's) is not counted, nor
-// is one before the request.
+// perMs is n records arriving in every ms from..to (group 0, run 0).
+func perMs(from, to time.Duration, n int) []latencySample {
+	var out []latencySample
+	for t := from; t < to; t += time.Millisecond {
+		for range n {
+			out = append(out, sampleAt(t, t+300*time.Microsecond, 0, 0))
+		}
+	}
+	return out
+}
+
+// TestRescaleDisruptionIsTheRescalesStretch: disruption counts the 1 ms
+// steps below half the steady rate from the start until throughput is
+// back after the rescale ended; a dip later (a checkpoint's) is not
+// counted, nor is one before the start.
 func TestRescaleDisruptionIsTheRescalesStretch(t *testing.T) {
 	var s []latencySample
-	s = append(s, steadySamples(0, 300*time.Millisecond, 10)...)                    // a dip 300..400 ms, before the request
-	s = append(s, steadySamples(400*time.Millisecond, 500*time.Millisecond, 10)...) // request at 500: 500..560 empty
-	s = append(s, steadySamples(560*time.Millisecond, 580*time.Millisecond, 4)...)  // 560..580 below half
-	s = append(s, steadySamples(580*time.Millisecond, 800*time.Millisecond, 10)...) // back
-	s = append(s, steadySamples(850*time.Millisecond, 2*time.Second, 10)...)        // a later dip 800..850
-	tl := newTimeline(s, 2*time.Second, disruptionStep)
-	for _, c := range []struct {
-		name       string
-		end, limit time.Duration
-		want       time.Duration
+	s = append(s, perMs(0, 300*time.Millisecond, 10)...)                    // a dip 300..400 ms, before the start
+	s = append(s, perMs(400*time.Millisecond, 500*time.Millisecond, 10)...) // start at 500: 500..560 empty
+	s = append(s, perMs(560*time.Millisecond, 580*time.Millisecond, 4)...)  // 560..580 below half
+	s = append(s, perMs(580*time.Millisecond, 800*time.Millisecond, 10)...) // back
+	s = append(s, perMs(850*time.Millisecond, 2*time.Second, 10)...)        // a later dip 800..850
+	c := newFineCurve(s, 2*time.Second, time.Millisecond)
+	for _, tc := range []struct {
+		name           string
+		end, limit     time.Duration
+		want, wantSpan time.Duration
 	}{
-		{name: "ended at once", end: 510 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond},
-		{name: "ended while back", end: 700 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond},
-		{name: "ended after the later dip", end: 900 * time.Millisecond, limit: 2 * time.Second, want: 130 * time.Millisecond},
-		{name: "cut at the next rescale", end: 510 * time.Millisecond, limit: 540 * time.Millisecond, want: 40 * time.Millisecond},
+		{name: "ended at once", end: 510 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond, wantSpan: 80 * time.Millisecond},
+		{name: "ended while back", end: 700 * time.Millisecond, limit: 2 * time.Second, want: 80 * time.Millisecond, wantSpan: 200 * time.Millisecond},
+		{name: "ended after the later dip", end: 900 * time.Millisecond, limit: 2 * time.Second, want: 130 * time.Millisecond, wantSpan: 400 * time.Millisecond},
+		{name: "cut at the next rescale", end: 510 * time.Millisecond, limit: 540 * time.Millisecond, want: 40 * time.Millisecond, wantSpan: 40 * time.Millisecond},
 	} {
-		if got := tl.disruption(500*time.Millisecond, c.end, c.limit, 1000); got != c.want {
-			t.Errorf("%s: disruption %v, want %v", c.name, got, c.want)
+		if got, span := c.disruption(500*time.Millisecond, tc.end, tc.limit, 10_000); got != tc.want || span != tc.wantSpan {
+			t.Errorf("%s: disruption %v over %v, want %v over %v", tc.name, got, span, tc.want, tc.wantSpan)
 		}
+	}
+}
+
+// TestRescaleDisruptionResolvesMilliseconds: a stall of a few ms is
+// measured as such, not as 0 or a whole 10 ms bucket; the sliding window
+// smooths stalls shorter than half of it away and shifts longer ones
+// without changing their length by more than a step.
+func TestRescaleDisruptionResolvesMilliseconds(t *testing.T) {
+	stall := func(from, to time.Duration) []latencySample {
+		return append(perMs(0, from, 10), perMs(to, time.Second, 10)...)
+	}
+	for _, tc := range []struct {
+		name         string
+		from, to     time.Duration
+		window, want time.Duration
+	}{
+		{"4 ms, 1 ms window", 500 * time.Millisecond, 504 * time.Millisecond, time.Millisecond, 4 * time.Millisecond},
+		{"4 ms across a 10 ms bucket's edge", 508 * time.Millisecond, 512 * time.Millisecond, time.Millisecond, 4 * time.Millisecond},
+		{"4 ms, 10 ms window", 500 * time.Millisecond, 504 * time.Millisecond, 10 * time.Millisecond, 0},
+		{"20 ms, 10 ms window", 500 * time.Millisecond, 520 * time.Millisecond, 10 * time.Millisecond, 19 * time.Millisecond},
+	} {
+		c := newFineCurve(stall(tc.from, tc.to), time.Second, tc.window)
+		if got, _ := c.disruption(tc.from, tc.to, time.Second, 10_000); got != tc.want {
+			t.Errorf("%s: disruption %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRescaleNoiseIsTheSameMeasureOverSteadyTime: the noise floor is the
+// same measure over the steady window, as rescales of the same length
+// one after the other: a checkpoint's 8 ms stall in it is 8 ms of noise at
+// worst, spread over the placements in the mean; a stall outside it none.
+func TestRescaleNoiseIsTheSameMeasureOverSteadyTime(t *testing.T) {
+	var s []latencySample
+	s = append(s, perMs(0, 300*time.Millisecond, 10)...)
+	s = append(s, perMs(308*time.Millisecond, 900*time.Millisecond, 10)...) // 300..308 empty
+	s = append(s, perMs(950*time.Millisecond, 2*time.Second, 10)...)        // 900..950 empty: after the window
+	c := newFineCurve(s, 2*time.Second, time.Millisecond)
+	for _, tc := range []struct{ length, mean time.Duration }{
+		// 800 placements of 1 ms, but the one at 300 ms spans the stall.
+		{time.Millisecond, 8 * time.Millisecond / 793},
+		{100 * time.Millisecond, time.Millisecond}, // 8 placements
+		{500 * time.Millisecond, 4 * time.Millisecond},
+	} {
+		if mean, worst := c.noise(100*time.Millisecond, 900*time.Millisecond, tc.length, 10_000); worst != 8*time.Millisecond || mean != tc.mean {
+			t.Errorf("length %v: noise mean %v, worst %v; want %v and 8ms", tc.length, mean, worst, tc.mean)
+		}
+	}
+	if mean, worst := c.noise(400*time.Millisecond, 900*time.Millisecond, 10*time.Millisecond, 10_000); mean != 0 || worst != 0 {
+		t.Errorf("noise over undisturbed time %v (worst %v), want 0", mean, worst)
 	}
 }
 
@@ -162,8 +223,8 @@ func TestRescaleTargetsMetAndMissed(t *testing.T) {
 	}
 	none := rescaleCaseResult{Steps: []rescaleStepResult{step(0, 10, 10, 0, 0)}}
 	got := rescaleTargets(none, restore)[3]
-	if !got.Met || !got.AtLeast || got.Value != 400/ms(disruptionStep) {
-		t.Errorf("live case without disruption: %+v, want met, a lower bound of %v", got, 400/ms(disruptionStep))
+	if !got.Met || !got.AtLeast || got.Value != 400/ms(fineStep) {
+		t.Errorf("live case without disruption: %+v, want met, a lower bound of %v", got, 400/ms(fineStep))
 	}
 }
 
@@ -208,6 +269,7 @@ func TestBenchRescaleRefusesBadFlags(t *testing.T) {
 		{"--keys", "0"}, {"--rate", "0"}, {"--from", "2", "--to", "2"}, {"--to", "129"}, {"--sleep-ms", "-1"},
 		{"--warmup", "150ms"}, {"--steady", "100ms"}, {"--between", "500ms"}, {"--checkpoint-mode", "none"},
 		{"--checkpoint-interval", "0s"}, {"--between", "1h"}, {"extra"},
+		{"--state-bytes", "-1"}, {"--window", "0s"}, {"--window", "1500us"}, {"--window", "2s"},
 	} {
 		var stderr bytes.Buffer
 		if code := runRescaleBench(context.Background(), args, &bytes.Buffer{}, &stderr); code != cli.ExitUsage {
@@ -289,16 +351,18 @@ func TestBenchRescaleSmoke(t *testing.T) {
 // running checkpoint is judged from its start, the checkpoint's end; the
 // figures from the request, wait included, are kept beside them.
 func TestRescaleFiguresCountFromTheStart(t *testing.T) {
-	cfg := rescaleBenchConfig{Warmup: 0, Steady: time.Second, Between: time.Second}
+	cfg := rescaleBenchConfig{Warmup: 100 * time.Millisecond, Steady: 900 * time.Millisecond, Between: time.Second, Window: defaultDisruptionWindow}
 	var s []latencySample
-	s = append(s, steadySamples(0, 1200*time.Millisecond, 10)...) // a stall 1.2 .. 1.5 s: the checkpoint waited for
-	s = append(s, steadySamples(1500*time.Millisecond, 3*time.Second, 10)...)
+	s = append(s, steadySamples(0, 1200*time.Millisecond, 10)...) // a stall 1.2 .. 1.45 s: the checkpoint waited for
+	s = append(s, steadySamples(1450*time.Millisecond, 3*time.Second, 10)...)
 	steps := []rescaleStepResult{{From: 2, To: 3, moment: rescaleMoment{Request: 1100 * time.Millisecond, Start: 1500 * time.Millisecond,
 		End: 1510 * time.Millisecond, Moved: map[int]bool{1: true}}}}
 	c := caseFigures(caseLive, cfg, s, steps)
 	st := c.Steps[0]
-	if st.DisruptionMs != 0 || st.DisruptionFromRequestMs != 300 || st.ZeroBuckets != 0 {
-		t.Fatalf("disruption %v ms, from the request %v ms, %d zero buckets; want 0, 300 and 0", st.DisruptionMs, st.DisruptionFromRequestMs, st.ZeroBuckets)
+	// The 10 ms window sees the stall from 5 ms into it to 5 ms after.
+	if st.DisruptionMs != 0 || st.DisruptionFromRequestMs != 250 || st.ZeroBuckets != 0 || st.NoiseMs != 0 {
+		t.Fatalf("disruption %v ms, from the request %v ms, %d zero buckets, noise %v ms; want 0, 250, 0 and 0",
+			st.DisruptionMs, st.DisruptionFromRequestMs, st.ZeroBuckets, st.NoiseMs)
 	}
 	if c.SteadyPerS != 1000 || st.TookMs != 410 {
 		t.Fatalf("steady %v records/s, took %v ms; want 1000 and 410", c.SteadyPerS, st.TookMs)
