@@ -62,7 +62,7 @@ func (v *heldCount) DecodeMsgpack(d *msgpack.Decoder) error {
 // Before, the old owner encoded the groups it handed off on its own
 // goroutine, and every group it kept paused for as long as that took.
 func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
-	heldHandoff(t, 2, 3, false)
+	heldHandoff(t, 2, 3, false, false)
 }
 
 // TestLiveRescaleUnmovedGroupsFlowWhileHandoffDecodes rescales count 3 → 2
@@ -71,16 +71,22 @@ func TestLiveRescaleUnmovedGroupsFlowWhileHandoffEncodes(t *testing.T) {
 // groups meanwhile. Before, it decoded the handed-off state on its own
 // goroutine.
 func TestLiveRescaleUnmovedGroupsFlowWhileHandoffDecodes(t *testing.T) {
-	heldHandoff(t, 3, 2, true)
+	heldHandoff(t, 3, 2, true, false)
 }
 
 // heldHandoff rescales count from → to while the handoff of the first key
 // group that moves from the last instance that stays is held in its
 // encoding (at the old owner), or in its decoding at the new owner (decode);
 // the instance holding it must count the keys of its other groups
-// meanwhile.
-func heldHandoff(t *testing.T, from, to int, decode bool) {
-	const maxP, flowing = weir.DefaultMaxParallelism, 2000
+// meanwhile. With movedFlows every other record is of the held key, so its
+// new owner holds them while the handoff is held, and the instance must
+// count 50 buffers of its other groups meanwhile.
+func heldHandoff(t *testing.T, from, to int, decode, movedFlows bool) {
+	const maxP = weir.DefaultMaxParallelism
+	flowing := int64(2000)
+	if movedFlows {
+		flowing = 50 * int64(actors.DefaultOptions().BatchSize)
+	}
 	before, err := keygroups.Contiguous(maxP, from)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +127,7 @@ func heldHandoff(t *testing.T, from, to int, decode bool) {
 	var stayed atomic.Int64 // records of the staying keys counted
 	g := weir.NewGraph("handoff-async")
 	src := weir.Generate(g, "source", 1<<40, func(i int64) string {
-		if i == 0 {
+		if i == 0 || movedFlows && i%2 == 0 {
 			return heldKey
 		}
 		return stay[i%int64(len(stay))]

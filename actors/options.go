@@ -17,6 +17,11 @@ type Options struct {
 	// DeliveryWindow is how many buffers a channel hands to its consumer ahead of
 	// processing (at most ChannelCapacity).
 	DeliveryWindow int
+	// RescaleHoldBytes is a new owner's budget, in a live rescale, for the
+	// records of moving key groups it holds until their state arrives (see
+	// rescale.TaskConfig.HoldBytes): reaching it pauses the inputs that bring
+	// more, which then stops every group on them.
+	RescaleHoldBytes int64
 	// Checkpoint turns checkpoints on (zero value: none).
 	Checkpoint CheckpointOptions
 	// Supervision says how failed regions restart (zero value: no restarts).
@@ -27,8 +32,14 @@ type Options struct {
 
 // DefaultOptions are the settings used when a field is zero.
 func DefaultOptions() Options {
-	return Options{BatchSize: 512, FlushInterval: 5 * time.Millisecond, ChannelCapacity: 8, DeliveryWindow: 2}
+	return Options{BatchSize: 512, FlushInterval: 5 * time.Millisecond, ChannelCapacity: 8, DeliveryWindow: 2,
+		RescaleHoldBytes: DefaultRescaleHoldBytes}
 }
+
+// DefaultRescaleHoldBytes is RescaleHoldBytes when not set: 64 MiB per
+// instance, over 2 s of a handoff at a million 32-byte records a second,
+// all of them held.
+const DefaultRescaleHoldBytes = 64 << 20
 
 // withDefaults fills zero fields and checks the rest.
 func (o Options) withDefaults() (Options, error) {
@@ -42,6 +53,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ChannelCapacity == 0 {
 		o.ChannelCapacity = d.ChannelCapacity
 	}
+	if o.RescaleHoldBytes == 0 {
+		o.RescaleHoldBytes = d.RescaleHoldBytes
+	}
 	if o.DeliveryWindow == 0 {
 		o.DeliveryWindow = min(d.DeliveryWindow, o.ChannelCapacity)
 	}
@@ -52,6 +66,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("flush interval %v must not be negative", o.FlushInterval)
 	case o.ChannelCapacity < 1:
 		return o, fmt.Errorf("channel capacity %d must be at least 1", o.ChannelCapacity)
+	case o.RescaleHoldBytes < 0:
+		return o, fmt.Errorf("rescale hold budget %d bytes must not be negative", o.RescaleHoldBytes)
 	case o.DeliveryWindow < 1 || o.DeliveryWindow > o.ChannelCapacity:
 		return o, fmt.Errorf("delivery window %d must be in [1, channel capacity %d]", o.DeliveryWindow, o.ChannelCapacity)
 	}

@@ -113,7 +113,7 @@ func TestRescaleWireRoundTrip(t *testing.T) {
 	}
 
 	cfg := rescale.TaskConfigFor(rp, "mid", 1, 2)
-	cfg.HoldLimit = 4
+	cfg.HoldBytes = 4096
 	begin := &rescaleBeginMsg{cfg: cfg, plan: rp, ack: true, outputs: [][]*actor.PID{{chPID}}, peers: []*actor.PID{taskPID, nil}}
 	got := wireTrip(t, r, j, task, begin).(*rescaleBeginMsg)
 	if !reflect.DeepEqual(got.cfg, cfg) || !got.ack || !reflect.DeepEqual(got.outputs, begin.outputs) || !reflect.DeepEqual(got.peers, begin.peers) ||

@@ -527,7 +527,7 @@ func (a *jobActor) rescaleInject(ctx actor.Context) {
 			}
 			pid := a.tasks[op.ID][i]
 			cfg := rescale.TaskConfigFor(p, op.Name, i, run.oldInputs[id])
-			cfg.HoldLimit = a.job.opts.ChannelCapacity
+			cfg.HoldBytes = a.job.opts.RescaleHoldBytes
 			m := &rescaleBeginMsg{cfg: cfg, next: op, plan: p, peers: peers, ack: a.cl != nil}
 			if !isNew[id] {
 				for _, e := range op.Outputs {

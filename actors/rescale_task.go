@@ -222,9 +222,11 @@ func (t *task) rescaleFilter(i int, c *inChannel) {
 	b := c.cur
 	var of []int // key group of each record
 	var groups []int
+	var bytes []int64 // of groups' records, for the hold budget
 	if t.rs.groups != nil {
 		rg := t.rs.groups[c.edgeIndex]
 		n := b.Records.Len()
+		per := recordBytes(b.Records)
 		of = make([]int, n)
 		for k := 0; k < n; k++ {
 			g, err := rg.Group(b.Records, k)
@@ -232,12 +234,15 @@ func (t *task) rescaleFilter(i int, c *inChannel) {
 				t.fail(fmt.Errorf("rescale: input %d buffer %d: %w", i, b.Seq, err))
 			}
 			of[k] = g
-			if !slices.Contains(groups, g) {
+			if j := slices.Index(groups, g); j >= 0 {
+				bytes[j] += per
+			} else {
 				groups = append(groups, g)
+				bytes = append(bytes, per)
 			}
 		}
 	}
-	d, acts, err := t.rs.m.Buffer(t.now(), i, b.Seq, groups)
+	d, acts, err := t.rs.m.Buffer(t.now(), i, b.Seq, groups, bytes)
 	if err != nil {
 		t.fail(err)
 	}
@@ -323,6 +328,8 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			t.log.Debug().Int("group", a.Group).Dur("waited", a.Waited).Msg("rescale: key group released")
 		case rescale.PauseInput:
 			rs.paused[a.Input] = true
+			t.log.Info().Int("input", a.Input).Int64("held_bytes", a.HeldBytes).Int64("budget_bytes", rs.m.Config().HoldBytes).
+				Msg("rescale: held records of moving key groups reached the budget: input paused until a group is released")
 		case rescale.ResumeInput:
 			delete(rs.paused, a.Input)
 			t.schedulePump(ctx)

@@ -45,11 +45,11 @@
 //     of an old instance O of a changed operator has drained O's channel,
 //     the Coordinator fences O (Fence).
 //  6. A new owner holds the records of a group moving to it that arrive
-//     before the group's state (Decision.Hold, in arrival order; an input
-//     with HoldLimit such buffers pauses) and installs the state when it
-//     comes (Restore). It
-//     processes the records that came with the state and then the held ones
-//     (Release) once it has switched itself and the old owner is fenced.
+//     before the group's state (Decision.Hold, in arrival order; once the
+//     held records reach HoldBytes, an input that brings more pauses) and
+//     installs the state when it comes (Restore). It processes the records
+//     that came with the state and then the held ones (Release) once it has
+//     switched itself and the old owner is fenced.
 //     Groups that do not move are never held.
 //  7. Removed instances stop after their handoff, once drained (Stop). When
 //     every instance of the changed operators is done (TaskDone) the
@@ -98,10 +98,11 @@
 // old-routed record ahead of it to every old owner; an old owner never waits
 // for anything but its own inputs, which carry only those records; a
 // consumer drains an old channel without waiting for any rescale event, so
-// every fence comes. Holding is bounded per input by HoldLimit buffers (the
-// shell sets the channel capacity): if a handoff takes longer than that
-// lasts, that one input pauses until the group is released (other inputs,
-// and the groups on them, keep going).
+// every fence comes. Holding is bounded by a budget of HoldBytes over the
+// task's inputs (the shell's default is 64 MiB): below it no input pauses,
+// so a slow handoff holds only its own groups; once it is reached, each
+// input that brings more held records pauses until a release brings the
+// held records below it.
 //
 // Tests: testdata/*.txt scripts (every step, every failure point, every
 // refused event) and a seeded simulation (TestSimulation) that runs the

@@ -86,7 +86,7 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 	case "task":
 		k := taskKey(c)
 		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"))
-		cfg.HoldLimit = c.IntOr("hold", 0)
+		cfg.HoldBytes = int64(c.IntOr("hold-bytes", 0))
 		cfg.Seen = c.Uint64ListOr("seen")
 		tk, err := NewTask(cfg)
 		if err != nil {
@@ -108,7 +108,11 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 	case "barrier":
 		return taskLines(tk.Barrier(at, c.Int("in"), c.Uint64("last")))
 	case "buffer":
-		d, acts, err := tk.Buffer(at, c.Int("in"), c.Uint64("seq"), groups(c))
+		var bytes []int64 // bytes=N,… per group, as groups lists them
+		for _, b := range c.Uint64ListOr("bytes") {
+			bytes = append(bytes, int64(b))
+		}
+		d, acts, err := tk.Buffer(at, c.Int("in"), c.Uint64("seq"), groups(c), bytes)
 		if err != nil {
 			return errLines(err)
 		}

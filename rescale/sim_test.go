@@ -162,7 +162,7 @@ func runSim(t *testing.T, seed uint64) {
 				inputs = oldInputs[i]
 			}
 			cfg := TaskConfigFor(plan, st.name, c, inputs)
-			cfg.HoldLimit = s.window
+			cfg.HoldBytes = int64(s.window) // a record counts 1 byte: pauses are frequent
 			tk, err := NewTask(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -359,10 +359,12 @@ func (s *sim) deliver(si int, ch *simChannel, i int) {
 		return
 	}
 	var groups []int
+	var bytes []int64
 	for _, r := range it.buf.records {
 		groups = append(groups, r.key%s.max)
+		bytes = append(bytes, 1)
 	}
-	d, acts, err := c.task.Buffer(s.now, ch.producer, it.buf.seq, groups)
+	d, acts, err := c.task.Buffer(s.now, ch.producer, it.buf.seq, groups, bytes)
 	if err != nil {
 		s.fatalf("%s buffer: %v", st.name, err)
 	}

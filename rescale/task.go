@@ -37,11 +37,14 @@ type TaskConfig struct {
 	Keyed bool
 	// Removed is true for an instance that goes away: it stops after TaskDone.
 	Removed bool
-	// HoldLimit bounds the buffers with held records per input: at the limit
-	// the input pauses (PauseInput) until a release brings it below (0: no
-	// limit). The shell sets the channel capacity, so a paused group costs
-	// at most two channels' worth of buffers.
-	HoldLimit int
+	// HoldBytes is the budget of held records, in bytes over all inputs
+	// (as Buffer is told them): once they reach it, an input that delivers
+	// held records pauses (PauseInput) until releases bring them below it
+	// (0: no limit). Until then no input pauses, however many buffers held
+	// records came in: groups that do not move keep flowing while a slow
+	// handoff's records wait. Held records then cost at most the budget and
+	// one buffer per input.
+	HoldBytes int64
 	// Outputs is true for a task with output channels: a changed task then
 	// releases a group moved from instance i only after Fence(i), when every
 	// consumer has processed what i sent before its switch.
@@ -105,7 +108,8 @@ type Task struct {
 	switched  bool
 	handed    bool
 	done      bool
-	held      []heldBuffer
+	heldBytes map[int]int64 // held group → bytes of its held records
+	heldTotal int64
 	paused    map[int]bool
 	result    TaskResult
 }
@@ -119,17 +123,10 @@ type incoming struct {
 	heldSince time.Duration
 }
 
-// heldBuffer is a buffer some of whose records are held, and which groups.
-type heldBuffer struct {
-	input  int
-	seq    uint64
-	groups []int
-}
-
 // NewTask returns the task's machine for cfg.
 func NewTask(cfg TaskConfig) (*Task, error) {
-	if cfg.HoldLimit < 0 {
-		return nil, fmt.Errorf("rescale %d task %d: hold limit %d", cfg.Rescale, cfg.Instance, cfg.HoldLimit)
+	if cfg.HoldBytes < 0 {
+		return nil, fmt.Errorf("rescale %d task %d: hold budget %d bytes", cfg.Rescale, cfg.Instance, cfg.HoldBytes)
 	}
 	if cfg.Inputs < 0 {
 		return nil, fmt.Errorf("rescale %d task %d: %d inputs", cfg.Rescale, cfg.Instance, cfg.Inputs)
@@ -139,7 +136,7 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 	}
 	t := &Task{cfg: cfg, out: map[int]int{}, in: map[int]*incoming{},
 		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs),
-		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, paused: map[int]bool{}}
+		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, heldBytes: map[int]int64{}, paused: map[int]bool{}}
 	for i, seq := range cfg.Seen {
 		t.markSeen(i, seq)
 	}
@@ -220,9 +217,13 @@ func (t *Task) Barrier(now time.Duration, input int, lastSeq uint64) ([]TaskActi
 }
 
 // Buffer is buffer seq of input about to be processed; groups are the key
-// groups of its records (any order, repeats allowed). Buffers arrive in seq
-// order per input, starting at 1.
-func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int) (Decision, []TaskAction, error) {
+// groups of its records (any order, repeats allowed) and bytes, if not nil,
+// the size of the buffer's records of each (bytes[i] of groups[i]), which
+// HoldBytes counts. Buffers arrive in seq order per input, starting at 1.
+func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int, bytes []int64) (Decision, []TaskAction, error) {
+	if bytes != nil && len(bytes) != len(groups) {
+		return Decision{}, nil, fmt.Errorf("rescale %d task %d: %d sizes for %d key groups", t.cfg.Rescale, t.cfg.Instance, len(bytes), len(groups))
+	}
 	if input < 0 {
 		return Decision{}, nil, t.errorf("buffer on input %d", input)
 	}
@@ -232,7 +233,8 @@ func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int) (D
 	old := input < t.cfg.Inputs
 	pre := old && (!t.barrier[input] || seq <= t.lastSeq[input])
 	var d Decision
-	for _, g := range groups {
+	var held int64
+	for k, g := range groups {
 		to, moving := t.out[g]
 		inc := t.in[g]
 		switch {
@@ -247,16 +249,18 @@ func (t *Task) Buffer(now time.Duration, input int, seq uint64, groups []int) (D
 				inc.held, inc.heldSince = true, now
 			}
 			d.Hold = appendOnce(d.Hold, g)
+			if bytes != nil {
+				t.heldBytes[g] += bytes[k]
+				held += bytes[k]
+			}
 		}
 	}
 	t.markSeen(input, seq)
+	t.heldTotal += held
 	var acts []TaskAction
-	if len(d.Hold) > 0 {
-		t.held = append(t.held, heldBuffer{input: input, seq: seq, groups: slices.Clone(d.Hold)})
-		if t.cfg.HoldLimit > 0 && !t.paused[input] && t.heldOn(input) >= t.cfg.HoldLimit {
-			t.paused[input] = true
-			acts = append(acts, PauseInput{Input: input})
-		}
+	if len(d.Hold) > 0 && t.cfg.HoldBytes > 0 && !t.paused[input] && t.heldTotal >= t.cfg.HoldBytes {
+		t.paused[input] = true
+		acts = append(acts, PauseInput{Input: input, HeldBytes: t.heldTotal})
 	}
 	return d, append(acts, t.progress(now)...), nil
 }
@@ -364,36 +368,20 @@ func (t *Task) handoffs() []TaskAction {
 	return acts
 }
 
-// unhold forgets group g in the held buffers and resumes the inputs that
-// fall below the hold limit.
+// unhold forgets group g's held bytes and, once the held records are
+// below the budget, resumes the paused inputs.
 func (t *Task) unhold(g int) []TaskAction {
-	kept := t.held[:0]
-	for _, h := range t.held {
-		h.groups = slices.DeleteFunc(h.groups, func(x int) bool { return x == g })
-		if len(h.groups) > 0 {
-			kept = append(kept, h)
-		}
+	t.heldTotal -= t.heldBytes[g]
+	delete(t.heldBytes, g)
+	if t.heldTotal >= t.cfg.HoldBytes {
+		return nil
 	}
-	t.held = kept
 	var acts []TaskAction
 	for _, in := range sortedKeys(t.paused) {
-		if t.paused[in] && t.heldOn(in) < t.cfg.HoldLimit {
-			delete(t.paused, in)
-			acts = append(acts, ResumeInput{Input: in})
-		}
+		delete(t.paused, in)
+		acts = append(acts, ResumeInput{Input: in})
 	}
 	return acts
-}
-
-// heldOn counts the buffers of input with held records.
-func (t *Task) heldOn(input int) int {
-	n := 0
-	for _, h := range t.held {
-		if h.input == input {
-			n++
-		}
-	}
-	return n
 }
 
 func (t *Task) outGroups() []int { return sortedKeys(t.out) }

@@ -55,10 +55,14 @@ type Release struct {
 	Waited time.Duration
 }
 
-// PauseInput tells the task to take no more buffers from Input: it holds
-// HoldLimit buffers' worth of records of paused groups from it. Its channel
-// then fills, and its producer waits for credit.
-type PauseInput struct{ Input int }
+// PauseInput tells the task to take no more buffers from Input: the
+// records it holds for paused groups, HeldBytes in all, have reached the
+// budget (TaskConfig.HoldBytes). Its channel then fills, and its producer
+// waits for credit.
+type PauseInput struct {
+	Input     int
+	HeldBytes int64
+}
 
 // ResumeInput lets the task take buffers from Input again.
 type ResumeInput struct{ Input int }
@@ -108,8 +112,10 @@ func (a Handoff) String() string { return fmt.Sprintf("handoff to=%d groups=%s",
 func (a Restore) String() string {
 	return fmt.Sprintf("restore from=%d groups=%s", a.From, ints(a.Groups))
 }
-func (a Release) String() string      { return fmt.Sprintf("release group=%d waited=%s", a.Group, a.Waited) }
-func (a PauseInput) String() string   { return fmt.Sprintf("pause in=%d", a.Input) }
+func (a Release) String() string { return fmt.Sprintf("release group=%d waited=%s", a.Group, a.Waited) }
+func (a PauseInput) String() string {
+	return fmt.Sprintf("pause in=%d held-bytes=%d", a.Input, a.HeldBytes)
+}
 func (a ResumeInput) String() string  { return fmt.Sprintf("resume in=%d", a.Input) }
 func (a InputDrained) String() string { return fmt.Sprintf("input-drained in=%d", a.Input) }
 func (a TaskDone) String() string {
