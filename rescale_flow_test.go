@@ -74,6 +74,8 @@ func TestLiveRescaleMeasuresItsFlow(t *testing.T) {
 		switch {
 		case f.SteadyPerS <= 0 || f.Before.Records <= 0:
 			t.Errorf("rescale to %d: no throughput or wait before it, though count ran: %+v", p, f)
+		case f.BeforeMoved.Records <= 0 || f.BeforeUnmoved.Records <= 0:
+			t.Errorf("rescale to %d: the wait before it is not split into moved and unmoved groups' records: %+v", p, f)
 		case f.Buckets < 1 || f.ZeroBuckets < 0 || f.ZeroBuckets > f.Buckets || f.LowestPerS < 0:
 			t.Errorf("rescale to %d: buckets during it: %+v", p, f)
 		case during <= 0:
@@ -83,7 +85,9 @@ func TestLiveRescaleMeasuresItsFlow(t *testing.T) {
 			name     string
 			n        int64
 			p50, p99 float64
-		}{{"before", f.Before.Records, f.Before.P50Ms, f.Before.P99Ms}, {"moved", f.Moved.Records, f.Moved.P50Ms, f.Moved.P99Ms},
+		}{{"before", f.Before.Records, f.Before.P50Ms, f.Before.P99Ms},
+			{"before, moved", f.BeforeMoved.Records, f.BeforeMoved.P50Ms, f.BeforeMoved.P99Ms},
+			{"before, unmoved", f.BeforeUnmoved.Records, f.BeforeUnmoved.P50Ms, f.BeforeUnmoved.P99Ms}, {"moved", f.Moved.Records, f.Moved.P50Ms, f.Moved.P99Ms},
 			{"unmoved", f.Unmoved.Records, f.Unmoved.P50Ms, f.Unmoved.P99Ms}} {
 			if (l.n == 0) != (l.p50 == 0) || l.p50 > l.p99 || l.p99 < 0 {
 				t.Errorf("rescale to %d: wait %s: %d records, p50 %v ms, p99 %v ms", p, l.name, l.n, l.p50, l.p99)

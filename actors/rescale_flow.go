@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/rescale/flow"
 )
@@ -26,8 +27,16 @@ type taskFlow struct {
 	// bucket of its first record; moving its key groups that move.
 	seq            uint64
 	began          int64
+	beganAt        time.Time
 	moving         map[int]bool
 	moved, unmoved flow.WaitHist
+	// groups is the waits outside a rescale per key group; edgeGroups finds
+	// records' key groups per input edge (nil: not recorded), perGroup and
+	// touched count a part's records per group.
+	groups     flow.GroupWaits
+	edgeGroups []plan.RecordGroups
+	perGroup   []int
+	touched    []int
 }
 
 // flowSlot is one bucket: its number, records and their waits outside a
@@ -57,11 +66,12 @@ func (t *task) flow() *taskFlow {
 	return t.flowRec
 }
 
-// flowProcessed notes that n records of buffer b were handed to the
-// operator at now.
-func (t *task) flowProcessed(now time.Time, b *Buffer, n int) {
+// flowProcessed notes that records recs of buffer b, from input edge
+// edge, were handed to the operator at now.
+func (t *task) flowProcessed(now time.Time, b *Buffer, recs plan.Batch, edge int) {
 	f := t.flow()
 	s := f.slot(now)
+	n := recs.Len()
 	s.records += int64(n)
 	if b.arrived.IsZero() {
 		return // restored channel state: it arrived in an earlier run
@@ -69,6 +79,7 @@ func (t *task) flowProcessed(now time.Time, b *Buffer, n int) {
 	wait := now.Sub(b.arrived)
 	if t.rs == nil {
 		s.wait.Add(wait, n)
+		t.flowByGroup(now, recs, edge, wait)
 		return
 	}
 	t.flowUnder(now)
@@ -76,6 +87,41 @@ func (t *task) flowProcessed(now time.Time, b *Buffer, n int) {
 	f.moved.Add(wait, moved)
 	f.unmoved.Add(wait, n-moved)
 	b.moved -= moved
+}
+
+// flowByGroup adds recs, which waited wait, to the task's waits per key
+// group (a keyed operator's, on an input whose records have key groups).
+func (t *task) flowByGroup(now time.Time, recs plan.Batch, edge int, wait time.Duration) {
+	f := t.flow()
+	if f.edgeGroups == nil {
+		f.edgeGroups = make([]plan.RecordGroups, len(t.op.Inputs))
+		for e, in := range t.op.Inputs {
+			if t.op.Keyed && in.Groups != nil {
+				f.edgeGroups[e], _ = in.Groups(t.job.Plan.MaxParallelism) // nil on error: not recorded
+			}
+		}
+		f.perGroup = make([]int, t.job.Plan.MaxParallelism)
+	}
+	rg := f.edgeGroups[edge]
+	if rg == nil {
+		return
+	}
+	touched := f.touched[:0]
+	for k := range recs.Len() {
+		g, err := rg.Group(recs, k)
+		if err != nil || g < 0 || g >= len(f.perGroup) {
+			continue // routing checks report it; the figures skip it
+		}
+		if f.perGroup[g] == 0 {
+			touched = append(touched, g)
+		}
+		f.perGroup[g]++
+	}
+	for _, g := range touched {
+		f.groups.Add(now, g, wait, f.perGroup[g])
+		f.perGroup[g] = 0
+	}
+	f.touched = touched
 }
 
 // flowReleased notes that the operator processed at now the records held
@@ -102,7 +148,7 @@ func (t *task) flowUnder(now time.Time) {
 	if f.seq == cfg.Rescale {
 		return
 	}
-	f.seq, f.began = cfg.Rescale, flow.BucketOf(now)
+	f.seq, f.began, f.beganAt = cfg.Rescale, flow.BucketOf(now), now
 	f.moved, f.unmoved = flow.WaitHist{}, flow.WaitHist{}
 	f.moving = map[int]bool{}
 	for _, m := range slices.Concat(cfg.Out, cfg.In) {
@@ -127,11 +173,17 @@ func (t *task) flowMovedKept(of []int, d rescale.Decision) int {
 
 // flowResult is r with what the task measured up to now.
 func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
-	f := t.flow()
 	now := time.Now()
+	if t.rs != nil {
+		t.flowUnder(now) // an instance that processed no record under it yet
+	}
+	f := t.flow()
 	last := flow.BucketOf(now)
 	first := last - flowSlots + 1
 	tf := &flow.Task{Moved: f.moved, Unmoved: f.unmoved, Ends: t.rs != nil && t.rs.m.Config().Removed}
+	if f.seq != 0 {
+		tf.BeforeMoved, tf.BeforeUnmoved = f.groups.Before(f.beganAt, func(g int) bool { return f.moving[g] })
+	}
 	for b := first; b <= last; b++ {
 		s := &f.slots[b%flowSlots]
 		n := int64(0)

@@ -165,7 +165,7 @@ func (t *task) processParts(ctx actor.Context, c *inChannel) bool {
 		}
 		began := time.Now()
 		t.ctr.recordsIn.Add(int64(take))
-		t.flowProcessed(began, b, take)
+		t.flowProcessed(began, b, recs, c.edgeIndex)
 		t.callOperator(c.edgeIndex, recs)
 		took := time.Since(began)
 		t.parts.observe(take, took)

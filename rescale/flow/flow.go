@@ -9,9 +9,10 @@
 // input queue and, for a record of a moving group that reached its new owner
 // before the group's state, the time it was held; it excludes the time
 // upstream and in the channel. Before the rescale the instance does not
-// know which groups will move, so the wait before is of all its records; during
-// the rescale (from the instance's first record under the rescale to its
-// part done) it is split by whether the record's key group moves.
+// know which groups will move, so it keeps a rolling record of its waits per
+// key group (GroupWaits); once the rescale's plan says which groups move,
+// the wait before is split by it as the wait during the rescale (from the
+// instance's first record under the rescale to its part done) is.
 package flow
 
 import (
@@ -100,10 +101,12 @@ type Task struct {
 	// processes no records after it.
 	Ends bool
 	// Before is the wait of the records processed outside any rescale in
-	// the BeforeWindow before the instance's first record under this one; Moved and Unmoved
-	// those it processed under the rescale, by whether their key group
-	// moves.
-	Before, Moved, Unmoved WaitHist
+	// the BeforeWindow before the instance's first record under this one;
+	// BeforeMoved and BeforeUnmoved those of the GroupWaits before it, by
+	// whether their key group moves; Moved and Unmoved those it processed
+	// under the rescale, split the same way.
+	Before, Moved, Unmoved     WaitHist
+	BeforeMoved, BeforeUnmoved WaitHist
 }
 
 // Flow is the throughput and wait figures of a rescale.
@@ -119,11 +122,15 @@ type Flow struct {
 	LowestPerS  float64 `json:"lowest_per_s"`
 	ZeroBuckets int     `json:"zero_buckets"`
 	Buckets     int     `json:"buckets"`
-	// Before is the wait of all records before the rescale; Moved and
-	// Unmoved those during it, by whether their key group moves.
-	Before  Latency `json:"wait_before"`
-	Moved   Latency `json:"wait_moved"`
-	Unmoved Latency `json:"wait_unmoved"`
+	// Before is the wait of all records before the rescale, BeforeMoved
+	// and BeforeUnmoved of those (over GroupWaits' slots) by whether their
+	// key group moves; Moved and Unmoved those during it, split the same
+	// way.
+	Before        Latency `json:"wait_before"`
+	BeforeMoved   Latency `json:"wait_before_moved"`
+	BeforeUnmoved Latency `json:"wait_before_unmoved"`
+	Moved         Latency `json:"wait_moved"`
+	Unmoved       Latency `json:"wait_unmoved"`
 }
 
 // Latency is p50 and p99 of a set of records' waits.
@@ -140,7 +147,7 @@ func BucketOf(t time.Time) int64 { return t.UnixNano() / int64(Bucket) }
 // and committed at end (nil: no instance measured any).
 func Figures(flows []*Task, start, end time.Time) *Flow {
 	sum := map[int64]int64{}
-	var before, moved, unmoved WaitHist
+	var before, beforeMoved, beforeUnmoved, moved, unmoved WaitHist
 	lastFull := BucketOf(end)
 	s := BucketOf(start)
 	from := s // the first bucket with a record, if before the start
@@ -160,6 +167,8 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 			lastFull = min(lastFull, f.First+int64(len(f.Records))-2)
 		}
 		before.Merge(f.Before)
+		beforeMoved.Merge(f.BeforeMoved)
+		beforeUnmoved.Merge(f.BeforeUnmoved)
 		moved.Merge(f.Moved)
 		unmoved.Merge(f.Unmoved)
 	}
@@ -167,7 +176,8 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 		return nil
 	}
 	rate := func(b int64) float64 { return float64(sum[b]) / Bucket.Seconds() }
-	fl := &Flow{Before: before.Latency(), Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1}
+	fl := &Flow{Before: before.Latency(), BeforeMoved: beforeMoved.Latency(), BeforeUnmoved: beforeUnmoved.Latency(),
+		Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1}
 	var total int64
 	from = max(from, s-int64(BeforeWindow/Bucket))
 	for b := from; b < s; b++ {
@@ -191,7 +201,8 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 // MarshalZerologObject logs f's figures.
 func (f *Flow) MarshalZerologObject(e *zerolog.Event) {
 	e.Float64("steady_per_s", f.SteadyPerS).Float64("lowest_per_s", f.LowestPerS).Int("zero_buckets", f.ZeroBuckets).
-		Int("buckets", f.Buckets).Object("wait_before", f.Before).Object("wait_moved", f.Moved).Object("wait_unmoved", f.Unmoved)
+		Int("buckets", f.Buckets).Object("wait_before", f.Before).Object("wait_before_moved", f.BeforeMoved).
+		Object("wait_before_unmoved", f.BeforeUnmoved).Object("wait_moved", f.Moved).Object("wait_unmoved", f.Unmoved)
 }
 
 // MarshalZerologObject logs l's figures.
@@ -201,8 +212,8 @@ func (l Latency) MarshalZerologObject(e *zerolog.Event) {
 
 // String is f's figures in words.
 func (f *Flow) String() string {
-	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d of %d empty); wait p50/p99 before %s, during: moved groups %s, unmoved %s",
-		f.SteadyPerS, f.LowestPerS, f.ZeroBuckets, f.Buckets, f.Before, f.Moved, f.Unmoved)
+	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d of %d empty); wait p50/p99 before %s (moved groups %s, unmoved %s), during: moved groups %s, unmoved %s",
+		f.SteadyPerS, f.LowestPerS, f.ZeroBuckets, f.Buckets, f.Before, f.BeforeMoved, f.BeforeUnmoved, f.Moved, f.Unmoved)
 }
 
 // String is "0.016/0.512 ms (1200 records)".

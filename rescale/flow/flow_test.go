@@ -49,8 +49,8 @@ func TestFigures(t *testing.T) {
 	for i := range steady {
 		steady[i] = 100 // 1000/s
 	}
-	kept := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 50, 0, 80, 7), Before: before, Moved: moved}
-	removed := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 10), Ends: true, Before: before}
+	kept := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 50, 0, 80, 7), Before: before, Moved: moved, BeforeMoved: moved, BeforeUnmoved: before}
+	removed := &Task{First: s - 20, Records: append(append([]int64{}, steady...), 10), Ends: true, Before: before, BeforeUnmoved: before}
 	added := &Task{First: s + 1, Records: []int64{30, 40, 5}, Moved: moved}
 	young := &Task{First: s - 5, Records: []int64{100, 100, 100, 100, 100, 50, 7}}
 	for _, tc := range []struct {
@@ -59,18 +59,19 @@ func TestFigures(t *testing.T) {
 		steady, lowest  float64
 		zero, buckets   int
 		beforeN, movedN int64
+		beforeMovedN    int64
 	}{
 		// kept: buckets s..s+3, s+3 partial → s..s+2; added ends at s+3
 		// partial → s+2; sums 60, 30, 120 (/0.1 s).
-		{"all", []*Task{kept, removed, added}, 2000, 300, 0, 3, 20, 10},
-		{"kept only", []*Task{kept}, 1000, 0, 1, 3, 10, 5},
+		{"all", []*Task{kept, removed, added}, 2000, 300, 0, 3, 20, 10, 5},
+		{"kept only", []*Task{kept}, 1000, 0, 1, 3, 10, 5, 5},
 		// The added instance alone: no steady rate; its partial bucket
 		// s+3 is left out; bucket s had none of its records.
-		{"added only", []*Task{added}, 0, 0, 1, 3, 0, 5},
+		{"added only", []*Task{added}, 0, 0, 1, 3, 0, 5, 0},
 		// A job 0.5 s old at the start: its steady rate is over those
 		// 5 buckets, not the whole BeforeWindow.
-		{"young job", []*Task{young}, 1000, 500, 0, 1, 0, 0},
-		{"nil flows", []*Task{nil}, 0, 0, 0, 0, 0, 0},
+		{"young job", []*Task{young}, 1000, 500, 0, 1, 0, 0, 0},
+		{"nil flows", []*Task{nil}, 0, 0, 0, 0, 0, 0, 0},
 	} {
 		f := Figures(tc.flows, start, end)
 		if tc.name == "nil flows" {
@@ -80,7 +81,7 @@ func TestFigures(t *testing.T) {
 			continue
 		}
 		if f.SteadyPerS != tc.steady || f.LowestPerS != tc.lowest || f.ZeroBuckets != tc.zero || f.Buckets != tc.buckets ||
-			f.Before.Records != tc.beforeN || f.Moved.Records != tc.movedN {
+			f.Before.Records != tc.beforeN || f.Moved.Records != tc.movedN || f.BeforeMoved.Records != tc.beforeMovedN || f.BeforeUnmoved.Records != tc.beforeN {
 			t.Errorf("%s: %+v", tc.name, f)
 		}
 	}
