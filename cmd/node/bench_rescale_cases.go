@@ -65,9 +65,11 @@ type rescaleStepResult struct {
 	DisruptionFromRequestMs float64 `json:"disruption_from_request_ms"`
 	NoiseMs                 float64 `json:"noise_ms"`
 	NoiseWorstMs            float64 `json:"noise_worst_ms"`
-	// Before is the latency of records due in the steady window before the
-	// rescales; During of those due from the rescale's start to 0.5 s after
-	// its end; both split by whether this rescale moves their key group.
+	// Before is the latency of records due in the --steady window before
+	// the request (from the warmup's end, or duringTail after the rescale
+	// before, if later); During of those due from the rescale's start to
+	// 0.5 s after its end; both split by whether this rescale moves their
+	// key group.
 	Before keyLatency `json:"latency_before"`
 	During keyLatency `json:"latency_during"`
 
@@ -367,7 +369,7 @@ func caseFigures(name string, cfg rescaleBenchConfig, samples []latencySample, s
 		s.DisruptionMs, s.DisruptionFromRequestMs = ms(below), ms(fromRequest)
 		mean, worst := fine.noise(cfg.Warmup, cfg.firstRescale(), m.End-m.Start, c.SteadyPerS)
 		s.NoiseMs, s.NoiseWorstMs = ms(mean), ms(worst)
-		s.Before = latencyIn(samples, cfg.Warmup, cfg.firstRescale(), m.Moved)
+		s.Before = latencyIn(samples, beforeFrom(cfg, steps, i), m.Request, m.Moved)
 		s.During = latencyIn(samples, m.Start, m.End+duringTail, m.Moved)
 		c.DisruptionMs += s.DisruptionMs
 		c.DisruptionFromRequestMs += s.DisruptionFromRequestMs
@@ -375,4 +377,15 @@ func caseFigures(name string, cfg rescaleBenchConfig, samples []latencySample, s
 	}
 	c.Steps = steps
 	return c
+}
+
+// beforeFrom is where the latency before rescale i is measured from: the
+// --steady window before its request, starting no earlier than the warmup's
+// end, nor than duringTail after the rescale before it ended.
+func beforeFrom(cfg rescaleBenchConfig, steps []rescaleStepResult, i int) time.Duration {
+	from := max(cfg.Warmup, steps[i].moment.Request-cfg.Steady)
+	if i > 0 {
+		from = max(from, steps[i-1].moment.End+duringTail)
+	}
+	return from
 }

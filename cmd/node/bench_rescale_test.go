@@ -128,8 +128,9 @@ func TestRescaleNoiseIsTheSameMeasureOverSteadyTime(t *testing.T) {
 	s = append(s, perMs(950*time.Millisecond, 2*time.Second, 10)...)        // 900..950 empty: after the window
 	c := newFineCurve(s, 2*time.Second, time.Millisecond)
 	for _, tc := range []struct{ length, mean time.Duration }{
-		// 800 placements of 1 ms, but the one at 300 ms spans the stall.
-		{time.Millisecond, 8 * time.Millisecond / 793},
+		// Placements of 1 ms, but the one at 299 ms runs on to the first
+		// step back after the stall, 308 ms: 199 + 1 + 592.
+		{time.Millisecond, 8 * time.Millisecond / 792},
 		{100 * time.Millisecond, time.Millisecond}, // 8 placements
 		{500 * time.Millisecond, 4 * time.Millisecond},
 	} {
@@ -369,5 +370,33 @@ func TestRescaleFiguresCountFromTheStart(t *testing.T) {
 	}
 	if st.During.Moved.Records == 0 || st.During.Unmoved.Records == 0 || st.During.Unmoved.P99Ms != 5 {
 		t.Fatalf("latency during %+v: want records of both kinds due from the start, 5 ms each", st.During)
+	}
+}
+
+// TestRescaleLatencyBeforeIsEachRescalesOwn: the latency before a rescale is
+// of the --steady window before its request, after the warmup and after the
+// rescale before it (and its tail): the second rescale is judged against
+// the job at its parallelism between the two, not before the first.
+func TestRescaleLatencyBeforeIsEachRescalesOwn(t *testing.T) {
+	cfg := rescaleBenchConfig{Warmup: 2 * time.Second, Steady: 3 * time.Second, Between: 5 * time.Second}
+	steps := []rescaleStepResult{{moment: rescaleMoment{Request: 5 * time.Second, End: 5200 * time.Millisecond}},
+		{moment: rescaleMoment{Request: 10 * time.Second, End: 10100 * time.Millisecond}},
+		{moment: rescaleMoment{Request: 11 * time.Second, End: 11100 * time.Millisecond}}}
+	for i, want := range []time.Duration{2 * time.Second, 7 * time.Second, 10600 * time.Millisecond} {
+		if got := beforeFrom(cfg, steps, i); got != want {
+			t.Errorf("rescale %d: before from %v, want %v", i, got, want)
+		}
+	}
+	var s []latencySample
+	s = append(s, sampleAt(3*time.Second, 3*time.Second+10*time.Millisecond, 1, 0)) // before the first: 10 ms
+	s = append(s, sampleAt(8*time.Second, 8*time.Second+40*time.Millisecond, 1, 0)) // between: 40 ms
+	s = append(s, sampleAt(12*time.Second, 12*time.Second+time.Millisecond, 1, 0))  // after
+	cfg.Window = defaultDisruptionWindow
+	c := caseFigures(caseLive, cfg, s, steps[:2])
+	if b := c.Steps[0].Before.Unmoved; b.Records != 1 || b.P99Ms != 10 {
+		t.Errorf("first rescale's latency before %+v, want one record of 10 ms", b)
+	}
+	if b := c.Steps[1].Before.Unmoved; b.Records != 1 || b.P99Ms != 40 {
+		t.Errorf("second rescale's latency before %+v, want one record of 40 ms", b)
 	}
 }
