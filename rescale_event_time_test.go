@@ -92,7 +92,10 @@ func TestLiveRescaleEventTimeWindows(t *testing.T) {
 			}
 			for _, r := range res.Rescales {
 				t.Logf("rescale %d: %s took %v moved %d bytes %d %s", r.Step, r.Changes, r.Took, r.Moved, r.Bytes, r.Err)
-				if r.Err != "" {
+				// The second step may meet the end of the input when the first
+				// took long on a busy machine: reported as not run, never a
+				// failure. The first (due at 60 ms of a ≥ 500 ms run) must run.
+				if r.Err != "" && (r.Step == 1 || r.Err != "the job ended first") {
 					t.Fatalf("rescale %d: %s", r.Step, r.Err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/rescale/flow"
 )
 
@@ -74,8 +75,9 @@ func startRescaler(steps []RescaleStep, job *actors.Job, start time.Time, log ze
 			stat := RescaleStat{Step: i + 1, Changes: res.Changes, Took: res.Took, TookMs: ms(res.Took), Moved: res.Moved,
 				Minimum: res.Minimum, Bytes: res.Bytes, LongestPause: res.LongestPause, LongestPauseMs: ms(res.LongestPause), Flow: res.Flow}
 			switch {
-			case errors.Is(err, actors.ErrJobEnded) && job.Err() == nil:
-				// The job finished while the step was being asked for.
+			case (errors.Is(err, actors.ErrJobEnded) || errors.Is(err, rescale.ErrInputEnded)) && job.Err() == nil:
+				// The job finished, or its input ended and its final
+				// checkpoint completed, while the step was being asked for.
 				stat.Err = "the job ended first"
 			case err != nil:
 				stat.Err = err.Error()
