@@ -260,8 +260,8 @@ func (p *pendingKeyed) MaxWait() time.Duration { return p.snap.MaxWait() }
 func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
 	blobs := make([]state.GroupBlob, 0, len(snap.KeyGroups))
 	for _, g := range slices.Sorted(maps.Keys(snap.KeyGroups)) {
-		if err := t.checkRestoreOwner(g); err != nil {
-			return err
+		if int(t.owners[g]) != t.ctx.instance {
+			return fmt.Errorf("operator %q instance %d: asked to restore key group %d owned by instance %d", t.name, t.ctx.instance, g, t.owners[g])
 		}
 		crc, known := snap.KeyGroupCRCs[g]
 		blobs = append(blobs, state.GroupBlob{Group: g, Blob: snap.KeyGroups[g], CRC: crc, CRCKnown: known})

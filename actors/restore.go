@@ -79,10 +79,9 @@ func (t *task) restore() error {
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
 	// Key groups are restored a few at a time as their sections are read,
-	// each batch decoding while the next is read (restore_groups.go), each
-	// section in a buffer of its own that the restored state adopts, so the
-	// task never holds its state twice; operator and channel state are kept
-	// for after.
+	// each section in a buffer of its own that the restored state adopts
+	// (restore_groups.go), so the task never holds its state twice; operator
+	// and channel state are kept for after.
 	stateful, _ := t.inst.(plan.Stateful)
 	rest := make([][]byte, len(secs)-len(groups))
 	var loadErr error // of restoring a key group, returned by EachSectionKept as it is
@@ -104,7 +103,6 @@ func (t *task) restore() error {
 			loadErr = wrap("operator", err)
 		}
 	}
-	batch.discard() // after a failure: the batch decoding is dropped
 	read.Add(stats)
 	var se *store.SectionError
 	if errors.As(err, &se) && se.Index < len(secs) {

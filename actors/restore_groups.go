@@ -54,45 +54,22 @@ func channelsReshaped(m *store.Manifest, op *plan.Operator) bool {
 // section is in a buffer of its own (store.EachSectionKept) that the
 // restored state adopts, so a batch holds at most GOMAXPROCS sections
 // besides the state itself.
-//
-// With an instance that stages its restore (plan.RestoreStager) a full
-// batch decodes on a goroutine of its own while the caller reads the next
-// one: reading and decoding overlap, and at most two batches are held (one
-// decoding, one being read). Batches are committed in order on the
-// caller's goroutine: before the next one is handed to the decoder, and by
-// flush. The caller must call wait before it returns, whatever happened.
 type groupBatch struct {
-	stateful plan.Stateful      // nil: the task keeps no state, sections are dropped
-	stager   plan.RestoreStager // stateful, when it stages its restore
+	stateful plan.Stateful // nil: the task keeps no state, sections are dropped
 	size     int
 	snap     plan.Snapshot
-	decoding chan stagedBatch // the batch decoding, if any (capacity 1)
-	inFlight bool
-}
-
-// stagedBatch is a batch decoded off the caller's goroutine.
-type stagedBatch struct {
-	staged plan.StagedGroups
-	err    error
 }
 
 // newGroupBatch returns an empty batch restoring into stateful (may be nil)
 // from checkpoint ckpt.
 func newGroupBatch(stateful plan.Stateful, ckpt uint64) *groupBatch {
 	size := runtime.GOMAXPROCS(0)
-	b := &groupBatch{stateful: stateful, size: size, snap: newBatchSnapshot(ckpt, size)}
-	b.stager, _ = stateful.(plan.RestoreStager)
-	return b
-}
-
-// newBatchSnapshot is an empty snapshot of adopted key-group sections.
-func newBatchSnapshot(ckpt uint64, size int) plan.Snapshot {
-	return plan.Snapshot{CheckpointID: ckpt, KeyGroups: make(map[int][]byte, size),
-		KeyGroupCRCs: make(map[int]uint32, size), KeyGroupsAdopted: true}
+	return &groupBatch{stateful: stateful, size: size, snap: plan.Snapshot{CheckpointID: ckpt,
+		KeyGroups: make(map[int][]byte, size), KeyGroupCRCs: make(map[int]uint32, size), KeyGroupsAdopted: true}}
 }
 
 // add queues key group g's section, verified against crc, and restores the
-// batch once it is full (or hands it to the decoder).
+// batch once it is full.
 func (b *groupBatch) add(g int, data []byte, crc uint32) error {
 	if b.stateful == nil {
 		return nil
@@ -102,34 +79,11 @@ func (b *groupBatch) add(g int, data []byte, crc uint32) error {
 	if len(b.snap.KeyGroups) < b.size {
 		return nil
 	}
-	if b.stager == nil {
-		return b.restoreQueued()
-	}
-	return b.handOff()
+	return b.flush()
 }
 
-// flush restores the queued sections, if any, and commits the batch still
-// decoding.
+// flush restores the queued sections, if any.
 func (b *groupBatch) flush() error {
-	if b.stager == nil {
-		return b.restoreQueued()
-	}
-	if err := b.wait(); err != nil {
-		return err
-	}
-	if len(b.snap.KeyGroups) == 0 {
-		return nil
-	}
-	staged, err := b.stager.StageRestore(b.snap)
-	b.snap = newBatchSnapshot(b.snap.CheckpointID, b.size)
-	if err != nil {
-		return err
-	}
-	return staged.Commit()
-}
-
-// restoreQueued restores the queued sections on the caller's goroutine.
-func (b *groupBatch) restoreQueued() error {
 	if len(b.snap.KeyGroups) == 0 {
 		return nil
 	}
@@ -137,45 +91,4 @@ func (b *groupBatch) restoreQueued() error {
 	clear(b.snap.KeyGroups)
 	clear(b.snap.KeyGroupCRCs)
 	return err
-}
-
-// handOff commits the batch decoding, if any, and has the queued one
-// decode on a goroutine of its own.
-func (b *groupBatch) handOff() error {
-	if err := b.wait(); err != nil {
-		return err
-	}
-	snap := b.snap
-	b.snap = newBatchSnapshot(snap.CheckpointID, b.size)
-	if b.decoding == nil {
-		b.decoding = make(chan stagedBatch, 1)
-	}
-	b.inFlight = true
-	go func() {
-		staged, err := b.stager.StageRestore(snap)
-		b.decoding <- stagedBatch{staged: staged, err: err}
-	}()
-	return nil
-}
-
-// wait waits for the batch decoding, if any, and commits it.
-func (b *groupBatch) wait() error {
-	if !b.inFlight {
-		return nil
-	}
-	r := <-b.decoding
-	b.inFlight = false
-	if r.err != nil {
-		return r.err
-	}
-	return r.staged.Commit()
-}
-
-// discard waits for the batch decoding, if any, without committing it: the
-// restore failed.
-func (b *groupBatch) discard() {
-	if b.inFlight {
-		<-b.decoding
-		b.inFlight = false
-	}
 }

@@ -32,22 +32,6 @@ type GroupBlob struct {
 // in its own region of its blob. Without adopt the backend keeps nothing of
 // the blobs.
 func (b *Backend) RestoreGroups(blobs []GroupBlob, adopt bool) error {
-	staged, err := b.StageRestoreGroups(blobs, adopt)
-	if err != nil {
-		return err
-	}
-	return staged.Commit()
-}
-
-// StageRestoreGroups is RestoreGroups without the install: it decodes the
-// blobs in parallel (at most GOMAXPROCS at a time) changing nothing, so it
-// may run on any goroutine while the backend's owner goes on with other key
-// groups (a restore reads the next sections meanwhile); Commit, on the
-// owner's goroutine, installs them in the order given. If a group fails to
-// decode, the error of the first such group in the order given is returned
-// and nothing is staged. adopt is as for RestoreGroups; the caller must not
-// change the blobs before Commit in any case.
-func (b *Backend) StageRestoreGroups(blobs []GroupBlob, adopt bool) (*StagedGroups, error) {
 	in := keepInput(adopt)
 	commits := make([]func() error, len(blobs))
 	errs := make([]error, len(blobs))
@@ -62,7 +46,7 @@ func (b *Backend) StageRestoreGroups(blobs []GroupBlob, adopt bool) (*StagedGrou
 		}
 	} else {
 		// Each worker takes the next blob not taken yet; all are done
-		// before StageRestoreGroups returns.
+		// before RestoreGroups returns.
 		var next sync.Mutex
 		taken := 0
 		var wg sync.WaitGroup
@@ -86,14 +70,15 @@ func (b *Backend) StageRestoreGroups(blobs []GroupBlob, adopt bool) (*StagedGrou
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	s := &StagedGroups{groups: make([]int, len(blobs)), commits: commits}
-	for i, gb := range blobs {
-		s.groups[i] = gb.Group
+	for _, commit := range commits {
+		if err := commit(); err != nil {
+			return err
+		}
 	}
-	return s, nil
+	return nil
 }
 
 // stageBlob checks and decodes the blob of key group g into every table of

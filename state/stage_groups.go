@@ -29,11 +29,10 @@ func (b *Backend) StageGroups(blobs map[int][]byte) (*StagedGroups, error) {
 	return s, nil
 }
 
-// Groups returns the staged key groups (in no particular order from
-// StageGroups; in the order given from StageRestoreGroups).
+// Groups returns the staged key groups, in no particular order.
 func (s *StagedGroups) Groups() []int { return append([]int(nil), s.groups...) }
 
-// Commit installs the staged groups, in order, as RestoreGroup would have, on the
+// Commit installs the staged groups, as RestoreGroup would have, on the
 // backend owner's goroutine. Only a table implemented elsewhere can fail
 // here; it is restored in place and may be left changed.
 func (s *StagedGroups) Commit() error {
