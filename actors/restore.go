@@ -160,7 +160,7 @@ func (t *task) restore() error {
 		}
 	}
 	took := time.Since(start)
-	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
+	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took, Start: start})
 	t.job.noteEvent(EventRestore, t.name, restoreDetail(m.CheckpointID, read))
 	t.job.node.metrics.ObserveRestore(t.job.Plan.Name, took)
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(groups)).
