@@ -26,6 +26,10 @@ func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSn
 
 // restore loads the task's state from the checkpoint being restored: key
 // groups it owns, operator state, source offset and channel state to replay.
+// It does not stream: the task takes no input, timer or barrier before
+// restore returns, with every key group installed (in batches, as their
+// sections are read and decoded), the operator state restored, the source
+// positioned and the channel state queued for replay.
 func (t *task) restore() error {
 	m := t.restoreFrom
 	if m == nil {
@@ -160,7 +164,7 @@ func (t *task) restore() error {
 		}
 	}
 	took := time.Since(start)
-	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})
+	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took, Start: start})
 	t.job.noteEvent(EventRestore, t.name, restoreDetail(m.CheckpointID, read))
 	t.job.node.metrics.ObserveRestore(t.job.Plan.Name, took)
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(groups)).

@@ -17,8 +17,10 @@ type TaskRestore struct {
 	Task       string
 	Checkpoint uint64
 	Read       store.ReadStats
-	// Took is the whole restore, reading and loading the state.
-	Took time.Duration
+	// Took is the whole restore, reading and loading the state, from
+	// Start.
+	Took  time.Duration
+	Start time.Time
 }
 
 // RestoreStats are a job's restores on this node: totals, and the most
@@ -27,8 +29,16 @@ type RestoreStats struct {
 	Restores int
 	Read     store.ReadStats // summed over all restores
 	Took     time.Duration   // summed over all restores
-	History  []TaskRestore
+	// First is when the earliest restore started and Last when the latest
+	// one ended: tasks restore side by side, so Last − First is how long
+	// the node took until every task restored had its state.
+	First, Last time.Time
+	History     []TaskRestore
 }
+
+// Span is Last − First: from the start of the first restore to the end of
+// the last one.
+func (s RestoreStats) Span() time.Duration { return s.Last.Sub(s.First) }
 
 // restoreLog collects RestoreStats; safe for any goroutine.
 type restoreLog struct {
@@ -42,6 +52,12 @@ func (l *restoreLog) add(r TaskRestore) {
 	l.s.Restores++
 	l.s.Read.Add(r.Read)
 	l.s.Took += r.Took
+	if l.s.First.IsZero() || r.Start.Before(l.s.First) {
+		l.s.First = r.Start
+	}
+	if end := r.Start.Add(r.Took); end.After(l.s.Last) {
+		l.s.Last = end
+	}
 	if len(l.s.History) == maxRestoreHistory {
 		l.s.History = append(l.s.History[:0], l.s.History[1:]...)
 	}

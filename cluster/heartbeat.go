@@ -41,7 +41,9 @@ type HeldState struct {
 
 // RestoredState sums the restores of one job's tasks on a node: how many,
 // the bytes and sections read from the node's local copy and from the
-// checkpoint store, and the time they took.
+// checkpoint store, the time they took (summed over tasks) and the span
+// from the start of the first to the end of the last (tasks restore side
+// by side: how long until every task restored had its state).
 type RestoredState struct {
 	Job            string  `msgpack:"job" json:"job"`
 	Restores       int     `msgpack:"n" json:"task_restores"`
@@ -50,14 +52,15 @@ type RestoredState struct {
 	LocalSections  int     `msgpack:"ls,omitempty" json:"local_sections"`
 	RemoteSections int     `msgpack:"rs,omitempty" json:"remote_sections"`
 	TookMs         float64 `msgpack:"ms,omitempty" json:"took_ms"`
+	SpanMs         float64 `msgpack:"sp,omitempty" json:"span_ms"`
 }
 
 // check reports why r cannot be a restore summary: negative counts or
 // time (or a time that is not a number).
 func (r RestoredState) check() error {
-	if r.Restores < 0 || r.LocalBytes < 0 || r.RemoteBytes < 0 || r.LocalSections < 0 || r.RemoteSections < 0 || !(r.TookMs >= 0) {
-		return fmt.Errorf("job %s: negative restore counts (restores %d, bytes local %d remote %d, sections local %d remote %d, took %g ms)",
-			r.Job, r.Restores, r.LocalBytes, r.RemoteBytes, r.LocalSections, r.RemoteSections, r.TookMs)
+	if r.Restores < 0 || r.LocalBytes < 0 || r.RemoteBytes < 0 || r.LocalSections < 0 || r.RemoteSections < 0 || !(r.TookMs >= 0) || !(r.SpanMs >= 0) {
+		return fmt.Errorf("job %s: negative restore counts (restores %d, bytes local %d remote %d, sections local %d remote %d, took %g ms, span %g ms)",
+			r.Job, r.Restores, r.LocalBytes, r.RemoteBytes, r.LocalSections, r.RemoteSections, r.TookMs, r.SpanMs)
 	}
 	return nil
 }

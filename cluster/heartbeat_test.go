@@ -20,7 +20,7 @@ func sampleHeartbeat() Heartbeat {
 		Held: []HeldState{{Job: "j1", Operator: "count", Checkpoint: 7,
 			KeyGroups: [][2]int{{0, 31}, {64, 95}}, KeyGroupBytes: 6400, Bytes: 6500}},
 		Restored: []RestoredState{{Job: "j1", Restores: 2, LocalBytes: 6400, RemoteBytes: 100,
-			LocalSections: 2, RemoteSections: 1, TookMs: 3.5}},
+			LocalSections: 2, RemoteSections: 1, TookMs: 3.5, SpanMs: 2.5}},
 		StartedUnixNano: 100, SentUnixNano: 200,
 	}
 }
@@ -45,7 +45,7 @@ func TestHeartbeatCodec(t *testing.T) {
 	if !strings.Contains(string(j), `"key_groups":[[0,31],[64,95]]`) {
 		t.Fatalf("JSON %s lacks key groups", j)
 	}
-	if !strings.Contains(string(j), `"restores":[{"job":"j1","task_restores":2,"local_bytes":6400,"remote_bytes":100,"local_sections":2,"remote_sections":1,"took_ms":3.5}]`) {
+	if !strings.Contains(string(j), `"restores":[{"job":"j1","task_restores":2,"local_bytes":6400,"remote_bytes":100,"local_sections":2,"remote_sections":1,"took_ms":3.5,"span_ms":2.5}]`) {
 		t.Fatalf("JSON %s lacks restores", j)
 	}
 }
@@ -82,6 +82,7 @@ func TestDecodeHeartbeatRejects(t *testing.T) {
 		"negative local sections":  bad(func(h *Heartbeat) { h.Restored[0].LocalSections = -1 }),
 		"negative remote sections": bad(func(h *Heartbeat) { h.Restored[0].RemoteSections = -1 }),
 		"negative restore time":    bad(func(h *Heartbeat) { h.Restored[0].TookMs = -0.5 }),
+		"negative restore span":    bad(func(h *Heartbeat) { h.Restored[0].SpanMs = -1 }),
 		"job tasks > used":         bad(func(h *Heartbeat) { h.Tasks["j1"] = 4 }),
 		"negative tasks":           bad(func(h *Heartbeat) { h.Tasks["j2"] = -1 }),
 		"array not a map":          enc([]int{1, 2, 3}),

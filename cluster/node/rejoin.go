@@ -47,29 +47,50 @@ func (a *Agent) reprepare(cj *coordJob, node string, hb cluster.Heartbeat) error
 	if node == a.cfg.ID {
 		return nil
 	}
-	point := cj.restorePoint()
-	for try := 1; ; try++ {
+	err := prepareAtRestorePoint(cj.restorePoint, func(point uint64) error {
 		var r CmdReply
 		err := Request(a.nc, CmdSubject(node), Cmd{Kind: CmdPrepare, Job: cj.name, Args: cj.args, Fingerprint: cj.plan.Fingerprint(),
 			Coordinator: a.cfg.ID, Epoch: cj.epoch, Run: cj.run, Restore: point}, &r, prepareTimeout)
 		if err == nil && r.Error != "" {
 			err = errors.New(r.Error)
 		}
-		if err == nil {
-			break
+		if err != nil {
+			return fmt.Errorf("prepare job %s on node %s at checkpoint %d: %w", cj.name, node, point, err)
 		}
-		err = fmt.Errorf("prepare job %s on node %s at checkpoint %d: %w", cj.name, node, point, err)
-		newer := cj.restorePoint()
-		if newer == point || try == 2 {
-			return err
-		}
+		return nil
+	}, func(err error, newer uint64) {
 		a.log.Warn().Err(err).Str("job", cj.name).Str("peer", node).Uint64("checkpoint", newer).Msg("returned node: preparing again at a newer checkpoint")
-		point = newer
+	})
+	if err != nil {
+		return err
 	}
 	a.mu.Lock()
 	cj.incarn[node] = hb.StartedUnixNano
 	a.mu.Unlock()
 	return nil
+}
+
+// prepareAtRestorePoint runs prepare at the restore point (point gives it
+// now). When prepare fails and the restore point moved meanwhile (the
+// checkpoint prepared at was subsumed and deleted during the prepare itself,
+// a newer one having completed), it calls retrying and prepares once more
+// at the newer point; it gives up after two attempts, so that a node that
+// keeps failing while checkpoints keep completing is not retried without
+// end. It returns the last attempt's error.
+func prepareAtRestorePoint(point func() uint64, prepare func(point uint64) error, retrying func(err error, newer uint64)) error {
+	at := point()
+	for try := 1; ; try++ {
+		err := prepare(at)
+		if err == nil {
+			return nil
+		}
+		newer := point()
+		if newer == at || try == 2 {
+			return err
+		}
+		retrying(err, newer)
+		at = newer
+	}
 }
 
 // restorePoint is the checkpoint job cj restores its tasks from now.
