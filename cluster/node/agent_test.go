@@ -155,8 +155,17 @@ func (a *Agent) shownRestores(job string) (cluster.RestoredState, bool) {
 	a.mu.Lock()
 	var want cluster.RestoredState
 	var took time.Duration
+	var first, last time.Time
 	add := func(s actors.RestoreStats) {
 		took += s.Took
+		if s.Restores > 0 {
+			if first.IsZero() || s.First.Before(first) {
+				first = s.First
+			}
+			if s.Last.After(last) {
+				last = s.Last
+			}
+		}
 		want.Restores += s.Restores
 		want.LocalBytes += s.Read.LocalBytes
 		want.RemoteBytes += s.Read.RemoteBytes
@@ -175,5 +184,6 @@ func (a *Agent) shownRestores(job string) (cluster.RestoredState, bool) {
 		return after, false // restores in between: ask again
 	}
 	want.Job, want.TookMs = job, float64(took)/float64(time.Millisecond)
+	want.SpanMs = float64(last.Sub(first)) / float64(time.Millisecond)
 	return after, want == after
 }
