@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -296,7 +297,13 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 	var out stateRun
 	keys, hot, stride := hotKeys(cfg.keys, pct)
 	k := int64(cfg.keys)
-	var paceStart time.Time
+	// The window: records due from windowStart on are measured; repace
+	// makes the paced source count its schedule from the window's start
+	// (what fell behind before it is not owed).
+	var windowStart atomic.Int64
+	windowStart.Store(math.MaxInt64)
+	var repace atomic.Bool
+	pace := statePacer{rate: rate}
 	g := weir.NewGraph("benchstate")
 	events := weir.Generate(g, "source", weir.Unbounded, func(i int64) stateEvent {
 		if i < k {
@@ -304,13 +311,15 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		}
 		now := time.Now()
 		if rate > 0 {
-			if paceStart.IsZero() {
-				paceStart = now
+			if repace.CompareAndSwap(true, false) {
+				pace.reanchor()
 			}
-			if due := paceStart.Add(time.Duration(float64(i-k) / rate * float64(time.Second))); due.Sub(now) > time.Millisecond {
+			due := pace.due(i, now)
+			if due.Sub(now) > time.Millisecond {
 				time.Sleep(due.Sub(now))
 				now = time.Now()
 			}
+			now = latencyStart(due, now)
 		}
 		return stateEvent{Key: keys[int(i-k)%hot*stride], At: now.UnixNano()}
 	})
@@ -327,7 +336,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 			s.Count++
 			bigstate.Update(s.Value, s.Count)
 			values.Set(ctx, s)
-			if e.At != 0 {
+			if e.At != 0 && e.At >= windowStart.Load() {
 				lat.Observe(time.Since(time.Unix(0, e.At)))
 			}
 			processed.Add(1)
@@ -392,7 +401,13 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 			return out, ctx.Err()
 		}
 	}
+	// Latency, stalls and waits are those of the window only: before it,
+	// the fill and the checkpoint that wrote it whole.
+	job.Metrics.MaxSnapshotPauseNs.Store(0)
+	job.Metrics.MaxSnapshotWaitNs.Store(0)
+	repace.Store(true)
 	c1, t1, n1 := processed.Load(), time.Now(), len(job.Checkpoints())
+	windowStart.Store(t1.UnixNano())
 	select {
 	case <-time.After(cfg.measure):
 	case r := <-done:
