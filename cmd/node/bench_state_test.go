@@ -30,8 +30,8 @@ func TestBenchStateRows(t *testing.T) {
 		t.Fatalf("%d rows, want 8: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
-		if r.RecordsPerS <= 0 || r.PacedRate <= 0 {
-			t.Fatalf("row %+v: want a throughput and a paced rate", r)
+		if r.RecordsPerS <= 0 || r.PacedRate <= 0 || r.PacedKeptPct <= 0 {
+			t.Fatalf("row %+v: want a throughput, a paced rate and the share of it kept", r)
 		}
 		if r.Name == "none" {
 			if r.Checkpoints != 0 || r.VsNonePct != 100 {
