@@ -38,6 +38,7 @@ type task struct {
 	aligner *barriers.Aligner
 	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
 	chains  taskChains                 // key-group chains of incremental checkpoints
+	blobs   blobBuffers                // spare buffer of checkpoint blobs
 	sizes   recordSizes                // for --max-inflight-bytes
 	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
 	phase   taskPhase                  // where the task is in its life; moved only by move

@@ -317,6 +317,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 			return
 		}
+		defer t.blobs.give(blob.bytes) // stored or not, nothing reads it after this function
 		ack.stateB, ack.inflightB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.buffers
 		if len(blob.bytes) == 0 {
 			// Nothing to store (a stateless task with no channel state): the
@@ -387,7 +388,9 @@ func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.Task
 	return snap
 }
 
-// encodeCheckpoint lays out key groups, operator state and channel state.
+// encodeCheckpoint lays out key groups, operator state and channel state in
+// one buffer, taken from the task's spare (blobBuffers): give it back once
+// the blob is stored.
 func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapshot, checkpointStats, error) {
 	var st checkpointStats
 	b := &taskBlob{groups: map[int][2]int64{}}
@@ -397,19 +400,15 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		groups = append(groups, g)
 	}
 	sort.Ints(groups)
+	type channelPart struct {
+		sec  channelSection
+		data []byte
+	}
+	var channels []channelPart
 	size := len(ck.snap.Operator)
 	for _, g := range groups {
 		size += len(ck.snap.KeyGroups[g])
 	}
-	b.bytes = make([]byte, 0, size) // one allocation for the state sections
-	for _, g := range groups {
-		b.groups[g] = b.add(ck.snap.KeyGroups[g])
-	}
-	if ck.snap.Operator != nil {
-		s := b.add(ck.snap.Operator)
-		b.operator = &s
-	}
-	st.stateBytes = int64(len(b.bytes))
 	for i, bufs := range ck.captured {
 		if len(bufs) == 0 {
 			continue
@@ -426,10 +425,24 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		if err != nil {
 			return nil, snap, st, fmt.Errorf("channel state of input %d: %w", i, err)
 		}
-		s := b.add(data)
-		b.channels = append(b.channels, channelSection{input: i, buffers: len(bufs), records: records, off: s[0], size: s[1], rounds: inflight.RoundsOf(batches, ck.id)})
+		channels = append(channels, channelPart{sec: channelSection{input: i, buffers: len(bufs), records: records, rounds: inflight.RoundsOf(batches, ck.id)}, data: data})
+		size += len(data)
+	}
+	b.bytes = t.blobs.take(size) // one buffer for every section, no growing
+	for _, g := range groups {
+		b.groups[g] = b.add(ck.snap.KeyGroups[g])
+	}
+	if ck.snap.Operator != nil {
+		s := b.add(ck.snap.Operator)
+		b.operator = &s
+	}
+	st.stateBytes = int64(len(b.bytes))
+	for _, c := range channels {
+		s := b.add(c.data)
+		c.sec.off, c.sec.size = s[0], s[1]
+		b.channels = append(b.channels, c.sec)
 		st.inflightBytes += s[1]
-		st.buffers += int64(len(bufs))
+		st.buffers += int64(c.sec.buffers)
 	}
 	return b, snap, st, nil
 }

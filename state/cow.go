@@ -121,7 +121,7 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.
 		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
 	}
 	k.cow = c
-	return func(g int, sc *snapScratch, delta *deltaKeys) ([]byte, error) { return k.encodeFrozen(c, g, sc, delta) }
+	return func(g int, eb *encBuf, delta *deltaKeys) ([]byte, error) { return k.encodeFrozen(c, g, eb, delta) }
 }
 
 // saved reports whether the task already kept key of group g from the
@@ -278,7 +278,7 @@ func (k *keyed[V]) detach(g int) {
 // the keys it names (delta.go). It runs on the encoder, claims each entry
 // it reads live with an atomic and takes g's gate only to change phase: the
 // task never waits for more than the entry being read.
-func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch, delta *deltaKeys) ([]byte, error) {
+func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) ([]byte, error) {
 	gt := &c.snap.gates[g]
 	cg := &c.gs[g]
 	p := &cg.prog
@@ -328,7 +328,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch, delta *deltaK
 		return nil, nil
 	}
 
-	e := sc.eb.reset()
+	e := eb.reset()
 	if err := e.EncodeMapLen(len(keys) + len(gone)); err != nil {
 		return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 	}
@@ -362,7 +362,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, sc *snapScratch, delta *deltaK
 			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 		}
 	}
-	return sc.eb.bytes(), nil
+	return eb.buf.Bytes(), nil // copied into the group's blob before eb is reset
 }
 
 // readEntry, on the encoder, returns the saved value of listed key i, or

@@ -109,15 +109,25 @@ type frozenTable struct {
 }
 
 // frozenEncoder encodes group g of a table as it was at the barrier: whole,
-// or, given delta, only those keys (delta.go).
-type frozenEncoder func(g int, sc *snapScratch, delta *deltaKeys) ([]byte, error)
+// or, given delta, only those keys (delta.go). The bytes it returns are
+// eb's: they hold until eb is reset.
+type frozenEncoder func(g int, eb *encBuf, delta *deltaKeys) ([]byte, error)
 
-// snapScratch is the scratch of one goroutine encoding frozen groups.
+// snapScratch is the scratch of one goroutine encoding frozen groups,
+// reused from group to group: a group's tables are encoded into it and
+// copied once, into the group's blob.
 type snapScratch struct {
-	keys    []string
-	eb      encBuf
+	tables  []*encBuf // by position in the snapshot's tables; pointers: an encBuf's encoder points into it
 	blob    encBuf
 	entries []blobEntry
+}
+
+// table returns the scratch of the snapshot's i-th table.
+func (sc *snapScratch) table(i int) *encBuf {
+	for len(sc.tables) <= i {
+		sc.tables = append(sc.tables, new(encBuf))
+	}
+	return sc.tables[i]
 }
 
 // cowTable is implemented by the tables that support copy on write.
@@ -306,7 +316,7 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte
 		clear(entries)
 		sc.entries = entries[:0]
 	}()
-	for _, ft := range s.tables {
+	for i, ft := range s.tables {
 		var data []byte
 		full := true
 		switch {
@@ -317,12 +327,12 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte
 			}
 			full = false
 			var err error
-			if data, err = ft.encode(g, sc, &deltaKeys{keys: keys}); err != nil {
+			if data, err = ft.encode(g, sc.table(i), &deltaKeys{keys: keys}); err != nil {
 				return nil, err
 			}
 		case ft.encode != nil:
 			var err error
-			if data, err = ft.encode(g, sc, nil); err != nil {
+			if data, err = ft.encode(g, sc.table(i), nil); err != nil {
 				return nil, err
 			}
 		default:

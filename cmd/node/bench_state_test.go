@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/cli"
 )
@@ -29,8 +30,8 @@ func TestBenchStateRows(t *testing.T) {
 		t.Fatalf("%d rows, want 8: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
-		if r.RecordsPerS <= 0 || r.PacedRate <= 0 {
-			t.Fatalf("row %+v: want a throughput and a paced rate", r)
+		if r.RecordsPerS <= 0 || r.PacedRate <= 0 || r.PacedKeptPct <= 0 {
+			t.Fatalf("row %+v: want a throughput, a paced rate and the share of it kept", r)
 		}
 		if r.Name == "none" {
 			if r.Checkpoints != 0 || r.VsNonePct != 100 {
@@ -78,5 +79,37 @@ func TestChangedGroupsPct(t *testing.T) {
 		if got := changedGroupsPct(c.keys, c.pct); got != c.want {
 			t.Errorf("%d keys, %v %% changing: %v %% of groups, want %v", c.keys, c.pct, got, c.want)
 		}
+	}
+}
+
+// TestStatePacer: records are due at the rate from the record the schedule
+// is anchored at; a record made late counts its latency from when it was
+// due (the time the job held the source up is latency too), one made on
+// time from when it was made; reanchoring forgives what fell behind.
+func TestStatePacer(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	p := statePacer{rate: 1000} // one record a millisecond
+	if got := p.due(10, t0); !got.Equal(t0) {
+		t.Fatalf("first record due %v, want the anchor %v", got, t0)
+	}
+	due := p.due(12, t0.Add(50*time.Millisecond)) // made 48 ms late
+	if want := t0.Add(2 * time.Millisecond); !due.Equal(want) {
+		t.Fatalf("record 12 due %v, want %v", due, want)
+	}
+	if got := latencyStart(due, t0.Add(50*time.Millisecond)); !got.Equal(due) {
+		t.Fatalf("a late record counts from %v, want when it was due %v", got, due)
+	}
+	made := t0.Add(time.Millisecond + 500*time.Microsecond) // half a millisecond early
+	if got := latencyStart(due, made); !got.Equal(made) {
+		t.Fatalf("an early record counts from %v, want when it was made %v", got, made)
+	}
+	p.reanchor()
+	t1 := t0.Add(time.Second)
+	if got := p.due(5000, t1); !got.Equal(t1) {
+		t.Fatalf("after reanchoring record 5000 due %v, want %v", got, t1)
+	}
+	if got, want := p.due(5010, t1), t1.Add(10*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("record 5010 due %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,44 @@
+package actors
+
+import "sync"
+
+// blobBuffers keeps one spare buffer of a task's checkpoint blobs, so that
+// a checkpoint lays out its sections in the buffer the previous one was
+// stored from instead of allocating a state-sized one each time (garbage
+// that makes the collector scan the whole heap again at every checkpoint).
+// Uploader goroutines take and give back; a store does not keep the bytes
+// it was given once PutBlob returned.
+type blobBuffers struct {
+	mu    sync.Mutex
+	spare []byte
+}
+
+// take returns an empty buffer with room for size bytes: the spare, unless
+// it is too small, or more than twice too large (the state shrank: let the
+// memory go).
+func (p *blobBuffers) take(size int) []byte {
+	p.mu.Lock()
+	b := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if cap(b) < size || cap(b) > 2*size+minSpareBlob {
+		return make([]byte, 0, size)
+	}
+	return b[:0]
+}
+
+// minSpareBlob is the slack below which a spare is never too large.
+const minSpareBlob = 1 << 20
+
+// give makes b the spare once nothing reads it any more; the larger of two
+// stays.
+func (p *blobBuffers) give(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	p.mu.Lock()
+	if cap(b) > cap(p.spare) {
+		p.spare = b
+	}
+	p.mu.Unlock()
+}
