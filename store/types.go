@@ -108,7 +108,8 @@ type Manifest struct {
 type Store interface {
 	// PutBlob durably stores data as blob name of checkpoint ckpt of job and
 	// returns the reference to record in the manifest. Rewriting a blob
-	// replaces it atomically.
+	// replaces it atomically. The store does not keep data once PutBlob
+	// returned: a task lays out its next checkpoint in the same buffer.
 	PutBlob(ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error)
 	// GetBlob reads a blob and verifies its size and CRC32C against ref.
 	GetBlob(ctx context.Context, job string, ckpt uint64, ref BlobRef) ([]byte, error)
