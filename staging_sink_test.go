@@ -11,47 +11,108 @@ import (
 	"github.com/weirstream/weir/samples/keycount"
 )
 
-// commitLog is what a stagingSink makes visible: per instance, the records
-// of every checkpoint it committed, in commit order, and the newest
-// checkpoint it committed (which makes Commit and Recover idempotent).
+// commitLog is what a stagingSink makes visible: the records of every
+// transaction committed, per writer (one sink instance's run: a restart or
+// a new instance is a new writer) in commit order, each transaction once
+// however often it is committed (Commit and Recover are idempotent).
 type commitLog struct {
 	mu        sync.Mutex
-	committed map[int]uint64
+	writers   []int         // writer → the instance that opened it
+	committed map[txnID]int // transaction → the instance that committed it
 	records   map[int][]keycount.Count
+	hook      func() // called once, at the first commit (onFirstCommit)
+}
+
+// txnID names a transaction: what one writer staged for one checkpoint.
+type txnID struct {
+	Writer int
+	ID     uint64
 }
 
 func newCommitLog() *commitLog {
-	return &commitLog{committed: map[int]uint64{}, records: map[int][]keycount.Count{}}
+	return &commitLog{committed: map[txnID]int{}, records: map[int][]keycount.Count{}}
 }
 
-// commit makes the sealed batches of instance up to id visible, each once.
-func (l *commitLog) commit(instance int, id uint64, batches []sealedBatch) {
+// newWriter returns a new writer id for instance.
+func (l *commitLog) newWriter(instance int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writers = append(l.writers, instance)
+	return len(l.writers) - 1
+}
+
+// commit makes the sealed batches up to id visible, each transaction once;
+// by is the instance that commits them.
+func (l *commitLog) commit(by int, id uint64, batches []sealedBatch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, b := range batches {
-		if b.ID > id || b.ID <= l.committed[instance] {
+		tx := txnID{b.Writer, b.ID}
+		if _, done := l.committed[tx]; b.ID > id || done {
 			continue
 		}
-		l.records[instance] = append(l.records[instance], b.Records...)
-		l.committed[instance] = b.ID
+		l.records[b.Writer] = append(l.records[b.Writer], b.Records...)
+		l.committed[tx] = by
+		if l.hook != nil {
+			l.hook()
+			l.hook = nil
+		}
 	}
 }
 
+// instances counts the sink instances whose writers committed output.
+func (l *commitLog) instances() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[int]bool{}
+	for w, recs := range l.records {
+		if len(recs) > 0 {
+			seen[l.writers[w]] = true
+		}
+	}
+	return len(seen)
+}
+
+// takenOver counts the non-empty transactions committed by an instance
+// other than the one that wrote them (handed off by a removed instance).
+func (l *commitLog) takenOver() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for tx, by := range l.committed {
+		if l.writers[tx.Writer] != by {
+			n++
+		}
+	}
+	return n
+}
+
 // verify checks that the committed output is every key's counts 1..n/k,
-// each once, and that within each instance a key's counts increase.
+// each once, and that within each writer a key's counts increase.
 func (l *commitLog) verify(t *testing.T, n int64, k int) {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[keycount.Count]int{}
-	total := 0
-	for inst, recs := range l.records {
+	for w, recs := range l.records {
 		last := map[string]int64{}
 		for _, c := range recs {
 			if c.Count <= last[c.Key] {
-				t.Fatalf("instance %d committed %s count %d after %d", inst, c.Key, c.Count, last[c.Key])
+				t.Fatalf("writer %d (instance %d) committed %s count %d after %d", w, l.writers[w], c.Key, c.Count, last[c.Key])
 			}
 			last[c.Key] = c.Count
+		}
+	}
+	l.verifyOnce(t, n, k)
+}
+
+// verifyOnce checks that the committed output is every key's counts
+// 1..n/k, each once, in any order. The caller holds l.mu.
+func (l *commitLog) verifyOnce(t *testing.T, n int64, k int) {
+	t.Helper()
+	seen := map[keycount.Count]int{}
+	total := 0
+	for _, recs := range l.records {
+		for _, c := range recs {
 			seen[c]++
 			total++
 		}
@@ -68,25 +129,55 @@ func (l *commitLog) verify(t *testing.T, n int64, k int) {
 	}
 }
 
-// sealedBatch is what a stagingSink wrote before checkpoint ID.
+// verifyUnordered is verify without the order check: a restore at fewer
+// sink instances replays the channel state of the removed instances'
+// inputs to the remaining ones, and records of one key on a rebalance edge
+// to different instances were never ordered.
+func (l *commitLog) verifyUnordered(t *testing.T, n int64, k int) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.verifyOnce(t, n, k)
+}
+
+// sealedBatch is what a writer wrote before checkpoint ID: one transaction.
 type sealedBatch struct {
+	Writer  int
 	ID      uint64
 	Records []keycount.Count
 }
 
-// stagingSink is a two-phase sink that runs at any parallelism: each
-// instance stages its records, seals them per checkpoint (its checkpoint
-// state is every batch it sealed and has not committed) and appends them to
-// a commitLog when the checkpoint completes.
+// openBatch is what a writer wrote since its last checkpoint, handed off.
+type openBatch struct {
+	Writer  int
+	Records []keycount.Count
+}
+
+// handedOff is a removed stagingSink's HandOff state.
+type handedOff struct {
+	Pending []sealedBatch
+	Open    []openBatch
+}
+
+// stagingSink is a two-phase sink that runs at any parallelism and hands
+// its staged output off (weir.HandOffSink): each instance stages its
+// records, seals them per checkpoint as a transaction of its writer (its
+// checkpoint state is every transaction it holds and has not committed)
+// and appends them to a commitLog when the checkpoint completes. An
+// instance a rescale removes hands its transactions, and its records since
+// the last checkpoint, to a remaining one, which commits them as theirs.
 type stagingSink struct {
 	log      *commitLog
 	instance int
+	writer   int
 	current  []keycount.Count
+	adopted  []openBatch // other writers' records since the last checkpoint, taken over
 	pending  []sealedBatch
 }
 
 func (s *stagingSink) Open(info weir.TaskInfo) error {
 	s.instance = info.Instance
+	s.writer = s.log.newWriter(info.Instance)
 	return nil
 }
 func (s *stagingSink) Finish() error { return nil }
@@ -98,16 +189,23 @@ func (s *stagingSink) Write(b []keycount.Count) error {
 }
 
 func (s *stagingSink) PrepareCommit(id uint64) ([]byte, error) {
-	s.pending = append(s.pending, sealedBatch{ID: id, Records: s.current})
-	s.current = nil
+	s.pending = append(s.pending, sealedBatch{Writer: s.writer, ID: id, Records: s.current})
+	for _, o := range s.adopted {
+		s.pending = append(s.pending, sealedBatch{Writer: o.Writer, ID: id, Records: o.Records})
+	}
+	s.current, s.adopted = nil, nil
 	return json.Marshal(s.pending)
 }
 
 func (s *stagingSink) Commit(id uint64) error {
 	s.log.commit(s.instance, id, s.pending)
-	for len(s.pending) > 0 && s.pending[0].ID <= id {
-		s.pending = s.pending[1:]
+	kept := s.pending[:0]
+	for _, b := range s.pending {
+		if b.ID > id {
+			kept = append(kept, b)
+		}
 	}
+	s.pending = kept
 	return nil
 }
 
@@ -115,7 +213,12 @@ func (s *stagingSink) Commit(id uint64) error {
 // at checkpoint id (added since, restored at a higher parallelism) gets no
 // state: it has nothing to finish.
 func (s *stagingSink) Recover(id uint64, state []byte) error {
-	s.current, s.pending = nil, nil
+	s.current, s.adopted, s.pending = nil, nil, nil
+	return s.RecoverRemoved(id, state)
+}
+
+// RecoverRemoved commits the batches up to id of a removed instance's state.
+func (s *stagingSink) RecoverRemoved(id uint64, state []byte) error {
 	if len(state) == 0 {
 		return nil
 	}
@@ -124,6 +227,25 @@ func (s *stagingSink) Recover(id uint64, state []byte) error {
 		return fmt.Errorf("staging sink %d: checkpoint %d: %w", s.instance, id, err)
 	}
 	s.log.commit(s.instance, id, batches)
+	return nil
+}
+
+// HandOff returns every transaction not committed and the records since
+// the last checkpoint, its own and those it took over.
+func (s *stagingSink) HandOff() ([]byte, error) {
+	h := handedOff{Pending: s.pending, Open: append(s.adopted, openBatch{Writer: s.writer, Records: s.current})}
+	s.current, s.adopted, s.pending = nil, nil, nil
+	return json.Marshal(h)
+}
+
+// TakeOver adopts a removed instance's transactions and open records.
+func (s *stagingSink) TakeOver(state []byte) error {
+	var h handedOff
+	if err := json.Unmarshal(state, &h); err != nil {
+		return fmt.Errorf("staging sink %d: take over: %w", s.instance, err)
+	}
+	s.pending = append(s.pending, h.Pending...)
+	s.adopted = append(s.adopted, h.Open...)
 	return nil
 }
 
@@ -146,4 +268,11 @@ func stagedKeycount(g *weir.Graph, prefix string, n int64, k, p, sinkP int, slee
 			return nil
 		}, weir.WithState(counts), weir.Parallelism(p))
 	weir.ToSink(out, prefix+"sink", func(int) weir.Sink[keycount.Count] { return &stagingSink{log: log} }, weir.Parallelism(sinkP))
+}
+
+// onFirstCommit calls f (once) when the log first commits a transaction.
+func (l *commitLog) onFirstCommit(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hook = f
 }
