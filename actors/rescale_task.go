@@ -191,6 +191,11 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 	for i, c := range t.in.chans {
 		cfg.Seen[i] = takenSeq(c)
 	}
+	for _, i := range t.retired.inputs {
+		if i < cfg.Inputs {
+			cfg.Retired = append(cfg.Retired, i)
+		}
+	}
 	mach, err := rescale.NewTask(cfg)
 	if err != nil {
 		t.fail(err)

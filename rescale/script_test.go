@@ -27,7 +27,7 @@ import (
 //	fail at=D reason=WORD                    -> actions
 //	tick at=D                                -> actions
 //	may-checkpoint                           -> true | false
-//	task task=op/i inputs=N [hold=N] [seen=s,...]  -> the task's part in the plan
+//	task task=op/i inputs=N [hold=N] [seen=s,...] [retired=i,...]  -> the task's part in the plan
 //	begin task=op/i at=D                     -> actions
 //	inject task=op/i at=D                    -> actions | error
 //	barrier task=op/i in=I last=S at=D       -> actions | error
@@ -91,6 +91,9 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"))
 		cfg.HoldLimit = c.IntOr("hold", 0)
 		cfg.Seen = c.Uint64ListOr("seen")
+		for _, i := range c.Uint64ListOr("retired") {
+			cfg.Retired = append(cfg.Retired, int(i))
+		}
 		tk, err := NewTask(cfg)
 		if err != nil {
 			return errLines(err)

@@ -26,6 +26,10 @@ type TaskConfig struct {
 	// Seen is, per input, the seq of the last buffer the task took before
 	// the rescale began (nil or short: none).
 	Seen []uint64
+	// Retired are old inputs whose producer an earlier rescale removed: they
+	// ended once the task had taken all they sent, and deliver no barrier,
+	// so they count as having delivered it after Seen, drained.
+	Retired []int
 	// Source is true for a source: its barrier is injected (Inject).
 	Source bool
 	// Changed is true when the task's operator changes parallelism: it
@@ -167,6 +171,13 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 		staged: !cfg.HandsStaged, stagedIn: map[int]bool{}}
 	for i, seq := range cfg.Seen {
 		t.markSeen(i, seq)
+	}
+	for _, i := range cfg.Retired {
+		if i < 0 || i >= cfg.Inputs || t.barrier[i] {
+			return nil, fmt.Errorf("rescale %d task %d: retired input %d of %d inputs, or named twice", cfg.Rescale, cfg.Instance, i, cfg.Inputs)
+		}
+		t.barrier[i], t.lastSeq[i], t.drainedIn[i] = true, t.seenOn(i), true
+		t.barriers++
 	}
 	for _, m := range cfg.Out {
 		t.out[m.Group] = m.To
