@@ -140,11 +140,11 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "seed %d %-9s rescales %-34s committed %d aborted %d refused %d unchanged %d not run %d  kills %3d restarts %3d  %5.1f s  %s\n  replay: %s\n",
 			seed, mode, r.Schedule, r.Committed, r.Aborted, r.Refused, r.Unchanged, r.NotRun, r.Kills, r.Restarts, r.DurationS, status, replay)
 	}
-	sink := "the file sink"
+	what := "chaos rescale"
 	if c.StagingSink {
-		sink = "a staging sink rescaled too"
+		what += " (a staging sink rescaled too)"
 	}
-	fmt.Fprintf(stderr, "chaos rescale (%s): %d of %d runs exactly once; %d rescales committed, %d aborted by a failure\n", sink, *runs-failed, *runs, committed, aborted)
+	fmt.Fprintf(stderr, "%s: %d of %d runs exactly once; %d rescales committed, %d aborted by a failure\n", what, *runs-failed, *runs, committed, aborted)
 	if failed > 0 {
 		return cli.ExitFailure
 	}
