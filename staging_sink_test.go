@@ -36,6 +36,11 @@ func (l *commitLog) verifyUnordered(t *testing.T, n int64, k int) {
 // a stagingSink at sinkP instances writing to log; prefix names its
 // operators, so one graph can hold several independent pipelines.
 func stagedKeycount(g *weir.Graph, prefix string, n int64, k, p, sinkP int, sleepMs float64, log *commitLog) {
+	stagedKeycountInto(g, prefix, n, k, p, sinkP, sleepMs, log.Sink())
+}
+
+// stagedKeycountInto is stagedKeycount into the sinks newSink makes.
+func stagedKeycountInto(g *weir.Graph, prefix string, n int64, k, p, sinkP int, sleepMs float64, newSink func(int) weir.Sink[keycount.Count]) {
 	keys := keycount.Keys(k)
 	events := weir.Generate(g, prefix+"source", n, func(i int64) keycount.Event {
 		return keycount.Event{Key: keys[i%int64(k)], Seq: i}
@@ -50,5 +55,5 @@ func stagedKeycount(g *weir.Graph, prefix string, n int64, k, p, sinkP int, slee
 			out.Emit(keycount.Count{Key: e.Key, Count: c})
 			return nil
 		}, weir.WithState(counts), weir.Parallelism(p))
-	weir.ToSink(out, prefix+"sink", log.Sink(), weir.Parallelism(sinkP))
+	weir.ToSink(out, prefix+"sink", newSink, weir.Parallelism(sinkP))
 }
