@@ -51,7 +51,9 @@ bench-backpressure:
 # rescales. Every run is verified; a failure prints the seed that replays it.
 # The keycount runs are repeated unaligned with several checkpoints in
 # flight and a small size limit, so barriers fall back to alignment while
-# others are in flight. All run even when one fails.
+# others are in flight. The rescale runs are repeated with a per-instance
+# two-phase sink that every step rescales too, up and down. All run even
+# when one fails.
 chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
@@ -60,6 +62,7 @@ chaos: build
 	bin/node chaos cluster --runs 20 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
+	bin/node chaos rescale --runs 12 --staging-sink || status=1; \
 	exit $$status
 
 # Cluster benchmark: keycount over 3 node processes versus one process,

@@ -15,7 +15,7 @@ import (
 // committed, with what it measured; or an error if it cannot run (a plan
 // error, another rescale running, the job ending or restarting a region;
 // with checkpoints, fewer instances of a sink that stages its output per
-// checkpoint, or the final checkpoint completed or completing while the
+// checkpoint and cannot hand it off, or the final checkpoint completed or completing while the
 // rescale waits for it: rescale.ErrInputEnded), or if the job ends first. With
 // checkpoints a rescale waits for a running checkpoint and checkpoints wait
 // for it; a failure during it aborts it, and the job restarts from its

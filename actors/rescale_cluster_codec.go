@@ -26,6 +26,7 @@ const (
 	kRsHandoff     = "rescale_handoff"
 	kRsCommitPart  = "rescale_commit_part"
 	kRsBegun       = "rescale_begun"
+	kRsStaged      = "rescale_staged"
 )
 
 // wireRescale is the rescale part of a wireBody: the fields the rescale
@@ -45,6 +46,8 @@ type wireRescale struct {
 	Blobs     map[int][]byte      `msgpack:"blobs,omitempty"`
 	Records   map[int][]wireHeld  `msgpack:"records,omitempty"`
 	Bytes     int64               `msgpack:"bytes,omitempty"`
+	// Staged is a removed sink instance's staged output (rescaleStagedMsg).
+	Staged []byte `msgpack:"staged,omitempty"`
 }
 
 // wireHeld is records of one input edge (index among the operator's
@@ -137,6 +140,8 @@ func (r *Remote) encodeRescale(j *Job, target WireRef, m any) (string, *wireBody
 			}
 		}
 		return transport.TypeControl, &wireBody{K: kRsHandoff, Rescale: w}, nil
+	case *rescaleStagedMsg:
+		return transport.TypeControl, &wireBody{K: kRsStaged, Rescale: &wireRescale{From: m.from, Staged: m.state}}, nil
 	case *rescaleCommitPartMsg:
 		enc, err := m.plan.Encode()
 		if err != nil {
@@ -160,7 +165,7 @@ func operatorOf(j *Job, op int) (*plan.Operator, error) {
 func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool, err error) {
 	w := b.Rescale
 	switch b.K {
-	case kRsAddInputs, kRsInputsAdded, kRsBegin, kRsBegun, kRsFence, kRsEnd, kRsDrained, kRsTaskDone, kRsHandoff, kRsCommitPart:
+	case kRsAddInputs, kRsInputsAdded, kRsBegin, kRsBegun, kRsFence, kRsEnd, kRsDrained, kRsTaskDone, kRsHandoff, kRsCommitPart, kRsStaged:
 		if w == nil {
 			return nil, true, fmt.Errorf("%s without its rescale fields", b.K)
 		}
@@ -209,6 +214,8 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 		return &rescaleBegunMsg{seq: w.Seq, op: b.Op, instance: b.Instance}, true, nil
 	case kRsFence:
 		return &rescaleFenceMsg{from: w.From}, true, nil
+	case kRsStaged:
+		return &rescaleStagedMsg{from: w.From, state: w.Staged}, true, nil
 	case kRsEnd:
 		return &rescaleEndMsg{retired: w.Retired}, true, nil
 	case kRsDrained:

@@ -92,6 +92,7 @@ func TestRescaleWireRoundTrip(t *testing.T) {
 		&rescaleInjectMsg{},
 		&rescaleBegunMsg{seq: 1, op: 1, instance: 0},
 		&rescaleFenceMsg{from: 1},
+		&rescaleStagedMsg{from: 2, state: []byte(`[{"writer":3,"id":7}]`)},
 		&rescaleEndMsg{retired: []int{2, 3}},
 		&rescaleDrainedMsg{seq: 1, op: 2, instance: 1, input: 2},
 		&rescaleTaskDoneMsg{seq: 1, op: 1, instance: 2, result: rescale.TaskResult{Received: 3, Bytes: 40, LongestPause: time.Millisecond}},

@@ -63,8 +63,9 @@ func outputIndex(edge *plan.Edge) int {
 }
 
 // rescaleTopology is the job's topology as a rescale plans it: with
-// checkpoints, its sinks that stage output per checkpoint are marked, so the
-// planner lets them grow but refuses to remove their instances.
+// checkpoints, its sinks that stage output per checkpoint are marked, and
+// those of them that hand their staged output off, so the planner lets
+// them grow, and shrink only if they hand off.
 func (a *jobActor) rescaleTopology() (rescale.Topology, error) {
 	topo := rescale.TopologyOf(a.job.Plan)
 	for _, op := range a.job.Plan.Operators {
@@ -77,38 +78,44 @@ func (a *jobActor) rescaleTopology() (rescale.Topology, error) {
 	if a.ckpt == nil {
 		return topo, nil
 	}
-	var staging []string
+	var staging, handOff []string
 	for _, op := range a.job.Plan.Operators {
 		if op.Kind != plan.KindSink {
 			continue
 		}
-		stages, err := stagesOutput(op)
+		stages, hands, err := stagesOutput(op)
 		if err != nil {
 			return rescale.Topology{}, fmt.Errorf("rescale: sink %q: %w", op.Name, err)
 		}
 		if stages {
 			staging = append(staging, op.Name)
 		}
+		if stages && hands {
+			handOff = append(handOff, op.Name)
+		}
 	}
-	return topo.WithStagedOutput(staging...), nil
+	return topo.WithStagedOutput(staging...).WithHandOff(handOff...), nil
 }
 
 // stagesOutput reports whether sink op's instances stage their output per
-// checkpoint. It asks an instance made for the purpose (never opened): a
-// sink's constructor only builds the value, Open acquires resources.
-func stagesOutput(op *plan.Operator) (bool, error) {
+// checkpoint, and whether they can hand it to another instance. It asks an
+// instance made for the purpose (never opened): a sink's constructor only
+// builds the value, Open acquires resources.
+func stagesOutput(op *plan.Operator) (stages, handsOff bool, err error) {
 	if op.New == nil {
-		return false, errors.New("no constructor")
+		return false, false, errors.New("no constructor")
 	}
 	inst, err := op.New(0)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
+	h, ok := inst.(plan.StagedHandoff)
+	handsOff = ok && h.HandsOff()
 	if s, ok := inst.(plan.OutputStager); ok {
-		return s.StagesOutput(), nil
+		return s.StagesOutput(), handsOff, nil
 	}
 	_, twoPhase := inst.(plan.TwoPhaseSink)
-	return twoPhase, nil
+	return twoPhase, handsOff, nil
 }
 
 // rescaleUncovered reports whether a rescale committed since the newest

@@ -40,6 +40,9 @@ type taskRescale struct {
 	encoding []*handoffInFlight
 	staging  []*rescaleHandoffMsg
 	staged   map[*rescaleHandoffMsg]plan.StagedGroups
+	// stagedIn is the removed sink instance's staged output being taken
+	// over (TakeStaged reads it).
+	stagedIn *rescaleStagedMsg
 }
 
 // onRescaleMsg handles the live-rescale messages. A stopping task takes
@@ -80,7 +83,7 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 		t.rescaleHandoffEncoded(ctx, m)
 	case *rescaleHandoffStagedMsg:
 		t.rescaleHandoffStaged(ctx, m)
-	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg:
+	case *rescaleBarrierOvertakeMsg, *rescaleHandoffMsg, *rescaleFenceMsg, *rescaleStagedMsg:
 		if t.rs == nil {
 			t.fail(fmt.Errorf("rescale message %T outside a rescale", m))
 		}
@@ -91,7 +94,8 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 	}
 }
 
-// rescaleTake feeds a barrier, a handoff or a fence to the machine, or keeps
+// rescaleTake feeds a barrier, a handoff, a fence or a removed sink's staged
+// output to the machine, or keeps
 // it until the buffer in progress is processed.
 func (t *task) rescaleTake(ctx actor.Context, m any) {
 	if t.rescaleBusy() {
@@ -130,6 +134,10 @@ func (t *task) rescaleEvent(ctx actor.Context, m any) {
 		defer func() { t.rs.handoff = nil }()
 	case *rescaleFenceMsg:
 		acts = t.rs.m.Fence(t.now(), m.from)
+	case *rescaleStagedMsg:
+		t.rs.stagedIn = m
+		acts, err = t.rs.m.Staged(t.now(), m.from)
+		defer func() { t.rs.stagedIn = nil }()
 	}
 	t.rescaleCarryOut(ctx, acts, err)
 	t.schedulePump(ctx)
@@ -182,6 +190,11 @@ func (t *task) rescaleBegin(ctx actor.Context, m *rescaleBeginMsg) {
 	cfg.Seen = make([]uint64, len(t.in.chans))
 	for i, c := range t.in.chans {
 		cfg.Seen[i] = takenSeq(c)
+	}
+	for _, i := range t.retired.inputs {
+		if i < cfg.Inputs {
+			cfg.Retired = append(cfg.Retired, i)
+		}
 	}
 	mach, err := rescale.NewTask(cfg)
 	if err != nil {
@@ -335,6 +348,10 @@ func (t *task) rescaleCarryOut(ctx actor.Context, acts []rescale.TaskAction, err
 			t.schedulePump(ctx)
 		case rescale.InputDrained:
 			ctx.Send(ctx.Parent(), &rescaleDrainedMsg{seq: rs.m.Config().Rescale, op: t.op.ID, instance: t.instance, input: a.Input})
+		case rescale.HandStaged:
+			t.rescaleHandStaged(ctx, a)
+		case rescale.TakeStaged:
+			t.rescaleTakeStaged(a)
 		case rescale.TaskDone:
 			ctx.Send(ctx.Parent(), &rescaleTaskDoneMsg{seq: a.Rescale, op: t.op.ID, instance: t.instance, result: t.flowResult(a.Result)})
 			t.schedulePump(ctx) // it may end now if its inputs have

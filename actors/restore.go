@@ -74,6 +74,10 @@ func (t *task) restore() error {
 	if ts.OperatorState != nil {
 		secs = append(secs, store.SectionRequest{Key: store.OperatorStateKey(t.op.Name, ts.Instance), Ref: *ts.OperatorState})
 	}
+	removed := removedStaged(m, t.op, t.instance)
+	for _, r := range removed {
+		secs = append(secs, store.SectionRequest{Key: store.OperatorStateKey(t.op.Name, r.Instance), Ref: *r.OperatorState})
+	}
 	for _, cb := range ownChannels {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
@@ -140,6 +144,10 @@ func (t *task) restore() error {
 			return wrap("operator", err)
 		}
 	}
+	if err := t.recoverRemovedStaged(m.CheckpointID, removed, data[:len(removed)]); err != nil {
+		return wrap("operator", err)
+	}
+	data = data[len(removed):]
 	offset := ts.SourceOffset
 	if ss, ok := t.src.(plan.SplitSource); ok && t.op.Splittable {
 		if offset, err = t.restoreSplits(m, ss); err != nil {

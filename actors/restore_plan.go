@@ -92,9 +92,10 @@ func planOperator(p *plan.Job, m *store.Manifest, op *plan.Operator) (OperatorRe
 	}
 	// A sink's operator state is its instance's own uncommitted output
 	// (two-phase): at a higher parallelism each instance recovers its own and
-	// the added ones start with none; at a lower one, the removed instances'
-	// would be left uncommitted.
-	if o.Rescaled() && (op.Kind != plan.KindSink || o.To < from) {
+	// the added ones start with none; at a lower one, a sink that hands its
+	// staged output off has each removed instance's recovered by a remaining
+	// one (removedStaged), any other's would be left uncommitted.
+	if o.Rescaled() && (op.Kind != plan.KindSink || o.To < from && !sinkHandsOff(op)) {
 		for _, ts := range m.Tasks {
 			if ts.Operator == op.Name && ts.OperatorState != nil {
 				return OperatorRestore{}, fmt.Errorf("instance %d holds non-keyed operator state, which cannot be split: restore it at parallelism %d, not %d",

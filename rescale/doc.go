@@ -15,8 +15,9 @@
 // cluster/placement, preferring nodes that hold their incoming groups'
 // state. A Plan carries its Input, encodes with msgpack and replays. A sink
 // that stages its output per checkpoint (Operator.StagesOutput) may gain
-// instances but not lose any: each instance's uncommitted output is a
-// transaction only it can commit.
+// instances; it may lose some only if its instances hand their staged
+// output off (Operator.HandsOff): otherwise each instance's uncommitted
+// output is a transaction only it can commit.
 //
 // Only the tasks of the failover regions that hold a changed operator, and
 // the added instances, take part (Participants): every producer and
@@ -51,7 +52,18 @@
 //     that came with the state and then the held ones (Release) once it has
 //     switched itself and the old owner is fenced.
 //     Groups that do not move are never held.
-//  7. Removed instances stop after their handoff, once drained (Stop). When
+//  7. A removed instance of a sink that hands its staged output off sends,
+//     once drained (it has written its last record), everything it staged
+//     and has not committed to instance StagedOwner (HandStaged), which
+//     takes it over (Staged, TakeStaged) and commits it with its own; that
+//     instance is done only once every such handoff has arrived. A failure
+//     before the commit recovers the old parallelism, where each instance
+//     recovers its own transactions; after it, a restore at the new
+//     parallelism has each remaining instance recover the removed ones'
+//     checkpoint state (the same StagedOwner). The sink commits a
+//     transaction by its own identity, so one committed both ways counts
+//     once.
+//  8. Removed instances stop after their handoff, once drained (Stop). When
 //     every instance of the changed operators is done (TaskDone) the
 //     Coordinator commits: the new tables and parallelisms are the job's,
 //     and the next checkpoint's manifest has them.

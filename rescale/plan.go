@@ -135,7 +135,7 @@ func (p *Plan) Change(op string) (Change, bool) {
 // operator, a parallelism outside [1, maxParallelism], an operator named
 // twice, a source (its read positions are per instance), an operator with
 // non-keyed state, fewer instances of a sink that stages its output per
-// checkpoint, two operators joined by explicit forward edges asked for
+// checkpoint and cannot hand it off, two operators joined by explicit forward edges asked for
 // different parallelisms, and a request that changes nothing. Operators
 // joined to a requested one by explicit forward edges change with it. New
 // instances are placed by placement.Assign, preferring the nodes that hold
@@ -272,8 +272,8 @@ func change(op Operator, to int) (Change, error) {
 	if op.MaxInstances > 0 && to > op.MaxInstances {
 		return Change{}, fmt.Errorf("operator %q: %s, not %d", op.Name, op.Bound, to)
 	}
-	if op.StagesOutput && to < op.Parallelism {
-		return Change{}, fmt.Errorf("sink %q stages its output per instance until a checkpoint completes: it can grow from %d instances, not shrink to %d (a removed instance's uncommitted output is a transaction only it can commit)",
+	if op.StagesOutput && !op.HandsOff && to < op.Parallelism {
+		return Change{}, fmt.Errorf("sink %q stages its output per instance until a checkpoint completes and cannot hand it to another instance: it can grow from %d instances, not shrink to %d (a removed instance's uncommitted output is a transaction only it can commit; a sink that implements weir.HandOffSink can shrink)",
 			op.Name, op.Parallelism, to)
 	}
 	c := Change{Operator: op.Name, From: op.Parallelism, To: to, Old: op.Table}

@@ -143,7 +143,7 @@ func TestPlanRefusals(t *testing.T) {
 		{"source", keycount(t, 128, 2), []Target{{"source", 3}}, `source "source" cannot change parallelism live`},
 		{"source behind forward", srcFwd, []Target{{"count", 3}}, `source "source" cannot change parallelism live`},
 		{"operator state", keycount(t, 128, 2).WithOperatorState("sink"), []Target{{"sink", 3}}, `operator "sink" holds non-keyed state`},
-		{"staging sink shrinks", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"sink", 2}}, `sink "sink" stages its output per instance until a checkpoint completes: it can grow from 3 instances, not shrink to 2`},
+		{"staging sink shrinks", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"sink", 2}}, `sink "sink" stages its output per instance until a checkpoint completes and cannot hand it to another instance: it can grow from 3 instances, not shrink to 2`},
 		{"staging sink shrinks with count", keycount(t, 128, 3).WithStagedOutput("sink"), []Target{{"count", 1}, {"sink", 1}}, `sink "sink" stages its output per instance`},
 		{"bounded sink grows", bounded(keycount(t, 128, 1), "sink", 1, "file sink out.jsonl: with checkpoints it runs as one instance"), []Target{{"sink", 2}}, `operator "sink": file sink out.jsonl: with checkpoints it runs as one instance, not 2`},
 		{"forward conflict", fwd, []Target{{"count", 3}, {"sink", 4}}, `joined by forward edges and must run at one parallelism, asked for 3 and 4`},
@@ -156,6 +156,10 @@ func TestPlanRefusals(t *testing.T) {
 				t.Fatalf("err %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+	// A staging sink that hands its output off shrinks.
+	if _, err := NewPlan(Input{Seq: 1, Topology: keycount(t, 128, 3).WithStagedOutput("sink").WithHandOff("sink"), Request: []Target{{"sink", 1}}}); err != nil {
+		t.Fatalf("staging sink that hands off, 3 → 1: %v", err)
 	}
 	_, err := NewPlan(Input{Seq: 1, Topology: keycount(t, 128, 2), Request: []Target{{"count", 2}}})
 	if !errors.Is(err, ErrNothingToDo) {

@@ -14,7 +14,9 @@ import (
 // A script in testdata/*.txt drives a rescale's coordinator and the machines
 // of its tasks with logical time (at=D):
 //
-//	plan max=N p=N to=op:p,... [timeout=D]   keycount (source → hash → count → sink) at p, rescaled; a fresh coordinator
+//	plan max=N p=N to=op:p,... [timeout=D] [staging=op] [handoff=op]
+//	                                         keycount (source → hash → count → sink) at p, rescaled; a fresh coordinator
+//	                                         (staging: op stages its output per checkpoint; handoff: and hands it off)
 //	checkpoint-start id=N                    -> ok | error
 //	checkpoint-end id=N at=D                 -> actions
 //	final-checkpoint-completed id=N at=D     -> actions (the job's final checkpoint)
@@ -25,13 +27,14 @@ import (
 //	fail at=D reason=WORD                    -> actions
 //	tick at=D                                -> actions
 //	may-checkpoint                           -> true | false
-//	task task=op/i inputs=N [hold=N] [seen=s,...]  -> the task's part in the plan
+//	task task=op/i inputs=N [hold=N] [seen=s,...] [retired=i,...]  -> the task's part in the plan
 //	begin task=op/i at=D                     -> actions
 //	inject task=op/i at=D                    -> actions | error
 //	barrier task=op/i in=I last=S at=D       -> actions | error
 //	buffer task=op/i in=I seq=S groups=g,... at=D   -> decision, then actions | error
 //	handoff task=op/i from=I groups=g,... bytes=N at=D  -> actions | error
 //	fence task=op/i from=I at=D              -> actions
+//	staged task=op/i from=I at=D             -> actions | error (removed instance I's staged output arriving)
 //
 // A task's TaskDone is printed, not passed on: the script passes it with done.
 func TestScripts(t *testing.T) {
@@ -88,6 +91,9 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		cfg := TaskConfigFor(s.plan, k.Operator, k.Instance, c.Int("inputs"))
 		cfg.HoldBytes = int64(c.IntOr("hold-bytes", 0))
 		cfg.Seen = c.Uint64ListOr("seen")
+		for _, i := range c.Uint64ListOr("retired") {
+			cfg.Retired = append(cfg.Retired, int(i))
+		}
 		tk, err := NewTask(cfg)
 		if err != nil {
 			return errLines(err)
@@ -122,6 +128,8 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 		return taskLines(tk.Handoff(at, c.Int("from"), groups(c), int64(c.IntOr("bytes", 0))))
 	case "fence":
 		return taskLines(tk.Fence(at, c.Int("from")), nil)
+	case "staged":
+		return taskLines(tk.Staged(at, c.Int("from")))
 	}
 	c.Fatalf("unknown command")
 	return nil
@@ -136,6 +144,12 @@ func (s *script) newPlan(t *testing.T, c *scripttest.Command) []string {
 	topo := Topology{Job: "keycount", MaxParallelism: max,
 		Operators: []Operator{{Name: "source", Parallelism: p, Source: true}, {Name: "count", Parallelism: p, Table: tab}, {Name: "sink", Parallelism: p}},
 		Edges:     []Edge{{From: "source", To: "count", Partitioner: "hash"}, {From: "count", To: "sink", Partitioner: "forward", Implicit: true}}}
+	if c.Has("staging") {
+		topo = topo.WithStagedOutput(c.String("staging"))
+	}
+	if c.Has("handoff") {
+		topo = topo.WithHandOff(c.String("handoff"))
+	}
 	var req []Target
 	for _, w := range strings.Split(c.String("to"), ",") {
 		op, n, _ := strings.Cut(w, ":")
@@ -184,7 +198,14 @@ func describe(cfg TaskConfig) string {
 	for _, m := range cfg.In {
 		in = append(in, fmt.Sprintf("%d←%d", m.Group, m.From))
 	}
-	return fmt.Sprintf("inputs=%d source=%t outputs=%t changed=%t removed=%t out=[%s] in=[%s]", cfg.Inputs, cfg.Source, cfg.Outputs, cfg.Changed, cfg.Removed, strings.Join(out, " "), strings.Join(in, " "))
+	line := fmt.Sprintf("inputs=%d source=%t outputs=%t changed=%t removed=%t out=[%s] in=[%s]", cfg.Inputs, cfg.Source, cfg.Outputs, cfg.Changed, cfg.Removed, strings.Join(out, " "), strings.Join(in, " "))
+	if cfg.HandsStaged {
+		line += fmt.Sprintf(" staged-to=%d", cfg.StagedTo)
+	}
+	if len(cfg.StagedFrom) > 0 {
+		line += " staged-from=" + ints(cfg.StagedFrom)
+	}
+	return line
 }
 
 func actionLines(acts []Action) []string {

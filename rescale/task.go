@@ -26,6 +26,10 @@ type TaskConfig struct {
 	// Seen is, per input, the seq of the last buffer the task took before
 	// the rescale began (nil or short: none).
 	Seen []uint64
+	// Retired are old inputs whose producer an earlier rescale removed: they
+	// ended once the task had taken all they sent, and deliver no barrier,
+	// so they count as having delivered it after Seen, drained.
+	Retired []int
 	// Source is true for a source: its barrier is injected (Inject).
 	Source bool
 	// Changed is true when the task's operator changes parallelism: it
@@ -52,6 +56,15 @@ type TaskConfig struct {
 	// Out are the key groups moving away from this instance, In those moving
 	// to it.
 	Out, In []keygroups.Move
+	// HandsStaged is true for a removed instance of a sink whose staged
+	// output is handed off (Topology's HandsOff): once drained, before it
+	// is done, it hands what it staged and has not committed to instance
+	// StagedTo (HandStaged).
+	HandsStaged bool
+	StagedTo    int
+	// StagedFrom are the removed instances whose staged output this
+	// instance takes over: it is done only once each has arrived (Staged).
+	StagedFrom []int
 }
 
 // TaskConfigFor is the part of instance of operator op in plan p; inputs is
@@ -73,6 +86,16 @@ func TaskConfigFor(p *Plan, op string, instance, inputs int) TaskConfig {
 	cfg.Changed = true
 	cfg.Keyed = c.New != nil
 	cfg.Removed = instance >= c.To
+	if i := topo.index(op); i >= 0 && topo.Operators[i].StagesOutput && topo.Operators[i].HandsOff {
+		if cfg.Removed {
+			cfg.HandsStaged, cfg.StagedTo = true, StagedOwner(instance, c.To)
+		}
+		for r := c.To; r < c.From; r++ {
+			if StagedOwner(r, c.To) == instance {
+				cfg.StagedFrom = append(cfg.StagedFrom, r)
+			}
+		}
+	}
 	for _, m := range c.Moves {
 		if m.From == instance {
 			cfg.Out = append(cfg.Out, m)
@@ -107,6 +130,8 @@ type Task struct {
 	fenced    map[int]bool
 	switched  bool
 	handed    bool
+	staged    bool         // HandStaged given (or nothing to hand)
+	stagedIn  map[int]bool // removed instances whose staged output arrived
 	done      bool
 	heldBytes map[int]int64 // held group → bytes of its held records
 	heldTotal int64
@@ -131,14 +156,25 @@ func NewTask(cfg TaskConfig) (*Task, error) {
 	if cfg.Inputs < 0 {
 		return nil, fmt.Errorf("rescale %d task %d: %d inputs", cfg.Rescale, cfg.Instance, cfg.Inputs)
 	}
+	if cfg.HandsStaged && (!cfg.Removed || cfg.StagedTo < 0) {
+		return nil, fmt.Errorf("rescale %d task %d: hands its staged output to instance %d, removed=%t", cfg.Rescale, cfg.Instance, cfg.StagedTo, cfg.Removed)
+	}
 	if cfg.Source && cfg.Inputs > 0 {
 		return nil, fmt.Errorf("rescale %d task %d: a source with %d inputs", cfg.Rescale, cfg.Instance, cfg.Inputs)
 	}
 	t := &Task{cfg: cfg, out: map[int]int{}, in: map[int]*incoming{},
 		barrier: make([]bool, cfg.Inputs), lastSeq: make([]uint64, cfg.Inputs), dropUpTo: make([]uint64, cfg.Inputs),
-		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, heldBytes: map[int]int64{}, paused: map[int]bool{}}
+		drainedIn: make([]bool, cfg.Inputs), fenced: map[int]bool{}, heldBytes: map[int]int64{}, paused: map[int]bool{},
+		staged: !cfg.HandsStaged, stagedIn: map[int]bool{}}
 	for i, seq := range cfg.Seen {
 		t.markSeen(i, seq)
+	}
+	for _, i := range cfg.Retired {
+		if i < 0 || i >= cfg.Inputs || t.barrier[i] {
+			return nil, fmt.Errorf("rescale %d task %d: retired input %d of %d inputs, or named twice", cfg.Rescale, cfg.Instance, i, cfg.Inputs)
+		}
+		t.barrier[i], t.lastSeq[i], t.drainedIn[i] = true, t.seenOn(i), true
+		t.barriers++
 	}
 	for _, m := range cfg.Out {
 		t.out[m.Group] = m.To
@@ -292,8 +328,23 @@ func (t *Task) Handoff(now time.Duration, from int, groups []int, bytes int64) (
 	return append(acts, t.progress(now)...), nil
 }
 
+// Staged is the staged output of removed instance from arriving (its
+// HandStaged): the task takes it over.
+func (t *Task) Staged(now time.Duration, from int) ([]TaskAction, error) {
+	if !slices.Contains(t.cfg.StagedFrom, from) {
+		return nil, t.errorf("staged output of instance %d, which the plan does not hand here", from)
+	}
+	if t.stagedIn[from] {
+		return nil, t.errorf("staged output of instance %d handed over twice", from)
+	}
+	t.stagedIn[from] = true
+	return append([]TaskAction{TakeStaged{From: from}}, t.progress(now)...), nil
+}
+
 // progress reports drained inputs, switches a changed task once drained,
-// releases arrived groups once switched and fenced, and finishes.
+// releases arrived groups once switched and fenced, hands a removed sink's
+// staged output off once drained, and finishes once every removed
+// instance's staged output it takes over has arrived.
 func (t *Task) progress(now time.Duration) []TaskAction {
 	var acts []TaskAction
 	for i := range t.cfg.Inputs {
@@ -331,7 +382,12 @@ func (t *Task) progress(now time.Duration) []TaskAction {
 		acts = append(acts, Release{Group: g, Waited: waited})
 		acts = append(acts, t.unhold(g)...)
 	}
-	if t.cfg.Changed && waiting == 0 && t.handed && t.drained() {
+	if !t.staged && t.drained() {
+		// Every record it will write is written: what it staged is whole.
+		t.staged = true
+		acts = append(acts, HandStaged{To: t.cfg.StagedTo})
+	}
+	if t.cfg.Changed && waiting == 0 && t.handed && t.staged && len(t.stagedIn) == len(t.cfg.StagedFrom) && t.drained() {
 		t.done = true
 		acts = append(acts, TaskDone{Rescale: t.cfg.Rescale, Result: t.result})
 		if t.cfg.Removed {

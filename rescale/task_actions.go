@@ -9,7 +9,8 @@ import (
 
 // TaskAction is one thing a task's shell must do for a rescale, in the order
 // returned. The set is sealed: Switch, SetAside, Handoff, Restore, Release,
-// PauseInput, ResumeInput, InputDrained, TaskDone and Stop.
+// PauseInput, ResumeInput, InputDrained, HandStaged, TakeStaged, TaskDone
+// and Stop.
 type TaskAction interface {
 	taskAction()
 	String() string
@@ -93,6 +94,16 @@ type TaskResult struct {
 // Stop tells a removed instance to flush its outputs and stop.
 type Stop struct{}
 
+// HandStaged tells a removed instance of a sink that stages its output to
+// send To everything it staged and has not committed (sealed for
+// checkpoints not yet committed, and written since the last one), and to
+// keep none of it: it has written its last record.
+type HandStaged struct{ To int }
+
+// TakeStaged tells an instance to take over the staged output that removed
+// instance From handed it: to commit it as its own.
+type TakeStaged struct{ From int }
+
 func (Switch) taskAction()       {}
 func (SetAside) taskAction()     {}
 func (Handoff) taskAction()      {}
@@ -103,6 +114,8 @@ func (ResumeInput) taskAction()  {}
 func (InputDrained) taskAction() {}
 func (TaskDone) taskAction()     {}
 func (Stop) taskAction()         {}
+func (HandStaged) taskAction()   {}
+func (TakeStaged) taskAction()   {}
 
 func (a Switch) String() string { return fmt.Sprintf("switch rescale=%d", a.Rescale) }
 func (a SetAside) String() string {
@@ -121,7 +134,9 @@ func (a InputDrained) String() string { return fmt.Sprintf("input-drained in=%d"
 func (a TaskDone) String() string {
 	return fmt.Sprintf("done rescale=%d received=%d bytes=%d longest-pause=%s", a.Rescale, a.Result.Received, a.Result.Bytes, a.Result.LongestPause)
 }
-func (Stop) String() string { return "stop" }
+func (Stop) String() string         { return "stop" }
+func (a HandStaged) String() string { return fmt.Sprintf("hand-staged to=%d", a.To) }
+func (a TakeStaged) String() string { return fmt.Sprintf("take-staged from=%d", a.From) }
 
 // ints renders a list as 1,2,3 (or - when empty).
 func ints(xs []int) string {

@@ -29,10 +29,15 @@ type Operator struct {
 	// state, which cannot be split or merged.
 	OperatorState bool `msgpack:"opstate,omitempty"`
 	// StagesOutput is true for a sink whose instances stage their output per
-	// checkpoint and commit it when the checkpoint completes (two-phase). Each
-	// instance's uncommitted output is its own transaction, which no other
-	// instance can commit: instances may be added, none removed.
+	// checkpoint and commit it when the checkpoint completes (two-phase).
+	// Instances may be added; they may be removed only if HandsOff.
 	StagesOutput bool `msgpack:"stages,omitempty"`
+	// HandsOff is true for a StagesOutput sink whose instances can hand
+	// what they staged and have not committed to another instance, which
+	// commits it: a removed instance hands its output to StagedOwner.
+	// Without it a removed instance's uncommitted output would be a
+	// transaction only it can commit, so none may be removed.
+	HandsOff bool `msgpack:"handsoff,omitempty"`
 	// MaxInstances bounds the operator's parallelism (0: no bound), for the
 	// reason Bound gives (a file sink runs as one instance with checkpoints).
 	MaxInstances int    `msgpack:"maxi,omitempty"`
@@ -86,15 +91,30 @@ func (t Topology) WithOperatorState(names ...string) Topology {
 
 // WithStagedOutput returns t with StagesOutput set on the named operators.
 func (t Topology) WithStagedOutput(names ...string) Topology {
+	return t.withSet(names, func(op *Operator) { op.StagesOutput = true })
+}
+
+// WithHandOff returns t with HandsOff set on the named operators.
+func (t Topology) WithHandOff(names ...string) Topology {
+	return t.withSet(names, func(op *Operator) { op.HandsOff = true })
+}
+
+// withSet returns t with set applied to the named operators (a copy).
+func (t Topology) withSet(names []string, set func(*Operator)) Topology {
 	ops := append([]Operator(nil), t.Operators...)
 	for i := range ops {
 		if slices.Contains(names, ops[i].Name) {
-			ops[i].StagesOutput = true
+			set(&ops[i])
 		}
 	}
 	t.Operators = ops
 	return t
 }
+
+// StagedOwner is the instance, of parallelism remaining ones, that takes
+// over the staged output of removed instance removed (removed mod
+// parallelism), in a live rescale and in a restore at fewer instances alike.
+func StagedOwner(removed, parallelism int) int { return removed % parallelism }
 
 // index returns the position of the named operator, or -1.
 func (t Topology) index(name string) int {

@@ -29,6 +29,10 @@ type chaosRescaleConfig struct {
 	KillEvery   time.Duration
 	Interval    time.Duration // checkpoint interval
 	Parallelism int           // of source and count at the start
+	// StagingSink runs keycount into a per-instance two-phase sink that
+	// hands its staged output off (keycount.CommitLog), at Parallelism
+	// instances, and rescales it too in every step.
+	StagingSink bool
 	// RunTimeout bounds one run: past it the job's actors are dumped to
 	// Diag and the run stopped and counted as failed.
 	RunTimeout time.Duration
@@ -42,6 +46,7 @@ type chaosRescaleConfig struct {
 type chaosRescaleResult struct {
 	Seed     int64  `json:"seed"`
 	Mode     string `json:"mode"`
+	Sink     string `json:"sink"`
 	Schedule string `json:"schedule"`
 	OK       bool   `json:"exactly_once"`
 	Error    string `json:"error,omitempty"`
@@ -49,8 +54,8 @@ type chaosRescaleResult struct {
 	Restarts int    `json:"restarts"`
 	// Committed, Aborted (a failure during the rescale restarted the job),
 	// Refused (asked while a region restarted or the job was ending),
-	// Unchanged (a step before it aborted, so count already ran at the
-	// parallelism asked for) and NotRun (the job ended before the step's
+	// Unchanged (a step before it aborted, so every operator already ran at
+	// the parallelism asked for) and NotRun (the job ended before the step's
 	// time) count the steps.
 	Committed int     `json:"committed"`
 	Aborted   int     `json:"aborted"`
@@ -62,7 +67,9 @@ type chaosRescaleResult struct {
 
 // runChaosRescale runs keycount under random actor kills and a random
 // schedule of live rescales, for several seeds in each mode, and verifies
-// every run's committed output is exactly once and in order.
+// every run's committed output is exactly once and in order (with
+// --staging-sink, whose sink is rescaled too: exactly once, in any order,
+// as a restore at another sink parallelism replays channel state).
 func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("node chaos rescale", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,6 +78,7 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.IntVar(&c.Keys, "keys", 100, "distinct keys")
 	fs.Float64Var(&c.SleepMs, "sleep-ms", 0.02, "average sleep per record in the count stage")
 	fs.IntVar(&c.Steps, "rescales", 3, "live rescales of count per run")
+	fs.BoolVar(&c.StagingSink, "staging-sink", false, "write to a per-instance two-phase sink that hands its staged output off, and rescale it too in every step (up and down), instead of the file sink (one instance)")
 	fs.IntVar(&c.MaxP, "max-parallelism", 4, "highest parallelism a rescale may choose (≥ 2)")
 	fs.DurationVar(&c.Gap, "rescale-every", 250*time.Millisecond, "mean time between rescales (each waits in [½, 1½) of it)")
 	fs.DurationVar(&c.KillEvery, "kill-every", 300*time.Millisecond, "kill a random actor this often")
@@ -114,6 +122,9 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 		committed, aborted = committed+r.Committed, aborted+r.Aborted
 		replay := fmt.Sprintf("node chaos rescale --seed %d --runs 1 --modes %s --records %d --keys %d --sleep-ms %v --rescales %d --max-parallelism %d --rescale-every %v --kill-every %v --checkpoint-interval %v",
 			seed, mode, c.Records, c.Keys, c.SleepMs, c.Steps, c.MaxP, c.Gap, c.KillEvery, c.Interval)
+		if c.StagingSink {
+			replay += " --staging-sink"
+		}
 		if !r.OK {
 			failed++
 		}
@@ -129,7 +140,11 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "seed %d %-9s rescales %-34s committed %d aborted %d refused %d unchanged %d not run %d  kills %3d restarts %3d  %5.1f s  %s\n  replay: %s\n",
 			seed, mode, r.Schedule, r.Committed, r.Aborted, r.Refused, r.Unchanged, r.NotRun, r.Kills, r.Restarts, r.DurationS, status, replay)
 	}
-	fmt.Fprintf(stderr, "chaos rescale: %d of %d runs exactly once; %d rescales committed, %d aborted by a failure\n", *runs-failed, *runs, committed, aborted)
+	what := "chaos rescale"
+	if c.StagingSink {
+		what += " (a staging sink rescaled too)"
+	}
+	fmt.Fprintf(stderr, "%s: %d of %d runs exactly once; %d rescales committed, %d aborted by a failure\n", what, *runs-failed, *runs, committed, aborted)
 	if failed > 0 {
 		return cli.ExitFailure
 	}
@@ -152,8 +167,8 @@ func chaosModes(list string) ([]weir.CheckpointMode, error) {
 // chaosRescaleRun runs and verifies one seed in one mode: the seed draws the
 // rescale schedule and the actors chaos kills.
 func chaosRescaleRun(ctx context.Context, seed int64, mode weir.CheckpointMode, c chaosRescaleConfig) chaosRescaleResult {
-	steps := chaosRescaleSchedule(seed, c.Parallelism, c.MaxP, c.Steps, c.Gap)
-	r := chaosRescaleResult{Seed: seed, Mode: string(mode), Schedule: formatRescaleSchedule(steps)}
+	steps := chaosRescaleSchedule(seed, c.Parallelism, c.MaxP, c.Steps, c.Gap, c.StagingSink)
+	r := chaosRescaleResult{Seed: seed, Mode: string(mode), Sink: "file", Schedule: formatRescaleSchedule(steps)}
 	dir, err := os.MkdirTemp("", "weir-chaos-rescale-")
 	if err != nil {
 		r.Error = err.Error()
@@ -161,7 +176,13 @@ func chaosRescaleRun(ctx context.Context, seed int64, mode weir.CheckpointMode, 
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "out.jsonl")
-	g, err := keycount.Build(keycount.Config{Records: c.Records, Keys: c.Keys, Parallelism: c.Parallelism, Out: out, SleepMs: c.SleepMs})
+	kc := keycount.Config{Records: c.Records, Keys: c.Keys, Parallelism: c.Parallelism, Out: out, SleepMs: c.SleepMs}
+	var staged *keycount.CommitLog
+	if c.StagingSink {
+		staged, r.Sink = keycount.NewCommitLog(), "staging"
+		kc.Sink = staged.Sink()
+	}
+	g, err := keycount.Build(kc)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -195,7 +216,11 @@ func chaosRescaleRun(ctx context.Context, seed int64, mode weir.CheckpointMode, 
 		r.Error = err.Error()
 		return r
 	}
-	if err := keycount.VerifyFile(out, c.Records, c.Keys); err != nil {
+	verify := func() error { return keycount.VerifyFile(out, c.Records, c.Keys) }
+	if staged != nil {
+		verify = func() error { return staged.Verify(c.Records, c.Keys) }
+	}
+	if err := verify(); err != nil {
 		r.Error = err.Error()
 		return r
 	}

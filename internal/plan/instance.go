@@ -104,9 +104,28 @@ type Stateful interface {
 
 // OutputStager is a sink that says whether it stages its output per
 // checkpoint (commits it only when the checkpoint completes): a live
-// rescale may add instances of such a sink but not remove any.
+// rescale may add instances of such a sink, and remove some only if it
+// hands its staged output off (StagedHandoff).
 type OutputStager interface {
 	StagesOutput() bool
+}
+
+// StagedHandoff is a two-phase sink whose staged output another instance
+// can commit: a live rescale may remove its instances (each hands what it
+// staged to a remaining one), and a checkpoint restores at fewer instances
+// (a remaining one recovers each removed instance's state).
+type StagedHandoff interface {
+	// HandsOff reports whether the sink can hand its staged output off.
+	HandsOff() bool
+	// HandOffStaged returns everything the instance staged and has not
+	// committed, and keeps none of it.
+	HandOffStaged() ([]byte, error)
+	// TakeOverStaged adopts what a removed instance handed off: it is
+	// committed with the instance's own output.
+	TakeOverStaged(state []byte) error
+	// RecoverHandedOff resumes a removed instance's state of checkpoint id:
+	// commits what id covers, discards the rest.
+	RecoverHandedOff(id uint64, state []byte) error
 }
 
 // TwoPhaseSink stages output per checkpoint and makes it visible on completion.

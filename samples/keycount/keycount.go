@@ -32,6 +32,9 @@ type Config struct {
 	SleepMs     float64 // average sleep per record in the count stage
 	// Discarded counts records reaching the discarding sink (may be nil).
 	Discarded *atomic.Int64
+	// Sink, if not nil, makes the sink instead of Out's or the discarding
+	// one, at Parallelism instances.
+	Sink func(instance int) weir.Sink[Count]
 }
 
 // Keys precomputes the K key strings so the source does not format per record.
@@ -73,9 +76,12 @@ func Build(cfg Config) (*weir.Graph, error) {
 			out.Emit(Count{Key: e.Key, Count: c})
 			return nil
 		}, weir.WithState(counts), weir.Parallelism(cfg.Parallelism))
-	if cfg.Out != "" {
+	switch {
+	case cfg.Sink != nil:
+		weir.ToSink(out, "sink", cfg.Sink, weir.Parallelism(cfg.Parallelism))
+	case cfg.Out != "":
 		weir.ToSink(out, "sink", weir.FileSink[Count](cfg.Out))
-	} else {
+	default:
 		weir.ToSink(out, "sink", weir.DiscardSink[Count](cfg.Discarded), weir.Parallelism(cfg.Parallelism))
 	}
 	return g, nil
