@@ -156,7 +156,7 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 		{job: "backpressure", mode: "unaligned", n: n, steps: [][]string{p(2), p(3), p(1)},
 			verify: func(out string) error { return backpressure.VerifyFile(out, n) }},
 	} {
-		t.Run(c.name(), func(t *testing.T) { c.run(t, bin) })
+		t.Run(c.name(), func(t *testing.T) { t.Parallel(); c.run(t, bin) })
 	}
 }
 
@@ -166,6 +166,7 @@ func TestRestoreAfterRestoreExactlyOnce(t *testing.T) {
 // non-keyed state, at another parallelism than its checkpoint's, saying why,
 // before anything is deleted.
 func TestOperatorParallelismFreshAndRefused(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 100000, 50
 	dir := t.TempDir()

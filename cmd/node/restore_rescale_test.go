@@ -32,6 +32,7 @@ func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	}{{"aligned", 1}, {"aligned", 5}, {"unaligned", 3}, {"unaligned", 8}}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/M=%d", c.mode, c.m), func(t *testing.T) {
+			t.Parallel()
 			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, "--parallelism", fmt.Sprint(c.m))
 			checkRescaledManifest(t, stateDir, c.m)
 			want := fmt.Sprintf(`"operator":"count","from":2,"to":%d`, c.m)

@@ -33,6 +33,7 @@ func TestRestoreRescalesSourceBySplits(t *testing.T) {
 	}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/%s", c.mode, strings.Join(c.flag, " ")), func(t *testing.T) {
+			t.Parallel()
 			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, c.flag...)
 			want := fmt.Sprintf(`"operator":"source","from":2,"to":%d`, c.m)
 			if !strings.Contains(stderr, want) {

@@ -86,6 +86,7 @@ func TestRestoreOlderCheckpointExactlyOnce(t *testing.T) {
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 			args := runKeycountArgs(mode, out, stateDir, n, k)
@@ -146,6 +147,7 @@ func TestRestoreCorruptNewestCheckpoint(t *testing.T) {
 		{"key group", filepath.Join("count", "0", "state"), []string{"task count[0]", "key group", "crc32c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 			args := runKeycountArgs("aligned", out, stateDir, n, k)
