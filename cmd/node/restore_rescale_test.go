@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,11 +22,13 @@ import (
 // checkpoint's table rescaled to M (epoch 1), not M's contiguous ranges. In
 // unaligned mode the captured channel state is split by key group to the new
 // instances and replayed before new input. A subset of M per mode keeps the
-// test short; the full grid is measured by hand.
+// test short; the full grid is measured by hand. 200,000 records, as
+// TestRestoreRescalesSourceBySplits: the kill lands in the first part of
+// the job (the test logs the committed lines at the kill).
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
-	const n, k = 400000, 500
+	const n, k = 200000, 500
 	cells := []struct {
 		mode string
 		m    int
@@ -56,6 +59,7 @@ func killAndRestoreKeycount(t *testing.T, bin, mode string, n, k int, restore ..
 		"--out", out, "--state-dir", stateDir, "--sleep-ms", "0.02",
 		"--checkpoint-mode", mode, "--checkpoint-interval", "50ms", "--log-level", "info"}
 	killAfterCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, 3)
+	logCommittedAtKill(t, out, n)
 	code, stderr := runNode(t, bin, append(append(args, restore...), "--restore", "latest")...)
 	if code != 0 || strings.Contains(stderr, `"level":"error"`) {
 		t.Fatalf("restored run (%v) exited %d:\n%s", restore, code, stderr)
@@ -64,6 +68,16 @@ func killAndRestoreKeycount(t *testing.T, bin, mode string, n, k int, restore ..
 		t.Fatalf("output after kill and restore with %v: %v", restore, err)
 	}
 	return stateDir, stderr
+}
+
+// logCommittedAtKill logs how many of the job's n output lines were
+// committed when its first run was killed: how far into the job the kill
+// landed.
+func logCommittedAtKill(t *testing.T, out string, n int) {
+	t.Helper()
+	data, _ := os.ReadFile(out)
+	lines := bytes.Count(data, []byte("\n"))
+	t.Logf("killed with %d of %d lines committed (%.0f%%)", lines, n, 100*float64(lines)/float64(n))
 }
 
 // latestManifest is job's newest manifest in the local store at stateDir.
@@ -117,12 +131,13 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 func TestRestoreBackpressureAtNewParallelismExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
-	const n = 400000
+	const n = 200000
 	dir := t.TempDir()
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 	args := []string{"run", "backpressure", "--records", fmt.Sprint(n), "--out", out, "--state-dir", stateDir,
 		"--sleep-ms", "0.02", "--checkpoint-mode", "unaligned", "--checkpoint-interval", "50ms", "--log-level", "warn"}
 	killAfterJobCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, "backpressure", 3)
+	logCommittedAtKill(t, out, n)
 
 	second := exec.Command(bin, append(args, "--parallelism", "3", "--restore", "latest")...)
 	var stderr bytes.Buffer
