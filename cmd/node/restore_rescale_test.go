@@ -21,8 +21,10 @@ import (
 // together is exactly one run's, and the restored run's manifests carry the
 // checkpoint's table rescaled to M (epoch 1), not M's contiguous ranges. In
 // unaligned mode the captured channel state is split by key group to the new
-// instances and replayed before new input. A subset of M per mode keeps the
-// test short; the full grid is measured by hand. 200,000 records, as
+// instances and replayed before new input. The source goes to M too, by
+// splits: the restored run logs it, and its manifest deals the first run's
+// two splits, each read to its end (checkSourceRescaled). A subset of M per
+// mode keeps the test short; the full grid is measured by hand. 200,000 records, as
 // TestRestoreRescalesSourceBySplits: the kill lands in the first part of
 // the job (the test logs the committed lines at the kill).
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
@@ -38,6 +40,7 @@ func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 			t.Parallel()
 			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, "--parallelism", fmt.Sprint(c.m))
 			checkRescaledManifest(t, stateDir, c.m)
+			checkSourceRescaled(t, stateDir, stderr, c.m, n)
 			want := fmt.Sprintf(`"operator":"count","from":2,"to":%d`, c.m)
 			if !strings.Contains(stderr, want) || !strings.Contains(stderr, `"key_groups_min"`) {
 				t.Fatalf("restored run did not log the rescale of count (%s):\n%s", want, stderr)
