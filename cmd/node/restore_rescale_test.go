@@ -24,9 +24,9 @@ import (
 // instances and replayed before new input. The source goes to M too, by
 // splits: the restored run logs it, and its manifest deals the first run's
 // two splits, each read to its end (checkSourceRescaled). A subset of M per
-// mode keeps the test short; the full grid is measured by hand. 200,000 records, as
-// TestRestoreRescalesSourceBySplits: the kill lands in the first part of
-// the job (the test logs the committed lines at the kill).
+// mode keeps the test short; the full grid is measured by hand. 200,000
+// records, as TestRestoreRescalesSourceBySplits: the kill lands in the
+// first part of the job (the test logs the committed lines at the kill).
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
