@@ -72,6 +72,7 @@ func TestBenchNexmarkBadFlags(t *testing.T) {
 // TestRunNexmarkWritesResults: `node run nexmark --query q2 --out` writes
 // one JSON line per selected bid.
 func TestRunNexmarkWritesResults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outFile := filepath.Join(dir, "q2.jsonl")
 	cmd := exec.Command(buildNode(t), "run", "nexmark", "--query", "q2", "--events", "100000", "--seed", "5",
@@ -96,6 +97,7 @@ func TestRunNexmarkWritesResults(t *testing.T) {
 // TestBenchNexmarkAll: --query all runs every query in a child process and
 // prints one row each.
 func TestBenchNexmarkAll(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(buildNode(t), "bench", "nexmark", "--query", "all", "--events", "20000", "--json").Output()
 	if err != nil {
 		t.Fatalf("node bench nexmark --query all: %v", err)

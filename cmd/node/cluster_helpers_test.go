@@ -158,10 +158,16 @@ func (c *testCluster) submitAttached(args ...string) (*exec.Cmd, *lockedBuffer, 
 	return cmd, out, done
 }
 
-// status reads `node status --json`.
+// status reads `node status --json`, collecting answers for 500 ms.
 func (c *testCluster) status() statusView {
 	c.t.Helper()
-	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
+	return c.statusWithin("500ms")
+}
+
+// statusWithin reads `node status --json`, collecting answers for wait.
+func (c *testCluster) statusWithin(wait string) statusView {
+	c.t.Helper()
+	code, stdout, stderr := c.client("status", "--json", "--wait", wait)
 	var s statusView
 	if code != 0 {
 		c.t.Fatalf("node status: exit %d: %s", code, stderr)
@@ -172,12 +178,15 @@ func (c *testCluster) status() statusView {
 	return s
 }
 
-// waitStatus polls the status until cond holds.
+// waitStatus polls the status until cond holds. A poll collects answers
+// for 200 ms (a status waits out its whole window): a poll that missed a
+// slow node's answer fails cond and is repeated, and a short poll notices a
+// running job's checkpoints before a short job ends.
 func (c *testCluster) waitStatus(what string, cond func(statusView) bool) statusView {
 	c.t.Helper()
 	deadline := time.Now().Add(clusterDeadline)
 	for {
-		s := c.status()
+		s := c.statusWithin("200ms")
 		if cond(s) {
 			return s
 		}

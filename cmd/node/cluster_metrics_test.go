@@ -48,6 +48,7 @@ type restartsView struct {
 // with their cause, and no node logged a line with a duplicate key or a
 // duration without its unit.
 func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
+	t.Parallel()
 	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, []string{"--http", "127.0.0.1:0"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	// A slower stage than keycountArgs' (0.04 ms per record): the job runs

@@ -34,6 +34,7 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 		mode       string
 	}{{"back in time", "30s", true, "unaligned"}, {"aligned back in time", "30s", true, "aligned"}, {"wait ran out", "1s", false, "unaligned"}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := startClusterWith(t, bin, []string{"n1", "n2", "n3"}, []string{"--local-wait", tc.wait}, nil, nil)
 			out := filepath.Join(c.dir, "out.jsonl")
 			// Aligned checkpoints run the job faster: a longer run leaves

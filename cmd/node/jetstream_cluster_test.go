@@ -21,6 +21,7 @@ import (
 // its tasks is SIGKILLed mid-run. Its tasks restart on the others from the
 // latest checkpoint, and the output stream holds every count exactly once.
 func TestJetStreamBridgeSurvivesANodeKill(t *testing.T) {
+	t.Parallel()
 	const n, k = 400000, 100
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)

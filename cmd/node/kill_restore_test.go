@@ -106,6 +106,7 @@ func TestKillAndRestoreExactlyOnce(t *testing.T) {
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 			args := []string{"run", "keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),

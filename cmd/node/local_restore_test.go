@@ -23,10 +23,12 @@ import (
 // --local-recovery=false, it reads every section from JetStream instead,
 // still exactly once.
 func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	for _, tc := range []struct{ name, mode string }{{"unaligned", "unaligned"}, {"aligned", "aligned"}, {"damaged", "unaligned"}, {"local recovery off", "unaligned"}} {
 		mode := tc.mode
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ports, err := freePorts(1)
 			if err != nil {
 				t.Fatal(err)

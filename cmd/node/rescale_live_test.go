@@ -14,6 +14,7 @@ import (
 // every key's counts 1..n/k, once each and in order, and each rescale logs
 // its commit with the groups it moved against the minimum.
 func TestRunLiveRescaleSchedule(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, k = 200_000, 100
 	out := filepath.Join(t.TempDir(), "out.jsonl")
@@ -40,6 +41,7 @@ func TestRunLiveRescaleSchedule(t *testing.T) {
 // refused before anything runs, saying why; a step the planner refuses
 // fails the run with its reason.
 func TestRunRescaleFlagErrors(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	cases := []struct {
 		args []string

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,20 +21,26 @@ import (
 // together is exactly one run's, and the restored run's manifests carry the
 // checkpoint's table rescaled to M (epoch 1), not M's contiguous ranges. In
 // unaligned mode the captured channel state is split by key group to the new
-// instances and replayed before new input. A subset of M per mode keeps the
-// test short; the full grid is measured by hand.
+// instances and replayed before new input. The source goes to M too, by
+// splits: the restored run logs it, and its manifest deals the first run's
+// two splits, each read to its end (checkSourceRescaled). A subset of M per
+// mode keeps the test short; the full grid is measured by hand. 200,000
+// records, as TestRestoreRescalesSourceBySplits: the kill lands in the
+// first part of the job (the test logs the committed lines at the kill).
 func TestRestoreAtNewParallelismExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
-	const n, k = 400000, 500
+	const n, k = 200000, 500
 	cells := []struct {
 		mode string
 		m    int
 	}{{"aligned", 1}, {"aligned", 5}, {"unaligned", 3}, {"unaligned", 8}}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/M=%d", c.mode, c.m), func(t *testing.T) {
+			t.Parallel()
 			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, "--parallelism", fmt.Sprint(c.m))
 			checkRescaledManifest(t, stateDir, c.m)
+			checkSourceRescaled(t, stateDir, stderr, c.m, n)
 			want := fmt.Sprintf(`"operator":"count","from":2,"to":%d`, c.m)
 			if !strings.Contains(stderr, want) || !strings.Contains(stderr, `"key_groups_min"`) {
 				t.Fatalf("restored run did not log the rescale of count (%s):\n%s", want, stderr)
@@ -55,6 +62,7 @@ func killAndRestoreKeycount(t *testing.T, bin, mode string, n, k int, restore ..
 		"--out", out, "--state-dir", stateDir, "--sleep-ms", "0.02",
 		"--checkpoint-mode", mode, "--checkpoint-interval", "50ms", "--log-level", "info"}
 	killAfterCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, 3)
+	logCommittedAtKill(t, out, n)
 	code, stderr := runNode(t, bin, append(append(args, restore...), "--restore", "latest")...)
 	if code != 0 || strings.Contains(stderr, `"level":"error"`) {
 		t.Fatalf("restored run (%v) exited %d:\n%s", restore, code, stderr)
@@ -63,6 +71,16 @@ func killAndRestoreKeycount(t *testing.T, bin, mode string, n, k int, restore ..
 		t.Fatalf("output after kill and restore with %v: %v", restore, err)
 	}
 	return stateDir, stderr
+}
+
+// logCommittedAtKill logs how many of the job's n output lines were
+// committed when its first run was killed: how far into the job the kill
+// landed.
+func logCommittedAtKill(t *testing.T, out string, n int) {
+	t.Helper()
+	data, _ := os.ReadFile(out)
+	lines := bytes.Count(data, []byte("\n"))
+	t.Logf("killed with %d of %d lines committed (%.0f%%)", lines, n, 100*float64(lines)/float64(n))
 }
 
 // latestManifest is job's newest manifest in the local store at stateDir.
@@ -116,12 +134,13 @@ func checkRescaledManifest(t *testing.T, stateDir string, m int) {
 func TestRestoreBackpressureAtNewParallelismExactlyOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
-	const n = 400000
+	const n = 200000
 	dir := t.TempDir()
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 	args := []string{"run", "backpressure", "--records", fmt.Sprint(n), "--out", out, "--state-dir", stateDir,
 		"--sleep-ms", "0.02", "--checkpoint-mode", "unaligned", "--checkpoint-interval", "50ms", "--log-level", "warn"}
 	killAfterJobCheckpoints(t, bin, append(args, "--parallelism", "2"), stateDir, "backpressure", 3)
+	logCommittedAtKill(t, out, n)
 
 	second := exec.Command(bin, append(args, "--parallelism", "3", "--restore", "latest")...)
 	var stderr bytes.Buffer

@@ -12,11 +12,12 @@ import (
 
 // TestRestoreRescalesSourceBySplits SIGKILLs `node run keycount
 // --parallelism 2` after 3 checkpoints and restores it with the source at
-// another parallelism, by --parallelism 3 and by --operator-parallelism
-// source=1, aligned and unaligned: the committed output is exactly one run's,
-// and the restored run's last manifest runs the source at the new
-// parallelism with the first run's two splits, each read to its end, dealt
-// split s to instance s mod M (at 3, instance 2 serves none).
+// another parallelism by --operator-parallelism source=1, aligned and
+// unaligned: the committed output is exactly one run's, and the restored
+// run's last manifest runs the source at the new parallelism with the first
+// run's two splits, each read to its end, dealt split s to instance s mod M.
+// TestRestoreAtNewParallelismExactlyOnce checks the same of a restore by
+// --parallelism M (at 3, 5 and 8 instances 2 and up serve none).
 func TestRestoreRescalesSourceBySplits(t *testing.T) {
 	t.Parallel()
 	bin := buildNode(t)
@@ -26,19 +27,14 @@ func TestRestoreRescalesSourceBySplits(t *testing.T) {
 		flag []string
 		m    int
 	}{
-		{"aligned", []string{"--parallelism", "3"}, 3},
-		{"unaligned", []string{"--parallelism", "3"}, 3},
 		{"aligned", []string{"--parallelism", "2", "--operator-parallelism", "source=1"}, 1},
 		{"unaligned", []string{"--parallelism", "2", "--operator-parallelism", "source=1"}, 1},
 	}
 	for _, c := range cells {
 		t.Run(fmt.Sprintf("%s/%s", c.mode, strings.Join(c.flag, " ")), func(t *testing.T) {
+			t.Parallel()
 			stateDir, stderr := killAndRestoreKeycount(t, bin, c.mode, n, k, c.flag...)
-			want := fmt.Sprintf(`"operator":"source","from":2,"to":%d`, c.m)
-			if !strings.Contains(stderr, want) {
-				t.Fatalf("restored run did not log the source's rescale (%s):\n%s", want, stderr)
-			}
-			checkSourceSplits(t, stateDir, c.m, n)
+			checkSourceRescaled(t, stateDir, stderr, c.m, n)
 		})
 	}
 }
@@ -55,6 +51,18 @@ func TestRestoreSourceAfterRestore(t *testing.T) {
 	c := restoreChain{job: "keycount", mode: "unaligned", n: n, keys: k, steps: [][]string{p(2), p(3), p(1)},
 		verify: func(out string) error { return keycount.VerifyFile(out, int64(n), k) }}
 	checkSourceSplits(t, c.run(t, bin), 1, n)
+}
+
+// checkSourceRescaled checks that the restored run logged the source's
+// rescale from 2 to m and that its last manifest deals the first run's two
+// splits (checkSourceSplits).
+func checkSourceRescaled(t *testing.T, stateDir, stderr string, m, n int) {
+	t.Helper()
+	want := fmt.Sprintf(`"operator":"source","from":2,"to":%d`, m)
+	if !strings.Contains(stderr, want) {
+		t.Fatalf("restored run did not log the source's rescale (%s):\n%s", want, stderr)
+	}
+	checkSourceSplits(t, stateDir, m, n)
 }
 
 // checkSourceSplits checks that keycount's newest manifest in stateDir runs

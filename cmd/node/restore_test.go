@@ -86,11 +86,15 @@ func TestRestoreOlderCheckpointExactlyOnce(t *testing.T) {
 	const n, k = 200000, 100
 	for _, mode := range []string{"unaligned", "aligned"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-			args := runKeycountArgs(mode, out, stateDir, n, k)
+			// Checkpoints every 20 ms: the job reaches checkpoint 8 early in
+			// its run (at 50 ms a busy machine ended a run before it).
+			args := append(runKeycountArgs(mode, out, stateDir, n, k), "--checkpoint-interval", "20ms")
 			// Retention keeps 3; after 8 the newer two have committed output.
 			killAfterCheckpoints(t, bin, args, stateDir, 8)
+			logCommittedAtKill(t, out, n)
 			ids := checkpointIDs(t, stateDir, "keycount")
 			if len(ids) < 3 {
 				t.Fatalf("checkpoints %v after the kill, want at least 3", ids)
@@ -146,6 +150,7 @@ func TestRestoreCorruptNewestCheckpoint(t *testing.T) {
 		{"key group", filepath.Join("count", "0", "state"), []string{"task count[0]", "key group", "crc32c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
 			args := runKeycountArgs("aligned", out, stateDir, n, k)

@@ -17,6 +17,7 @@ import (
 // another parallelism of the session operator: the sessions and late clicks
 // of both runs together are exactly the straightforward computation's.
 func TestSessionsKillAndRestoreExactlyOnce(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	const n, users, seed = 80000, 20, 9
 	dir := t.TempDir()

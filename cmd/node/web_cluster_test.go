@@ -47,6 +47,7 @@ func apiGet(url string, v any) bool {
 // another node, then SIGKILLs a worker node and reads the restart, the
 // failure's timeline and the nodes left.
 func TestWebAPIOfAThreeNodeCluster(t *testing.T) {
+	t.Parallel()
 	bin := buildNode(t)
 	ids := []string{"n1", "n2", "n3"}
 	c := startClusterWith(t, bin, ids, []string{"--http", "127.0.0.1:0"}, nil, nil)
