@@ -72,8 +72,8 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 			t.late.expect(t.rs, t.retired.inputs)
 		}
 		t.rs = nil
-		t.retired.inputs = append(t.retired.inputs, m.retired...)
-		t.unlistenRetired(m.retired)
+		fresh := t.retired.add(m.retired)
+		t.unlistenRetired(fresh)
 		for _, oe := range t.out.edges {
 			if err := dropRetired(oe); err != nil {
 				t.fail(err)
@@ -460,6 +460,20 @@ func (t *task) rescaleRestore(a rescale.Restore) {
 type retiredInputs struct {
 	inputs []int
 	fed    uint64 // newest checkpoint whose barriers they were given
+}
+
+// add records inputs as retired and returns those not retired before: an
+// instance removed, added again and removed again names its first
+// incarnation's input, retired already, as well as its new one.
+func (r *retiredInputs) add(inputs []int) []int {
+	var fresh []int
+	for _, i := range inputs {
+		if !slices.Contains(r.inputs, i) {
+			r.inputs = append(r.inputs, i)
+			fresh = append(fresh, i)
+		}
+	}
+	return fresh
 }
 
 // feedRetired gives the aligner the barrier of checkpoint id on every
