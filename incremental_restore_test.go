@@ -90,6 +90,8 @@ type incrementalRun struct {
 	build         func(p int) *weir.Graph
 	listed        []uint64 // the checkpoints retained
 	older         uint64   // a retained one, not the newest, that reads a subsumed checkpoint's sections
+	stats         []actors.CheckpointStat
+	taskState     map[string]int64 // each task's state bytes in the newest checkpoint
 }
 
 // runIncrementalKeycount runs keycount with incremental checkpoints and
@@ -131,6 +133,7 @@ func runIncrementalKeycount(t *testing.T) incrementalRun {
 	if err := <-done; err != nil {
 		t.Fatalf("stopped run: %v", err)
 	}
+	stats, taskState := job.Checkpoints(), job.TaskStateBytes()
 
 	st, err := store.NewLocal(stateDir)
 	if err != nil {
@@ -156,7 +159,7 @@ func runIncrementalKeycount(t *testing.T) incrementalRun {
 	if older == 0 {
 		t.Fatalf("no retained checkpoint but the newest of %v reads a subsumed checkpoint's sections", listed)
 	}
-	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older}
+	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older, stats: stats, taskState: taskState}
 }
 
 // manifest reads checkpoint id's manifest.

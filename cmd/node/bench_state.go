@@ -245,9 +245,9 @@ func (r *stateBenchRow) fillCheckpoints(run stateRun) {
 	var bytes int64
 	for i, c := range run.checkpoints {
 		durs[i] = c.DurationMs
-		bytes += c.StateBytes
+		bytes += c.StateWrittenBytes
 		r.CkptMaxMs = max(r.CkptMaxMs, c.DurationMs)
-		r.FullStateBytes = max(r.FullStateBytes, c.StateBytes)
+		r.FullStateBytes = max(r.FullStateBytes, c.StateWrittenBytes)
 	}
 	r.CkptP50Ms = median(durs)
 	r.BytesPerCkpt = float64(bytes) / float64(len(run.checkpoints))
@@ -416,7 +416,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 	out.maxPause = time.Duration(job.Metrics.MaxSnapshotPauseNs.Load())
 	out.maxWait = time.Duration(job.Metrics.MaxSnapshotWaitNs.Load())
 	for _, c := range all[min(n1, len(all)):] {
-		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateBytes: c.StateBytes})
+		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateWrittenBytes: c.StateWrittenBytes})
 	}
 	cancel()
 	if r := <-done; r.err != nil && !errors.Is(r.err, context.Canceled) {
