@@ -55,6 +55,9 @@ type clusterRunResult struct {
 	OK          bool
 	Error       string
 	Detail      string // the nodes' log tails of a failure
+	// Checkpoints completed, and how many of them wrote deltas (with
+	// incremental checkpoints), from the nodes' logs.
+	Checkpoints, Deltas int
 }
 
 // line is the run's one-line report.
@@ -76,6 +79,9 @@ func (r clusterRunResult) line(cfg chaosClusterConfig) string {
 		kill = fmt.Sprintf("killed %s (%s) at %.2f s, %s", r.Victim, role, r.KilledAt.Seconds(), again)
 	}
 	status := "exactly once"
+	if cfg.Incremental {
+		kill += fmt.Sprintf("; %d of %d checkpoints wrote deltas", r.Deltas, r.Checkpoints)
+	}
 	if !r.OK {
 		status = fmt.Sprintf("FAILED: %s (replay: node chaos cluster --seed %d --runs 1 --nats %s%s)",
 			r.Error, r.Plan.Seed, map[bool]string{false: natsInN1, true: natsApart}[r.Plan.NATSApart], cfg.jobFlags())
@@ -234,7 +240,9 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 	if err := r.kill(nn, job, plan, accepted); err != nil {
 		return fail("%v", err)
 	}
-	if err := job.wait(); err != nil {
+	err = job.wait()
+	r.Checkpoints, r.Deltas = nn.checkpointWrites()
+	if err != nil {
 		return fail("node submit: %v; it said:\n%s", err, lastBytes(job.out.String(), 3000))
 	}
 	if err := keycount.VerifyFile(out, cfg.Records, cfg.Keys); err != nil {

@@ -30,8 +30,9 @@ type metaConfig struct {
 	Records int64
 	Keys    int // a multiple of every parallelism
 	// IncrKeys are the distinct keys of the cells with incremental
-	// checkpoints: enough per key group that a group changed since the last
-	// checkpoint is written as a delta, not whole again.
+	// checkpoints: so many that the keys a checkpoint interval changes are
+	// a small share of each key group, which is then written as a delta
+	// (over half of it changed, a group is written whole again).
 	IncrKeys  int
 	SleepMs   float64       // per record at parallelism 1; a cell at p sleeps p times this, so every cell lasts about as long
 	Interval  time.Duration // checkpoint interval
@@ -42,7 +43,7 @@ type metaConfig struct {
 // defaultMeta sizes a cell to about 2 s of sleep in the keyed stage at every
 // parallelism: long enough for the checkpoints a process kill waits for.
 func defaultMeta() metaConfig {
-	return metaConfig{Seed: 1, Records: 80000, Keys: 40, IncrKeys: 4000, SleepMs: 0.025, Interval: 50 * time.Millisecond,
+	return metaConfig{Seed: 1, Records: 80000, Keys: 40, IncrKeys: 40000, SleepMs: 0.025, Interval: 50 * time.Millisecond,
 		KillEvery: 150 * time.Millisecond, Timeout: 90 * time.Second}
 }
 

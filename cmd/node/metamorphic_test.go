@@ -110,9 +110,9 @@ func TestMetamorphicShort(t *testing.T) {
 	t.Parallel()
 	cfg := defaultMeta()
 	cfg.Seed, cfg.Records, cfg.Exe = metaTestSeed, 60000, buildNode(t)
-	// One key count for all cells, so that each job has one reference run
-	// (the incremental cells need enough keys per key group for deltas).
-	cfg.Keys = cfg.IncrKeys
+	// One key count for all cells, so that each job has one reference run;
+	// many keys, so that the incremental cells write deltas.
+	cfg.Keys, cfg.IncrKeys = 30000, 30000
 	cells := sampleMetaCells(cfg.Seed, metaJobs)
 	covered := map[string]bool{}
 	for _, c := range cells {
