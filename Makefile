@@ -51,13 +51,16 @@ bench-backpressure:
 # rescales. Every run is verified; a failure prints the seed that replays it.
 # The keycount runs are repeated unaligned with several checkpoints in
 # flight and a small size limit, so barriers fall back to alignment while
-# others are in flight. All run even when one fails.
+# others are in flight; keycount and 5 cluster runs (JetStream store, a node
+# SIGKILLed) again with incremental checkpoints, two in flight. All run even
+# when one fails.
 chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
 	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 || status=1; \
 	bin/node chaos keycount --seeds 5 --records 300000 --keys 20000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
+	bin/node chaos cluster --runs 5 --keys 40000 --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
 	exit $$status
