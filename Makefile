@@ -52,8 +52,9 @@ bench-backpressure:
 # The keycount runs are repeated unaligned with several checkpoints in
 # flight and a small size limit, so barriers fall back to alignment while
 # others are in flight; keycount and 5 cluster runs (JetStream store, a node
-# SIGKILLed) again with incremental checkpoints, two in flight. All run even
-# when one fails.
+# SIGKILLed) again with incremental checkpoints, two in flight, and 10
+# rescale runs with incremental checkpoints and rarer kills (so that most
+# rescales commit). All run even when one fails.
 chaos: build
 	@status=0; \
 	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
@@ -63,6 +64,7 @@ chaos: build
 	bin/node chaos cluster --runs 5 --keys 40000 --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
+	bin/node chaos rescale --runs 10 --keys 15000 --kill-every 1s --checkpoint-incremental || status=1; \
 	exit $$status
 
 # Cluster benchmark: keycount over 3 node processes versus one process,
