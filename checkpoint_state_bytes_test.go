@@ -8,7 +8,7 @@ import (
 // checkpoint's state bytes are the full size of the state it restores from
 // (every whole section and delta of its manifest, whichever checkpoint wrote
 // it) and its state bytes written are what it wrote itself; a checkpoint
-// that wrote deltas wrote less than its full size. Each task's state bytes
+// that wrote deltas wrote less than its full size, and some did. Each task's state bytes
 // (the web page's task table) add up to the newest checkpoint's full size.
 func TestIncrementalCheckpointStateBytes(t *testing.T) {
 	t.Parallel()
@@ -46,12 +46,14 @@ func TestIncrementalCheckpointStateBytes(t *testing.T) {
 		if s.StateBytes != full || s.StateWrittenBytes != written {
 			t.Errorf("checkpoint %d: state bytes %d, written %d; its manifest holds %d and it wrote %d", id, s.StateBytes, s.StateWrittenBytes, full, written)
 		}
-		if written < full {
+	}
+	for _, s := range run.stats {
+		if s.StateWrittenBytes < s.StateBytes {
 			smaller++
 		}
 	}
 	if smaller == 0 {
-		t.Fatalf("no retained checkpoint of %v wrote deltas", run.listed)
+		t.Fatalf("none of %d checkpoints wrote deltas", len(run.stats))
 	}
 	newest := run.stats[len(run.stats)-1]
 	var tasks int64
