@@ -51,7 +51,10 @@ bench-backpressure:
 # rescales. Every run is verified; a failure prints the seed that replays it.
 # The keycount runs are repeated unaligned with several checkpoints in
 # flight and a small size limit, so barriers fall back to alignment while
-# others are in flight. The rescale runs are repeated with a per-instance
+# others are in flight; keycount and 5 cluster runs (JetStream store, a node
+# SIGKILLed) again with incremental checkpoints, two in flight, and 10
+# rescale runs with incremental checkpoints and rarer kills (so that most
+# rescales commit). The rescale runs are repeated with a per-instance
 # two-phase sink that every step rescales too, up and down. All run even
 # when one fails.
 chaos: build
@@ -60,9 +63,11 @@ chaos: build
 	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 || status=1; \
 	bin/node chaos keycount --seeds 5 --records 300000 --keys 20000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos cluster --runs 20 || status=1; \
+	bin/node chaos cluster --runs 5 --keys 40000 --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos metamorphic || status=1; \
 	bin/node chaos rescale --runs 20 || status=1; \
 	bin/node chaos rescale --runs 12 --staging-sink || status=1; \
+	bin/node chaos rescale --runs 10 --keys 15000 --kill-every 1s --checkpoint-incremental || status=1; \
 	exit $$status
 
 # Cluster benchmark: keycount over 3 node processes versus one process,

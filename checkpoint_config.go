@@ -73,13 +73,17 @@ func DefaultCheckpointConfig() CheckpointConfig {
 
 // CheckpointStat describes one completed checkpoint of a run.
 type CheckpointStat struct {
-	ID              uint64        `json:"id"`
-	Mode            string        `json:"mode"`
-	Duration        time.Duration `json:"-"`
-	DurationMs      float64       `json:"duration_ms"`
-	AlignmentMs     float64       `json:"alignment_ms"`
-	StateBytes      int64         `json:"state_bytes"`
-	InflightBytes   int64         `json:"inflight_bytes"`
-	InflightBuffers int64         `json:"inflight_buffers"`
-	Final           bool          `json:"final,omitempty"`
+	ID          uint64        `json:"id"`
+	Mode        string        `json:"mode"`
+	Duration    time.Duration `json:"-"`
+	DurationMs  float64       `json:"duration_ms"`
+	AlignmentMs float64       `json:"alignment_ms"`
+	// StateBytes is the full size of the state the checkpoint restores
+	// from; StateWrittenBytes what it wrote (less with incremental
+	// checkpoints).
+	StateBytes        int64 `json:"state_bytes"`
+	StateWrittenBytes int64 `json:"state_written_bytes"`
+	InflightBytes     int64 `json:"inflight_bytes"`
+	InflightBuffers   int64 `json:"inflight_buffers"`
+	Final             bool  `json:"final,omitempty"`
 }

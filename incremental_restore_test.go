@@ -27,6 +27,7 @@ import (
 func TestIncrementalRestoreOlderCheckpointAtNewParallelism(t *testing.T) {
 	t.Parallel()
 	run := runIncrementalKeycount(t)
+	run.requireOlder(t)
 	t.Logf("retained %v; restoring %d at parallelism 3", run.listed, run.older)
 	res, err := weir.Run(context.Background(), run.build(3), weir.WithCheckpoints(run.cc), weir.WithRestore(fmt.Sprint(run.older)))
 	if err != nil {
@@ -45,6 +46,7 @@ func TestIncrementalRestoreOlderCheckpointAtNewParallelism(t *testing.T) {
 func TestIncrementalRestoreCorruptReferencedSection(t *testing.T) {
 	t.Parallel()
 	run := runIncrementalKeycount(t)
+	run.requireOlder(t)
 	m := run.manifest(t, run.older)
 	var g int
 	var link store.ChainLink
@@ -89,12 +91,24 @@ type incrementalRun struct {
 	cc            weir.CheckpointConfig
 	build         func(p int) *weir.Graph
 	listed        []uint64 // the checkpoints retained
-	older         uint64   // a retained one, not the newest, that reads a subsumed checkpoint's sections
+	older         uint64   // a retained one, not the newest, that reads a subsumed checkpoint's sections; 0 if none
+	stats         []actors.CheckpointStat
+	taskState     map[string]int64 // each task's state bytes in the newest checkpoint
+}
+
+// requireOlder fails the test when no retained checkpoint but the newest
+// reads a subsumed checkpoint's sections.
+func (r incrementalRun) requireOlder(t *testing.T) {
+	t.Helper()
+	if r.older == 0 {
+		t.Fatalf("no retained checkpoint but the newest of %v reads a subsumed checkpoint's sections", r.listed)
+	}
 }
 
 // runIncrementalKeycount runs keycount with incremental checkpoints and
-// --retain 3 until ten checkpoints completed, so that retention has subsumed
-// checkpoints whose blobs retained ones still read, and stops it.
+// --retain 3 until ten checkpoints completed, so that retention has
+// (usually) subsumed checkpoints whose blobs retained ones still read, and
+// stops it.
 func runIncrementalKeycount(t *testing.T) incrementalRun {
 	t.Helper()
 	const n, k = incrN, incrK
@@ -131,6 +145,7 @@ func runIncrementalKeycount(t *testing.T) incrementalRun {
 	if err := <-done; err != nil {
 		t.Fatalf("stopped run: %v", err)
 	}
+	stats, taskState := job.Checkpoints(), job.TaskStateBytes()
 
 	st, err := store.NewLocal(stateDir)
 	if err != nil {
@@ -153,10 +168,7 @@ func runIncrementalKeycount(t *testing.T) incrementalRun {
 		}
 	}
 	st.Close()
-	if older == 0 {
-		t.Fatalf("no retained checkpoint but the newest of %v reads a subsumed checkpoint's sections", listed)
-	}
-	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older}
+	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older, stats: stats, taskState: taskState}
 }
 
 // manifest reads checkpoint id's manifest.

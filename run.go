@@ -259,7 +259,7 @@ wait:
 	res.Restore = NewRestoreStat(job.Restores())
 	for _, c := range job.Checkpoints() {
 		res.Checkpoints = append(res.Checkpoints, CheckpointStat{ID: c.ID, Mode: c.Mode, Duration: c.Duration,
-			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes,
+			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes, StateWrittenBytes: c.StateWrittenBytes,
 			InflightBytes: c.InflightBytes, InflightBuffers: c.InflightBuffers, Final: c.Final})
 	}
 	if n := g.Latency.Count(); n > 0 {

@@ -19,15 +19,22 @@ import (
 
 // CheckpointStat describes one completed checkpoint.
 type CheckpointStat struct {
-	ID              uint64
-	Mode            string // aligned or unaligned (a timed-out aligned one is unaligned)
-	Duration        time.Duration
-	Alignment       time.Duration // longest alignment of any task
-	StateBytes      int64
-	InflightBytes   int64
-	InflightBuffers int64
-	Final           bool
-	Completed       time.Time // when the coordinator completed it
+	ID        uint64
+	Mode      string // aligned or unaligned (a timed-out aligned one is unaligned)
+	Duration  time.Duration
+	Alignment time.Duration // longest alignment of any task
+	// StateBytes is the full size of the operator state the checkpoint
+	// restores from: with incremental checkpoints, every section of its
+	// key groups' chains, whichever checkpoint wrote them.
+	// StateWrittenBytes is the operator state this checkpoint wrote (its
+	// deltas and whole sections); without incremental checkpoints the two
+	// are equal.
+	StateBytes        int64
+	StateWrittenBytes int64
+	InflightBytes     int64
+	InflightBuffers   int64
+	Final             bool
+	Completed         time.Time // when the coordinator completed it
 }
 
 // checkpointLog collects a job's completed checkpoints; safe for any goroutine.
@@ -246,15 +253,17 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 	}
 	for _, ack := range a.ckpt.acks[act.ID] {
 		s.Alignment = max(s.Alignment, ack.alignment)
-		s.StateBytes += ack.stateB
+		s.StateWrittenBytes += ack.stateB
+		s.StateBytes += ack.stateFullBytes()
 		s.InflightBytes += ack.inflightB
 		s.InflightBuffers += ack.buffers
 	}
 	a.job.ckptLog.add(s)
 	a.job.taskState.record(act.ID, a.ckpt.acks[act.ID], func(op, i int) string { return taskName(a.job.Plan.Operators[op], i) })
-	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.InflightBytes)
+	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.StateWrittenBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
-		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).
+		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("state_written_bytes", s.StateWrittenBytes).
+		Int64("inflight_bytes", s.InflightBytes).
 		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")
 }
 

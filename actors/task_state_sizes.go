@@ -6,8 +6,28 @@ import (
 	taskid "github.com/weirstream/weir/internal/task"
 )
 
-// taskStateLog keeps each task's state bytes in the latest completed
-// checkpoint; safe for any goroutine.
+// stateFullBytes is the full size of the operator state the ack's part of
+// its checkpoint restores from: its whole key-group sections, every link of
+// its incremental chains (whichever checkpoint wrote them) and its operator
+// state. Without chains it is the bytes the task wrote (stateB).
+func (ack *taskAckMsg) stateFullBytes() int64 {
+	var n int64
+	for _, ref := range ack.snap.KeyGroups {
+		n += ref.Size
+	}
+	for _, chain := range ack.snap.KeyGroupChains {
+		for _, l := range chain {
+			n += l.Ref.Size
+		}
+	}
+	if ack.snap.OperatorState != nil {
+		n += ack.snap.OperatorState.Size
+	}
+	return max(n, ack.stateB)
+}
+
+// taskStateLog keeps each task's full state bytes in the latest completed
+// checkpoint (see stateFullBytes); safe for any goroutine.
 type taskStateLog struct {
 	mu    sync.Mutex
 	bytes map[string]int64 // task name → state bytes
@@ -22,13 +42,15 @@ func (l *taskStateLog) record(id uint64, acks map[taskid.ID]*taskAckMsg, name fu
 	}
 	for _, ack := range acks {
 		if ack.id == id {
-			l.bytes[name(ack.op, ack.instance)] = ack.stateB
+			l.bytes[name(ack.op, ack.instance)] = ack.stateFullBytes()
 		}
 	}
 }
 
-// TaskStateBytes returns each task's state bytes in the latest completed
-// checkpoint that it acknowledged, by task name.
+// TaskStateBytes returns each task's full state bytes in the latest
+// completed checkpoint that it acknowledged (with incremental checkpoints,
+// its chains' whole sections and deltas, not only what it wrote), by task
+// name.
 func (j *Job) TaskStateBytes() map[string]int64 {
 	j.taskState.mu.Lock()
 	defer j.taskState.mu.Unlock()

@@ -28,17 +28,18 @@ type Registry struct {
 	reg *prometheus.Registry
 	src sources
 
-	checkpointSeconds   *prometheus.HistogramVec
-	alignmentSeconds    *prometheus.HistogramVec
-	checkpointState     *prometheus.GaugeVec
-	checkpointInflight  *prometheus.GaugeVec
-	checkpointsTotal    *prometheus.CounterVec
-	restarts            *prometheus.CounterVec
-	restoreSeconds      *prometheus.HistogramVec
-	recoverySeconds     *prometheus.HistogramVec
-	rescaleSeconds      *prometheus.HistogramVec
-	rescaleGroupsMoved  *prometheus.CounterVec
-	rescaleGroupsLatest *prometheus.GaugeVec
+	checkpointSeconds      *prometheus.HistogramVec
+	alignmentSeconds       *prometheus.HistogramVec
+	checkpointState        *prometheus.GaugeVec
+	checkpointStateWritten *prometheus.GaugeVec
+	checkpointInflight     *prometheus.GaugeVec
+	checkpointsTotal       *prometheus.CounterVec
+	restarts               *prometheus.CounterVec
+	restoreSeconds         *prometheus.HistogramVec
+	recoverySeconds        *prometheus.HistogramVec
+	rescaleSeconds         *prometheus.HistogramVec
+	rescaleGroupsMoved     *prometheus.CounterVec
+	rescaleGroupsLatest    *prometheus.GaugeVec
 }
 
 // durationBuckets cover 1 ms … about 65 s in powers of two: checkpoint,
@@ -60,7 +61,9 @@ func New() *Registry {
 	r.recoverySeconds = hist("recovery_seconds", "Time from detecting a failure to the first record processed after the restore.", job)
 	r.rescaleSeconds = hist("rescale_seconds", "Time a rescale of an operator took, from its start until the new instances run.", []string{"job", "operator"})
 	r.checkpointState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "checkpoint_state_bytes",
-		Help: "Operator state bytes of the latest completed checkpoint."}, job)
+		Help: "Full size of the operator state of the latest completed checkpoint (with incremental checkpoints: every whole section and delta it restores from, whichever checkpoint wrote it)."}, job)
+	r.checkpointStateWritten = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "checkpoint_state_written_bytes",
+		Help: "Operator state bytes the latest completed checkpoint wrote (with incremental checkpoints: its deltas and whole sections only)."}, job)
 	r.checkpointInflight = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "checkpoint_inflight_bytes",
 		Help: "In-flight (channel state) bytes captured by the latest completed checkpoint."}, job)
 	r.checkpointsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "checkpoints_completed_total",
@@ -73,7 +76,7 @@ func New() *Registry {
 		Help: "Key groups that changed owner in the latest rescale of an operator."}, []string{"job", "operator"})
 	r.reg.MustRegister(&r.src, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.checkpointSeconds, r.alignmentSeconds, r.restoreSeconds, r.recoverySeconds, r.rescaleSeconds,
-		r.checkpointState, r.checkpointInflight, r.checkpointsTotal, r.restarts, r.rescaleGroupsMoved, r.rescaleGroupsLatest)
+		r.checkpointState, r.checkpointStateWritten, r.checkpointInflight, r.checkpointsTotal, r.restarts, r.rescaleGroupsMoved, r.rescaleGroupsLatest)
 	return r
 }
 
@@ -86,14 +89,16 @@ func (r *Registry) Handler() http.Handler {
 }
 
 // ObserveCheckpoint records a completed checkpoint of job: its mode, its
-// duration and alignment, and the state and in-flight bytes it stored.
-func (r *Registry) ObserveCheckpoint(job, mode string, took, alignment time.Duration, stateBytes, inflightBytes int64) {
+// duration and alignment, the full size of its state, the state bytes it
+// wrote and the in-flight bytes it stored.
+func (r *Registry) ObserveCheckpoint(job, mode string, took, alignment time.Duration, stateBytes, stateWrittenBytes, inflightBytes int64) {
 	if r == nil {
 		return
 	}
 	r.checkpointSeconds.WithLabelValues(job, mode).Observe(took.Seconds())
 	r.alignmentSeconds.WithLabelValues(job).Observe(alignment.Seconds())
 	r.checkpointState.WithLabelValues(job).Set(float64(stateBytes))
+	r.checkpointStateWritten.WithLabelValues(job).Set(float64(stateWrittenBytes))
 	r.checkpointInflight.WithLabelValues(job).Set(float64(inflightBytes))
 	r.checkpointsTotal.WithLabelValues(job, mode).Inc()
 }

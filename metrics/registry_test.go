@@ -16,7 +16,7 @@ func TestEventsAreExposed(t *testing.T) {
 	r := New()
 	r.RecordRescale("keycount", "count", 1500*time.Millisecond, 25)
 	r.RecordRescale("keycount", "count", 500*time.Millisecond, 7)
-	r.ObserveCheckpoint("keycount", "unaligned", 40*time.Millisecond, 3*time.Millisecond, 2048, 512)
+	r.ObserveCheckpoint("keycount", "unaligned", 40*time.Millisecond, 3*time.Millisecond, 4096, 2048, 512)
 	r.CountRestart("keycount", CauseNodeLost)
 	r.ObserveRestore("keycount", 20*time.Millisecond)
 	r.ObserveRecovery("keycount", 300*time.Millisecond)
@@ -45,8 +45,11 @@ func TestEventsAreExposed(t *testing.T) {
 			t.Errorf("%s: %d observations, want %d", name, got, want)
 		}
 	}
-	if v := fams["weir_checkpoint_state_bytes"].GetMetric()[0].GetGauge().GetValue(); v != 2048 {
-		t.Errorf("state bytes %v, want 2048", v)
+	if v := fams["weir_checkpoint_state_bytes"].GetMetric()[0].GetGauge().GetValue(); v != 4096 {
+		t.Errorf("full state bytes %v, want 4096", v)
+	}
+	if v := fams["weir_checkpoint_state_written_bytes"].GetMetric()[0].GetGauge().GetValue(); v != 2048 {
+		t.Errorf("state bytes written %v, want 2048", v)
 	}
 	rs := fams["weir_restarts_total"].GetMetric()[0]
 	if rs.GetCounter().GetValue() != 1 || rs.GetLabel()[0].GetValue() != CauseNodeLost {

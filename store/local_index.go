@@ -31,9 +31,13 @@ type localIndex struct {
 
 // indexEntry places one section: Ref names the local blob file (Name), the
 // section's Offset and Size in it, its CRC32C and the file's size (Whole).
+// A key group's delta of an incremental checkpoint also carries the earlier
+// links of its chain (Chain, oldest first), whose sections are in the
+// indexes of their own checkpoints: the group's state is all of them.
 type indexEntry struct {
-	Key SectionKey `msgpack:"key"`
-	Ref BlobRef    `msgpack:"ref"`
+	Key   SectionKey  `msgpack:"key"`
+	Ref   BlobRef     `msgpack:"ref"`
+	Chain []ChainLink `msgpack:"chain,omitempty"`
 }
 
 // lookup returns the entry of key.
@@ -118,11 +122,31 @@ func decodeLocalIndex(job string, ckpt uint64, data []byte) (*localIndex, error)
 			return nil, fmt.Errorf("local index entry %d (%s): section [%d, +%d) outside %d bytes: %w",
 				i, e.Key, ref.Offset, ref.Size, ref.Whole, ErrCorrupt)
 		}
+		if err := checkEarlierLinks(ckpt, e.Chain); err != nil {
+			return nil, fmt.Errorf("local index entry %d (%s): %v: %w", i, e.Key, err, ErrCorrupt)
+		}
 		if i > 0 && !keyLess(x.Sections[i-1].Key, e.Key) {
 			return nil, fmt.Errorf("local index entry %d (%s): out of order or repeated: %w", i, e.Key, ErrCorrupt)
 		}
 	}
 	return &x, nil
+}
+
+// checkEarlierLinks checks the earlier links of a chain whose last link
+// checkpoint ckpt wrote: valid blob names, written by ascending checkpoints
+// before ckpt.
+func checkEarlierLinks(ckpt uint64, links []ChainLink) error {
+	var prev uint64
+	for i, l := range links {
+		if err := ValidateBlobName(l.Ref.Name); err != nil {
+			return fmt.Errorf("chain link %d: %w", i, err)
+		}
+		if l.Checkpoint <= prev || l.Checkpoint >= ckpt {
+			return fmt.Errorf("chain link %d written by checkpoint %d, after %d, before %d", i, l.Checkpoint, prev, ckpt)
+		}
+		prev = l.Checkpoint
+	}
+	return nil
 }
 
 // indexPath is the file of a checkpoint's local index.

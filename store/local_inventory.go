@@ -18,7 +18,9 @@ type LocalHolding struct {
 	Checkpoint uint64            `json:"checkpoint" msgpack:"cp"`
 	KeyGroups  []keygroups.Range `json:"key_groups,omitempty" msgpack:"kg,omitempty"` // ascending, disjoint, not adjacent
 	// KeyGroupBytes, OperatorStateBytes and ChannelBytes are the sizes of
-	// the sections of each kind; Bytes is their sum.
+	// the sections of each kind; Bytes is their sum. A key group stored
+	// incrementally counts the bytes of its whole chain (its whole section
+	// and every delta on it, whichever checkpoints wrote them).
 	KeyGroupBytes      int64 `json:"key_group_bytes" msgpack:"kgb"`
 	OperatorStateBytes int64 `json:"operator_state_bytes,omitempty" msgpack:"osb,omitempty"`
 	ChannelSections    int   `json:"channel_sections,omitempty" msgpack:"chs,omitempty"`
@@ -29,7 +31,9 @@ type LocalHolding struct {
 // Inventory summarises the local copy from its indexes: per job, operator
 // and checkpoint, the key-group ranges and bytes held. A damaged index is
 // logged and left out; so is a section whose blob file is missing or of the
-// wrong size. Sorted by job, operator, checkpoint.
+// wrong size, and a key group of an incremental checkpoint whose chain is
+// not all held (a link missing from its checkpoint's index or blob file).
+// Sorted by job, operator, checkpoint.
 func (m *Mirror) Inventory(ctx context.Context) ([]LocalHolding, error) {
 	jobs, err := m.Local.jobs()
 	if err != nil {
@@ -41,15 +45,24 @@ func (m *Mirror) Inventory(ctx context.Context) ([]LocalHolding, error) {
 		if err != nil {
 			return nil, fmt.Errorf("local state inventory: %w", err)
 		}
+		indexes := map[uint64]*localIndex{}
+		indexOf := func(id uint64) *localIndex {
+			x, ok := indexes[id]
+			if !ok {
+				x = m.localIndex(job, id)
+				indexes[id] = x
+			}
+			return x
+		}
 		for _, id := range ids {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			x := m.localIndex(job, id)
+			x := indexOf(id)
 			if x == nil {
 				continue
 			}
-			hs, err := m.Local.holdings(x)
+			hs, err := m.Local.holdings(x, indexOf)
 			if err != nil {
 				return nil, fmt.Errorf("local state inventory: %w", err)
 			}
@@ -70,25 +83,33 @@ func (m *Mirror) Inventory(ctx context.Context) ([]LocalHolding, error) {
 }
 
 // holdings summarises one checkpoint's index per operator, counting only
-// sections whose blob file is present with the expected size.
-func (l *Local) holdings(x *localIndex) ([]LocalHolding, error) {
-	present := map[string]bool{}
+// sections whose blob file is present with the expected size; a key
+// group's delta counts with the earlier links of its chain (found through
+// indexOf, the index of a checkpoint or nil), and only when they are all
+// held too.
+func (l *Local) holdings(x *localIndex, indexOf func(uint64) *localIndex) ([]LocalHolding, error) {
+	blobs := heldBlobs{l: l, job: x.Job, present: map[LocalCheckpoint]map[string]bool{}}
 	byOp := map[string]*LocalHolding{}
 	groups := map[string][]int{}
 	var ops []string
 	for _, e := range x.Sections {
-		ok, seen := present[e.Ref.Name]
-		if !seen {
-			size, err := l.blobSize(x.Job, x.Checkpoint, e.Ref.Name)
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return nil, err
+		ok, err := blobs.has(x.Checkpoint, e.Ref)
+		if err != nil {
+			return nil, err
+		}
+		size := e.Ref.Size
+		for _, link := range e.Chain {
+			if !ok {
+				break
 			}
-			want := e.Ref.Whole
-			if want == 0 {
-				want = e.Ref.Size
+			held, found := indexOf(link.Checkpoint).lookup(e.Key)
+			ok = found && held.Ref.Size == link.Ref.Size && held.Ref.CRC32C == link.Ref.CRC32C
+			if ok {
+				if ok, err = blobs.has(link.Checkpoint, held.Ref); err != nil {
+					return nil, err
+				}
 			}
-			ok = err == nil && size == want
-			present[e.Ref.Name] = ok
+			size += link.Ref.Size
 		}
 		if !ok {
 			continue
@@ -102,14 +123,14 @@ func (l *Local) holdings(x *localIndex) ([]LocalHolding, error) {
 		switch e.Key.Kind {
 		case KindKeyGroup:
 			groups[e.Key.Operator] = append(groups[e.Key.Operator], e.Key.KeyGroup)
-			h.KeyGroupBytes += e.Ref.Size
+			h.KeyGroupBytes += size
 		case KindOperatorState:
-			h.OperatorStateBytes += e.Ref.Size
+			h.OperatorStateBytes += size
 		case KindChannel:
 			h.ChannelSections++
-			h.ChannelBytes += e.Ref.Size
+			h.ChannelBytes += size
 		}
-		h.Bytes += e.Ref.Size
+		h.Bytes += size
 	}
 	out := make([]LocalHolding, 0, len(ops))
 	for _, op := range ops {
@@ -118,6 +139,40 @@ func (l *Local) holdings(x *localIndex) ([]LocalHolding, error) {
 		out = append(out, *h)
 	}
 	return out, nil
+}
+
+// heldBlobs answers whether the local blob files of one job that sections
+// name are present with the expected size, asking the filesystem once per
+// file.
+type heldBlobs struct {
+	l       *Local
+	job     string
+	present map[LocalCheckpoint]map[string]bool
+}
+
+// has reports whether the blob file of checkpoint ckpt that ref is a
+// section of is present with the size ref expects.
+func (b heldBlobs) has(ckpt uint64, ref BlobRef) (bool, error) {
+	c := LocalCheckpoint{Job: b.job, Checkpoint: ckpt}
+	files := b.present[c]
+	if files == nil {
+		files = map[string]bool{}
+		b.present[c] = files
+	}
+	if ok, seen := files[ref.Name]; seen {
+		return ok, nil
+	}
+	size, err := b.l.blobSize(b.job, ckpt, ref.Name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	want := ref.Whole
+	if want == 0 {
+		want = ref.Size
+	}
+	ok := err == nil && size == want
+	files[ref.Name] = ok
+	return ok, nil
 }
 
 // compactRanges turns key groups into ascending inclusive ranges, merging

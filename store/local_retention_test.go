@@ -175,3 +175,47 @@ func TestIndexNeverRecreatesADeletedCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint directories %v came back", ids)
 	}
 }
+
+// TestMirrorInventoryCountsWholeChains: a key group of an incremental
+// checkpoint counts the bytes of its whole chain (the whole section an
+// earlier checkpoint wrote and the delta on it), not the delta alone, and
+// counts only while every link of the chain is held.
+func TestMirrorInventoryCountsWholeChains(t *testing.T) {
+	m, _, local, _ := newLoggedMirror(t)
+	ctx := testCtx(t)
+	first := putTaskState(t, m, "j", 1, "count", 0, []int{0, 1}, 100, 0)
+	// Checkpoint 2: deltas of 10 bytes on groups 0 and 1, group 5 whole.
+	second := putTaskState(t, local, "j", 2, "count", 0, []int{0, 1, 5}, 10, 0)
+	snap := second.snap
+	snap.KeyGroupChains = map[int][]ChainLink{}
+	for _, g := range []int{0, 1} {
+		snap.KeyGroupChains[g] = []ChainLink{{Checkpoint: 1, Ref: first.snap.KeyGroups[g]}, {Checkpoint: 2, Ref: snap.KeyGroups[g]}}
+		delete(snap.KeyGroups, g)
+	}
+	if err := m.RecordSnapshot(ctx, "j", 2, snap); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := m.Inventory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LocalHolding{
+		{Job: "j", Operator: "count", Checkpoint: 1, KeyGroups: []keygroups.Range{{Start: 0, End: 1}}, KeyGroupBytes: 200, Bytes: 200},
+		{Job: "j", Operator: "count", Checkpoint: 2, KeyGroups: []keygroups.Range{{Start: 0, End: 1}, {Start: 5, End: 5}},
+			KeyGroupBytes: 2*(100+10) + 10, Bytes: 2*(100+10) + 10},
+	}
+	if !reflect.DeepEqual(hs, want) {
+		t.Fatalf("inventory\n%+v\nwant\n%+v", hs, want)
+	}
+	// Without checkpoint 1's blob, the chains are not held; group 5 is.
+	if err := local.fs.RemoveAll(local.abs("j/" + checkpointDir(1) + "/count")); err != nil {
+		t.Fatal(err)
+	}
+	if hs, err = m.Inventory(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want = []LocalHolding{{Job: "j", Operator: "count", Checkpoint: 2, KeyGroups: []keygroups.Range{{Start: 5, End: 5}}, KeyGroupBytes: 10, Bytes: 10}}
+	if !reflect.DeepEqual(hs, want) {
+		t.Fatalf("inventory without checkpoint 1's blob\n%+v\nwant\n%+v", hs, want)
+	}
+}

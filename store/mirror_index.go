@@ -29,21 +29,12 @@ func (m *Mirror) RecordSnapshot(ctx context.Context, job string, ckpt uint64, ts
 		return wrap(err)
 	}
 	entries := snapshotEntries(ckpt, ts)
-	present := map[string]bool{}
+	blobs := heldBlobs{l: m.Local, job: job, present: map[LocalCheckpoint]map[string]bool{}}
 	kept := entries[:0]
 	for _, e := range entries {
-		ok, seen := present[e.Ref.Name]
-		if !seen {
-			size, err := m.Local.blobSize(job, ckpt, e.Ref.Name)
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return wrap(err)
-			}
-			want := e.Ref.Whole
-			if want == 0 {
-				want = e.Ref.Size
-			}
-			ok = err == nil && size == want
-			present[e.Ref.Name] = ok
+		ok, err := blobs.has(ckpt, e.Ref)
+		if err != nil {
+			return wrap(err)
 		}
 		if ok {
 			kept = append(kept, e)
@@ -79,9 +70,10 @@ func snapshotEntries(ckpt uint64, ts TaskSnapshot) []indexEntry {
 	}
 	for g, chain := range ts.KeyGroupChains {
 		// The link this checkpoint wrote; earlier ones are in their own
-		// checkpoints' indexes.
+		// checkpoints' indexes, named here so that the inventory can sum
+		// the group's whole chain.
 		if n := len(chain); n > 0 && chain[n-1].Checkpoint == ckpt {
-			out = append(out, indexEntry{Key: KeyGroupKey(ts.Operator, g), Ref: chain[n-1].Ref})
+			out = append(out, indexEntry{Key: KeyGroupKey(ts.Operator, g), Ref: chain[n-1].Ref, Chain: chain[: n-1 : n-1]})
 		}
 	}
 	if ts.OperatorState != nil {

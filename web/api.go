@@ -74,21 +74,27 @@ type Task struct {
 	Backpressure float64 `json:"backpressure"`
 	// QueuedBuffers are buffers waiting in its input channels and outboxes.
 	QueuedBuffers int `json:"queued_buffers"`
-	// StateBytes is its state in the latest completed checkpoint.
+	// StateBytes is the full size of its state in the latest completed
+	// checkpoint (with incremental checkpoints: whole sections and deltas,
+	// whichever checkpoint wrote them).
 	StateBytes int64 `json:"state_bytes"`
 	KeyGroups  int   `json:"key_groups"`
 }
 
 // Checkpoint is one completed checkpoint.
 type Checkpoint struct {
-	ID              uint64  `json:"id"`
-	Mode            string  `json:"mode"`
-	DurationMs      float64 `json:"duration_ms"`
-	AlignmentMs     float64 `json:"alignment_ms"`
-	StateBytes      int64   `json:"state_bytes"`
-	InflightBytes   int64   `json:"inflight_bytes"`
-	InflightBuffers int64   `json:"inflight_buffers"`
-	Final           bool    `json:"final"`
+	ID          uint64  `json:"id"`
+	Mode        string  `json:"mode"`
+	DurationMs  float64 `json:"duration_ms"`
+	AlignmentMs float64 `json:"alignment_ms"`
+	// StateBytes is the full size of the state the checkpoint restores
+	// from; StateWrittenBytes the state bytes it wrote (less with
+	// incremental checkpoints).
+	StateBytes        int64 `json:"state_bytes"`
+	StateWrittenBytes int64 `json:"state_written_bytes"`
+	InflightBytes     int64 `json:"inflight_bytes"`
+	InflightBuffers   int64 `json:"inflight_buffers"`
+	Final             bool  `json:"final"`
 }
 
 // Failures are a job's failures and restarts, with their causes.

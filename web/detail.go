@@ -93,7 +93,7 @@ func buildDetail(f jobFacts, rates *Rates, now time.Time) *JobDetail {
 	cps := f.checkpoints[max(0, len(f.checkpoints)-maxCheckpointHistory):]
 	for _, c := range cps {
 		d.Checkpoints = append(d.Checkpoints, Checkpoint{ID: c.ID, Mode: c.Mode, DurationMs: ms(c.Duration),
-			AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes, InflightBytes: c.InflightBytes,
+			AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes, StateWrittenBytes: c.StateWrittenBytes, InflightBytes: c.InflightBytes,
 			InflightBuffers: c.InflightBuffers, Final: c.Final})
 	}
 	sv := f.supervision

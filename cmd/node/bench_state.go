@@ -253,9 +253,9 @@ func (r *stateBenchRow) fillCheckpoints(run stateRun) {
 	var bytes int64
 	for i, c := range run.checkpoints {
 		durs[i] = c.DurationMs
-		bytes += c.StateBytes
+		bytes += c.StateWrittenBytes
 		r.CkptMaxMs = max(r.CkptMaxMs, c.DurationMs)
-		r.FullStateBytes = max(r.FullStateBytes, c.StateBytes)
+		r.FullStateBytes = max(r.FullStateBytes, c.StateWrittenBytes)
 	}
 	r.CkptP50Ms = median(durs)
 	r.BytesPerCkpt = float64(bytes) / float64(len(run.checkpoints))
@@ -445,7 +445,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		out.largest = max(out.largest, c.StateBytes) // the fill's whole one too
 	}
 	for _, c := range all[min(n1, len(all)):] {
-		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateBytes: c.StateBytes})
+		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateWrittenBytes: c.StateWrittenBytes})
 	}
 	cancel()
 	if r := <-done; r.err != nil && !errors.Is(r.err, context.Canceled) {

@@ -31,13 +31,17 @@ type chaosClusterConfig struct {
 	Slots     int
 	Heartbeat time.Duration
 	Timeout   time.Duration // of one job, from submit to its end
+	// Incremental and MaxConcurrent are keycount's --checkpoint-incremental
+	// and --max-concurrent-checkpoints.
+	Incremental   bool
+	MaxConcurrent int
 }
 
 // defaultChaosCluster is the soak of issue 16: keycount on three nodes of
 // four slots each, one node killed between 1.5 and 5 s into the job.
 func defaultChaosCluster() chaosClusterConfig {
 	return chaosClusterConfig{Runs: 20, Seed: 1, Records: 400000, Keys: 400, P: 3, Interval: 200 * time.Millisecond,
-		SleepMs: 0.05, Slots: 4, Heartbeat: 2 * time.Second, Timeout: 3 * time.Minute,
+		SleepMs: 0.05, Slots: 4, Heartbeat: 2 * time.Second, Timeout: 3 * time.Minute, MaxConcurrent: 1,
 		Plan: clusterPlanConfig{NATS: natsEither, KillMin: 1500 * time.Millisecond, KillMax: 5 * time.Second}}
 }
 
@@ -51,6 +55,9 @@ type clusterRunResult struct {
 	OK          bool
 	Error       string
 	Detail      string // the nodes' log tails of a failure
+	// Checkpoints completed, and how many of them wrote deltas (with
+	// incremental checkpoints), from the nodes' logs.
+	Checkpoints, Deltas int
 }
 
 // line is the run's one-line report.
@@ -72,6 +79,9 @@ func (r clusterRunResult) line(cfg chaosClusterConfig) string {
 		kill = fmt.Sprintf("killed %s (%s) at %.2f s, %s", r.Victim, role, r.KilledAt.Seconds(), again)
 	}
 	status := "exactly once"
+	if cfg.Incremental {
+		kill += fmt.Sprintf("; %d of %d checkpoints wrote deltas", r.Deltas, r.Checkpoints)
+	}
 	if !r.OK {
 		status = fmt.Sprintf("FAILED: %s (replay: node chaos cluster --seed %d --runs 1 --nats %s%s)",
 			r.Error, r.Plan.Seed, map[bool]string{false: natsInN1, true: natsApart}[r.Plan.NATSApart], cfg.jobFlags())
@@ -87,6 +97,7 @@ func (cfg chaosClusterConfig) jobFlags() string {
 		{"checkpoint-interval", cfg.Interval, d.Interval}, {"sleep-ms", cfg.SleepMs, d.SleepMs},
 		{"kill-min", cfg.Plan.KillMin, d.Plan.KillMin}, {"kill-max", cfg.Plan.KillMax, d.Plan.KillMax},
 		{"slots", cfg.Slots, d.Slots}, {"heartbeat-timeout", cfg.Heartbeat, d.Heartbeat},
+		{"checkpoint-incremental", cfg.Incremental, d.Incremental}, {"max-concurrent-checkpoints", cfg.MaxConcurrent, d.MaxConcurrent},
 	})
 }
 
@@ -96,17 +107,25 @@ type replayFlag struct {
 	value, def any
 }
 
-// replayFlags is " --name value" for each flag whose value is not its
-// default.
+// replayFlags is " --name value" (" --name=value" for a bool) for each
+// flag whose value is not its default.
 func replayFlags(flags []replayFlag) string {
 	var b strings.Builder
 	for _, f := range flags {
-		if v := fmt.Sprint(f.value); v != fmt.Sprint(f.def) {
+		v := fmt.Sprint(f.value)
+		switch {
+		case v == fmt.Sprint(f.def):
+		case isBool(f.value): // a bool flag takes its value after "="
+			fmt.Fprintf(&b, " --%s=%s", f.name, v)
+		default:
 			fmt.Fprintf(&b, " --%s %s", f.name, v)
 		}
 	}
 	return b.String()
 }
+
+// isBool reports whether v is a bool.
+func isBool(v any) bool { _, ok := v.(bool); return ok }
 
 // runChaosCluster is `node chaos cluster`.
 func runChaosCluster(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -126,6 +145,8 @@ func runChaosCluster(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.IntVar(&cfg.Slots, "slots", cfg.Slots, "each node's slots")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "each node's heartbeat timeout")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a run's job may take")
+	fs.BoolVar(&cfg.Incremental, "checkpoint-incremental", cfg.Incremental, "keycount writes changed key groups as deltas on the sections already stored")
+	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent-checkpoints", cfg.MaxConcurrent, "keycount's checkpoints in flight at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cli.ExitOK
@@ -176,6 +197,8 @@ func (cfg chaosClusterConfig) check(extra int) error {
 		return fmt.Errorf("--parallelism %d and --slots %d must be ≥ 1", cfg.P, cfg.Slots)
 	case cfg.Interval <= 0 || cfg.Timeout <= 0 || cfg.SleepMs < 0:
 		return errors.New("--checkpoint-interval and --timeout must be > 0, --sleep-ms ≥ 0")
+	case cfg.MaxConcurrent < 1:
+		return fmt.Errorf("--max-concurrent-checkpoints %d must be ≥ 1", cfg.MaxConcurrent)
 	}
 	return checkClusterPlanConfig(cfg.Plan)
 }
@@ -205,9 +228,7 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 		return r
 	}
 	out := filepath.Join(dir, "out.jsonl")
-	job, err := startSubmit(ctx, nn, cfg.Timeout, "keycount", "--records", fmt.Sprint(cfg.Records), "--keys", fmt.Sprint(cfg.Keys),
-		"--parallelism", fmt.Sprint(cfg.P), "--checkpoint-interval", cfg.Interval.String(), "--sleep-ms", fmt.Sprint(cfg.SleepMs),
-		"--out", out, "--coordinator", plan.Coordinator)
+	job, err := startSubmit(ctx, nn, cfg.Timeout, cfg.submitArgs(out, plan.Coordinator)...)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -219,7 +240,9 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 	if err := r.kill(nn, job, plan, accepted); err != nil {
 		return fail("%v", err)
 	}
-	if err := job.wait(); err != nil {
+	err = job.wait()
+	r.Checkpoints, r.Deltas = nn.checkpointWrites()
+	if err != nil {
 		return fail("node submit: %v; it said:\n%s", err, lastBytes(job.out.String(), 3000))
 	}
 	if err := keycount.VerifyFile(out, cfg.Records, cfg.Keys); err != nil {
@@ -227,6 +250,17 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 	}
 	r.OK = true
 	return r
+}
+
+// submitArgs are `node submit`'s arguments for a run's keycount job.
+func (cfg chaosClusterConfig) submitArgs(out, coordinator string) []string {
+	args := []string{"keycount", "--records", fmt.Sprint(cfg.Records), "--keys", fmt.Sprint(cfg.Keys),
+		"--parallelism", fmt.Sprint(cfg.P), "--checkpoint-interval", cfg.Interval.String(), "--sleep-ms", fmt.Sprint(cfg.SleepMs),
+		"--max-concurrent-checkpoints", fmt.Sprint(cfg.MaxConcurrent), "--out", out, "--coordinator", coordinator}
+	if cfg.Incremental {
+		args = append(args, "--checkpoint-incremental")
+	}
+	return args
 }
 
 // kill waits until the plan's kill time, finds the victim in the status and

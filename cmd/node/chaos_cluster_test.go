@@ -114,3 +114,34 @@ func TestChaosClusterShort(t *testing.T) {
 		}
 	}
 }
+
+// chaosClusterIncrementalSeed plans a worker SIGKILLed 2.5 s into the job,
+// with NATS apart, and started again at once with its working directory.
+const chaosClusterIncrementalSeed = 4
+
+// TestChaosClusterIncrementalJetStream is `node chaos cluster` with
+// incremental checkpoints, two in flight: three real node processes whose
+// checkpoints go to the JetStream store (with each node's local copy), a
+// node running tasks SIGKILLed and restarted, the job's output verified
+// exactly once, and checkpoints that wrote deltas among those completed.
+func TestChaosClusterIncrementalJetStream(t *testing.T) {
+	t.Parallel()
+	cfg := defaultChaosCluster()
+	cfg.Exe = buildNode(t)
+	cfg.Keys, cfg.Incremental, cfg.MaxConcurrent = 40000, true, 2
+	plan := planClusterRun(chaosClusterIncrementalSeed, cfg.Plan)
+	if !plan.Restart || plan.KillCoordinator {
+		t.Fatalf("seed %d does not plan a worker restarted after its kill: %+v", plan.Seed, plan)
+	}
+	r := chaosClusterRun(context.Background(), cfg, plan)
+	if !r.OK {
+		t.Fatalf("%s\n%s", r.line(cfg), r.Detail)
+	}
+	t.Log(r.line(cfg))
+	switch {
+	case r.Victim == "":
+		t.Errorf("the job ended before the kill at %v (it took %v)", plan.KillAfter, r.Took.Round(time.Millisecond))
+	case r.Deltas == 0:
+		t.Errorf("none of %d checkpoints wrote deltas", r.Checkpoints)
+	}
+}

@@ -28,6 +28,7 @@ type chaosRescaleConfig struct {
 	Gap         time.Duration // mean time between steps
 	KillEvery   time.Duration
 	Interval    time.Duration // checkpoint interval
+	Incremental bool          // write changed key groups as deltas
 	Parallelism int           // of source and count at the start
 	// StagingSink runs keycount into a per-instance two-phase sink that
 	// hands its staged output off (keycount.CommitLog), at Parallelism
@@ -83,6 +84,7 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.DurationVar(&c.Gap, "rescale-every", 250*time.Millisecond, "mean time between rescales (each waits in [½, 1½) of it)")
 	fs.DurationVar(&c.KillEvery, "kill-every", 300*time.Millisecond, "kill a random actor this often")
 	fs.DurationVar(&c.Interval, "checkpoint-interval", 50*time.Millisecond, "checkpoint interval")
+	fs.BoolVar(&c.Incremental, "checkpoint-incremental", false, "write key groups as deltas of their changed keys")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 90*time.Second, "stop a run that has not finished after this long, dump its actors to stderr and count it as failed")
 	logLevel := fs.String("log-level", "", "write the job's log at this level (debug, info, warn) to stderr; none by default")
 	c.Parallelism = 2
@@ -120,8 +122,8 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 		seed, mode := *firstSeed+int64(i), ms[i%len(ms)]
 		r := chaosRescaleRun(ctx, seed, mode, c)
 		committed, aborted = committed+r.Committed, aborted+r.Aborted
-		replay := fmt.Sprintf("node chaos rescale --seed %d --runs 1 --modes %s --records %d --keys %d --sleep-ms %v --rescales %d --max-parallelism %d --rescale-every %v --kill-every %v --checkpoint-interval %v",
-			seed, mode, c.Records, c.Keys, c.SleepMs, c.Steps, c.MaxP, c.Gap, c.KillEvery, c.Interval)
+		replay := fmt.Sprintf("node chaos rescale --seed %d --runs 1 --modes %s --records %d --keys %d --sleep-ms %v --rescales %d --max-parallelism %d --rescale-every %v --kill-every %v --checkpoint-interval %v --checkpoint-incremental=%v",
+			seed, mode, c.Records, c.Keys, c.SleepMs, c.Steps, c.MaxP, c.Gap, c.KillEvery, c.Interval, c.Incremental)
 		if c.StagingSink {
 			replay += " --staging-sink"
 		}
@@ -197,7 +199,7 @@ func chaosRescaleRun(ctx context.Context, seed int64, mode weir.CheckpointMode, 
 	ctx, timedOut := chaosWatchdog(ctx, c.RunTimeout, c.Diag)
 	defer timedOut()
 	res, err := weir.Run(ctx, g, weir.WithLogger(log), weir.WithSupervision(sup),
-		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: c.Interval, Timeout: 30 * time.Second, Retain: 2, StateDir: filepath.Join(dir, "state")}),
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: c.Interval, Timeout: 30 * time.Second, Retain: 2, StateDir: filepath.Join(dir, "state"), Incremental: c.Incremental}),
 		weir.WithRescaleSchedule(steps...))
 	if res != nil {
 		r.Kills, r.Restarts, r.DurationS = res.Kills, res.Restarts, res.Duration.Seconds()

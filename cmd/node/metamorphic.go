@@ -25,10 +25,15 @@ import (
 
 // metaConfig is what `node chaos metamorphic` runs.
 type metaConfig struct {
-	Exe       string // the node binary
-	Seed      int64
-	Records   int64
-	Keys      int           // a multiple of every parallelism
+	Exe     string // the node binary
+	Seed    int64
+	Records int64
+	Keys    int // a multiple of every parallelism
+	// IncrKeys are the distinct keys of the cells with incremental
+	// checkpoints: so many that the keys a checkpoint interval changes are
+	// a small share of each key group, which is then written as a delta
+	// (over half of it changed, a group is written whole again).
+	IncrKeys  int
 	SleepMs   float64       // per record at parallelism 1; a cell at p sleeps p times this, so every cell lasts about as long
 	Interval  time.Duration // checkpoint interval
 	KillEvery time.Duration // of the actor-kills cells
@@ -38,7 +43,7 @@ type metaConfig struct {
 // defaultMeta sizes a cell to about 2 s of sleep in the keyed stage at every
 // parallelism: long enough for the checkpoints a process kill waits for.
 func defaultMeta() metaConfig {
-	return metaConfig{Seed: 1, Records: 80000, Keys: 40, SleepMs: 0.025, Interval: 50 * time.Millisecond,
+	return metaConfig{Seed: 1, Records: 80000, Keys: 40, IncrKeys: 40000, SleepMs: 0.025, Interval: 50 * time.Millisecond,
 		KillEvery: 150 * time.Millisecond, Timeout: 90 * time.Second}
 }
 
@@ -56,7 +61,7 @@ type metaResult struct {
 
 // line is the cell's one-line report.
 func (r metaResult) line(cfg metaConfig) string {
-	name := fmt.Sprintf("%-40s", r.Cell)
+	name := fmt.Sprintf("%-48s", r.Cell)
 	if r.Skipped != "" {
 		return fmt.Sprintf("%s skipped: %s", name, r.Skipped)
 	}
@@ -75,7 +80,7 @@ func (r metaResult) line(cfg metaConfig) string {
 func (cfg metaConfig) flags() string {
 	d := defaultMeta()
 	return replayFlags([]replayFlag{
-		{"records", cfg.Records, d.Records}, {"keys", cfg.Keys, d.Keys}, {"sleep-ms", cfg.SleepMs, d.SleepMs},
+		{"records", cfg.Records, d.Records}, {"keys", cfg.Keys, d.Keys}, {"incremental-keys", cfg.IncrKeys, d.IncrKeys}, {"sleep-ms", cfg.SleepMs, d.SleepMs},
 		{"checkpoint-interval", cfg.Interval, d.Interval}, {"kill-every", cfg.KillEvery, d.KillEvery},
 	})
 }
@@ -88,6 +93,7 @@ func runMetamorphic(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the cells' random choices (a differing cell prints it)")
 	fs.Int64Var(&cfg.Records, "records", cfg.Records, "input records of every run")
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "distinct keys (a multiple of 4)")
+	fs.IntVar(&cfg.IncrKeys, "incremental-keys", cfg.IncrKeys, "distinct keys of the cells with incremental checkpoints (a multiple of 4)")
 	fs.Float64Var(&cfg.SleepMs, "sleep-ms", cfg.SleepMs, "average sleep per record in the keyed stage at parallelism 1 (times the parallelism in other cells, so that all last about as long)")
 	fs.DurationVar(&cfg.Interval, "checkpoint-interval", cfg.Interval, "checkpoint interval")
 	fs.DurationVar(&cfg.KillEvery, "kill-every", cfg.KillEvery, "actor-kills cells: kill a random actor this often")
@@ -127,6 +133,8 @@ func metaSelect(cfg metaConfig, extra int, jobs, only string, sample bool) ([]me
 		return nil, errors.New("no arguments expected")
 	case cfg.Keys < 4 || cfg.Keys%4 != 0 || cfg.Records < 1 || cfg.Records%int64(cfg.Keys) != 0:
 		return nil, fmt.Errorf("--keys %d must be a positive multiple of 4 and --records %d a positive multiple of it", cfg.Keys, cfg.Records)
+	case cfg.IncrKeys < 4 || cfg.IncrKeys%4 != 0 || cfg.Records%int64(cfg.IncrKeys) != 0:
+		return nil, fmt.Errorf("--incremental-keys %d must be a positive multiple of 4 and --records %d a multiple of it", cfg.IncrKeys, cfg.Records)
 	case cfg.SleepMs < 0 || cfg.Interval <= 0 || cfg.KillEvery <= 0 || cfg.Timeout <= 0:
 		return nil, errors.New("--sleep-ms must be ≥ 0; --checkpoint-interval, --kill-every and --timeout > 0")
 	case only != "" && sample:
@@ -192,16 +200,17 @@ func runMetaCells(ctx context.Context, cfg metaConfig, cells []metaCell, report 
 	type refKey struct {
 		job     string
 		records int64
+		keys    int
 	}
 	refs := map[refKey]canonicalOutput{}
 	refErr := map[refKey]error{}
-	reference := func(c metaCell, records int64) (canonicalOutput, error) {
-		k := refKey{c.Job, records}
+	reference := func(c metaCell, records int64, keys int) (canonicalOutput, error) {
+		k := refKey{c.Job, records, keys}
 		if _, ok := refs[k]; !ok && refErr[k] == nil {
 			ref := c.reference()
-			out, _, err := runMetaCell(ctx, cfg, ref, cellSeed(cfg.Seed, ref), records)
+			out, _, err := runMetaCell(ctx, cfg, ref, cellSeed(cfg.Seed, ref), records, keys)
 			if err != nil {
-				refErr[k] = fmt.Errorf("reference %s with %d records: %w", ref, records, err)
+				refErr[k] = fmt.Errorf("reference %s with %d records and %d keys: %w", ref, records, keys, err)
 			}
 			refs[k] = out
 		}
@@ -218,12 +227,12 @@ func runMetaCells(ctx context.Context, cfg metaConfig, cells []metaCell, report 
 		if ctx.Err() != nil {
 			break
 		}
-		records := cfg.Records
+		records, keys := cfg.Records, cfg.keysOf(c)
 		var out canonicalOutput
 		var err error
 		start := time.Now()
 		for try := 0; ; try++ {
-			out, r.Disturbed, err = runMetaCell(ctx, cfg, c, r.Seed, records)
+			out, r.Disturbed, err = runMetaCell(ctx, cfg, c, r.Seed, records, keys)
 			if !errors.Is(err, errEndedFirst) || try == longerTries {
 				break
 			}
@@ -233,7 +242,7 @@ func runMetaCells(ctx context.Context, cfg metaConfig, cells []metaCell, report 
 		if records != cfg.Records {
 			r.Disturbed += fmt.Sprintf(" (with %d records: shorter jobs ended before the kill)", records)
 		}
-		ref, rerr := reference(c, records)
+		ref, rerr := reference(c, records, keys)
 		switch {
 		case err != nil:
 			r.Error = err.Error()
@@ -243,7 +252,7 @@ func runMetaCells(ctx context.Context, cfg metaConfig, cells []metaCell, report 
 			r.Error = ref.diff(out)
 			r.Same = r.Error == ""
 			if !r.Same {
-				if verr := verifyMetaOutput(cfg, c.Job, records, out); verr != nil {
+				if verr := verifyMetaOutput(c.Job, records, keys, out); verr != nil {
 					r.Error += "; verifier: " + verr.Error()
 				}
 			}
@@ -254,8 +263,16 @@ func runMetaCells(ctx context.Context, cfg metaConfig, cells []metaCell, report 
 	return results
 }
 
+// keysOf is the distinct keys of cell c's job.
+func (cfg metaConfig) keysOf(c metaCell) int {
+	if c.incremental() {
+		return cfg.IncrKeys
+	}
+	return cfg.Keys
+}
+
 // verifyMetaOutput runs the job's own exactly-once verifier on an output.
-func verifyMetaOutput(cfg metaConfig, job string, records int64, out canonicalOutput) error {
+func verifyMetaOutput(job string, records int64, distinct int, out canonicalOutput) error {
 	var b bytes.Buffer
 	keys := make([]string, 0, len(out.Keys))
 	for k := range out.Keys {
@@ -269,21 +286,21 @@ func verifyMetaOutput(cfg metaConfig, job string, records int64, out canonicalOu
 		}
 	}
 	if job == "keysum" {
-		return keysum.Verify(&b, records, cfg.Keys)
+		return keysum.Verify(&b, records, distinct)
 	}
-	return keycount.Verify(&b, records, cfg.Keys)
+	return keycount.Verify(&b, records, distinct)
 }
 
-// runMetaCell runs one cell with `node run` processes and returns its
-// committed output and what disturbed it.
-func runMetaCell(ctx context.Context, cfg metaConfig, c metaCell, seed, records int64) (canonicalOutput, string, error) {
+// runMetaCell runs one cell with `node run` processes on records over keys
+// and returns its committed output and what disturbed it.
+func runMetaCell(ctx context.Context, cfg metaConfig, c metaCell, seed, records int64, keys int) (canonicalOutput, string, error) {
 	dir, err := os.MkdirTemp("", "weir-metamorphic-")
 	if err != nil {
 		return canonicalOutput{}, "", err
 	}
 	defer os.RemoveAll(dir)
 	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-	args := []string{"run", c.Job, "--records", fmt.Sprint(records), "--keys", fmt.Sprint(cfg.Keys),
+	args := []string{"run", c.Job, "--records", fmt.Sprint(records), "--keys", fmt.Sprint(keys),
 		"--parallelism", fmt.Sprint(c.P), "--sleep-ms", fmt.Sprint(cfg.SleepMs * float64(c.P)), "--out", out, "--state-dir", stateDir,
 		"--checkpoint-interval", cfg.Interval.String(), "--retain", "20", "--log-level", "warn"}
 	args = append(args, metaModeArgs[c.Mode]...)

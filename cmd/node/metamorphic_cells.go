@@ -11,7 +11,7 @@ import (
 // the same input and must commit the same output.
 var (
 	metaJobs         = []string{"keycount", "keysum"}
-	metaModes        = []string{"none", "aligned", "aligned-1ms", "unaligned", "unaligned-c2-4KiB"}
+	metaModes        = []string{"none", "aligned", "aligned-1ms", "unaligned", "unaligned-c2-4KiB", "aligned-incr", "unaligned-incr-c2"}
 	metaParallelisms = []int{1, 2, 4}
 	metaDisturbances = []string{"no-chaos", "actor-kills", "kill-restore-latest", "kill-restore-older"}
 	metaModeArgs     = map[string][]string{
@@ -21,6 +21,10 @@ var (
 		"unaligned":   {"--checkpoint-mode", "unaligned"},
 		// Two checkpoints in flight and a size limit over which barriers fall back to alignment.
 		"unaligned-c2-4KiB": {"--checkpoint-mode", "unaligned", "--max-concurrent-checkpoints", "2", "--max-inflight-bytes", "4KiB"},
+		// Incremental checkpoints (changed key groups written as deltas on
+		// the sections already stored), alone and with two in flight.
+		"aligned-incr":      {"--checkpoint-mode", "aligned", "--checkpoint-incremental"},
+		"unaligned-incr-c2": {"--checkpoint-mode", "unaligned", "--checkpoint-incremental", "--max-concurrent-checkpoints", "2"},
 	}
 	metaSkipNoneCause = "mode none has no checkpoints to recover from"
 )
@@ -43,6 +47,9 @@ func (c metaCell) skip() string {
 	}
 	return ""
 }
+
+// incremental reports whether the cell's checkpoints are incremental.
+func (c metaCell) incremental() bool { return strings.Contains(c.Mode, "-incr") }
 
 // reference is the cell every other cell of the job is compared with: no
 // checkpoints, one instance, no disturbance.

@@ -95,9 +95,11 @@ func TestCanonicalOutputDiff(t *testing.T) {
 	}
 }
 
-// metaTestSeed draws the short check's cells; its sample holds every
-// checkpoint mode and every parallelism (the test checks it).
-const metaTestSeed = 4
+// metaTestSeed draws the short check's cells; its sample holds the
+// aligned, aligned-with-timeout and unaligned modes, both incremental ones
+// (with actor kills and both process kills among them) and every
+// parallelism (the test checks the modes and parallelisms).
+const metaTestSeed = 106
 
 // TestMetamorphicShort runs one seeded cell per job and disturbance (actor
 // kills, SIGKILL of `node run` then --restore latest or an older retained
@@ -108,12 +110,15 @@ func TestMetamorphicShort(t *testing.T) {
 	t.Parallel()
 	cfg := defaultMeta()
 	cfg.Seed, cfg.Records, cfg.Exe = metaTestSeed, 60000, buildNode(t)
+	// One key count for all cells, so that each job has one reference run;
+	// many keys, so that the incremental cells write deltas.
+	cfg.Keys, cfg.IncrKeys = 30000, 30000
 	cells := sampleMetaCells(cfg.Seed, metaJobs)
 	covered := map[string]bool{}
 	for _, c := range cells {
 		covered[c.Mode], covered[fmt.Sprint(c.P)] = true, true
 	}
-	for _, want := range []string{"aligned", "aligned-1ms", "unaligned", "1", "2", "4"} {
+	for _, want := range []string{"aligned", "aligned-1ms", "unaligned", "aligned-incr", "unaligned-incr-c2", "1", "2", "4"} {
 		if !covered[want] {
 			t.Fatalf("seed %d's cells %v lack %s", cfg.Seed, cells, want)
 		}

@@ -126,7 +126,7 @@ function drawCheckpointChart(cps) {
     el("span", {}, el("i", { style: "background:#f28e2b" }), "unaligned"), el("span", {}, el("i", { style: "background:#1d2330;opacity:.35" }), "alignment"));
   document.getElementById("ckpt-chart").replaceChildren(svg, legend);
   rows(document.querySelector("#checkpoints tbody"), cps.slice(-15).reverse(), c => [c.id, c.mode + (c.final ? " (final)" : ""),
-    c.duration_ms.toFixed(1), c.alignment_ms.toFixed(1), fmt(c.state_bytes), fmt(c.inflight_bytes), c.inflight_buffers]);
+    c.duration_ms.toFixed(1), c.alignment_ms.toFixed(1), fmt(c.state_bytes), fmt(c.state_written_bytes), fmt(c.inflight_bytes), c.inflight_buffers]);
 }
 
 function drawFailures(d) {
