@@ -83,7 +83,7 @@ func TestIncrementalRestoreCorruptReferencedSection(t *testing.T) {
 	}
 }
 
-const incrN, incrK = 40000, 4000
+const incrN, incrK = 40000, 40000
 
 // incrementalRun is a stopped keycount run with incremental checkpoints.
 type incrementalRun struct {
@@ -134,12 +134,25 @@ func runIncrementalKeycount(t *testing.T) incrementalRun {
 			weir.WithJobObserver(func(j *actors.Job) { mu.Lock(); job = j; mu.Unlock() }))
 		done <- err
 	}()
+	var ended error
+	endedEarly := false
 	if !poll.Until(2*time.Minute, 5*time.Millisecond, func() bool {
+		select {
+		case ended = <-done:
+			endedEarly = true
+			return true
+		default:
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		return job != nil && len(job.Checkpoints()) >= 10
 	}) {
 		t.Fatal("10 checkpoints did not complete within 2 minutes")
+	}
+	if endedEarly {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the run ended (%v) after %d checkpoints, before 10", ended, len(job.Checkpoints()))
 	}
 	cancel()
 	if err := <-done; err != nil {
