@@ -73,13 +73,16 @@ func DefaultCheckpointConfig() CheckpointConfig {
 
 // CheckpointStat describes one completed checkpoint of a run.
 type CheckpointStat struct {
-	ID              uint64        `json:"id"`
-	Mode            string        `json:"mode"`
-	Duration        time.Duration `json:"-"`
-	DurationMs      float64       `json:"duration_ms"`
-	AlignmentMs     float64       `json:"alignment_ms"`
-	StateBytes      int64         `json:"state_bytes"`
-	InflightBytes   int64         `json:"inflight_bytes"`
-	InflightBuffers int64         `json:"inflight_buffers"`
-	Final           bool          `json:"final,omitempty"`
+	ID            uint64        `json:"id"`
+	Mode          string        `json:"mode"`
+	Duration      time.Duration `json:"-"`
+	DurationMs    float64       `json:"duration_ms"`
+	AlignmentMs   float64       `json:"alignment_ms"`
+	StateBytes    int64         `json:"state_bytes"`
+	InflightBytes int64         `json:"inflight_bytes"` // channel state written
+	// InflightRefBytes is channel state referred to in earlier checkpoints'
+	// blobs instead of written again (buffers queued since then).
+	InflightRefBytes int64 `json:"inflight_ref_bytes"`
+	InflightBuffers  int64 `json:"inflight_buffers"`
+	Final            bool  `json:"final,omitempty"`
 }

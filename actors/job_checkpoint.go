@@ -19,15 +19,18 @@ import (
 
 // CheckpointStat describes one completed checkpoint.
 type CheckpointStat struct {
-	ID              uint64
-	Mode            string // aligned or unaligned (a timed-out aligned one is unaligned)
-	Duration        time.Duration
-	Alignment       time.Duration // longest alignment of any task
-	StateBytes      int64
-	InflightBytes   int64
-	InflightBuffers int64
-	Final           bool
-	Completed       time.Time // when the coordinator completed it
+	ID            uint64
+	Mode          string // aligned or unaligned (a timed-out aligned one is unaligned)
+	Duration      time.Duration
+	Alignment     time.Duration // longest alignment of any task
+	StateBytes    int64
+	InflightBytes int64 // channel state written
+	// InflightRefBytes is channel state referred to in earlier checkpoints'
+	// blobs instead of written again (buffers still queued since then).
+	InflightRefBytes int64
+	InflightBuffers  int64
+	Final            bool
+	Completed        time.Time // when the coordinator completed it
 }
 
 // checkpointLog collects a job's completed checkpoints; safe for any goroutine.
@@ -248,6 +251,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 		s.Alignment = max(s.Alignment, ack.alignment)
 		s.StateBytes += ack.stateB
 		s.InflightBytes += ack.inflightB
+		s.InflightRefBytes += ack.inflightRefB
 		s.InflightBuffers += ack.buffers
 	}
 	a.job.ckptLog.add(s)
@@ -255,7 +259,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
 		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("inflight_bytes", s.InflightBytes).
-		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")
+		Int64("inflight_ref_bytes", s.InflightRefBytes).Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")
 }
 
 // deleteCheckpoints removes checkpoints beyond the retained ones.

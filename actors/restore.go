@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -74,14 +73,13 @@ func (t *task) restore() error {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
-		secs = append(secs, store.SectionRequest{Key: store.ChannelKey(t.op.Name, ts.Instance, cb.Input), Ref: cb.Blob})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
 	// Key groups are restored a few at a time as their sections are read,
 	// each section in a buffer of its own that the restored state adopts
 	// (restore_groups.go), so the task never holds its state twice; operator
-	// and channel state are kept for after.
+	// state is kept for after, channel state read after (channel_state_read.go).
 	stateful, _ := t.inst.(plan.Stateful)
 	rest := make([][]byte, len(secs)-len(groups))
 	var loadErr error // of restoring a key group, returned by EachSectionKept as it is
@@ -146,17 +144,18 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("source offset %d", offset), err)
 		}
 	}
-	for i, cb := range ownChannels {
-		c := t.in.chans[cb.Input]
-		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
-		if err == nil {
-			err = inflight.LabelRounds(batches, cb.Rounds, m.CheckpointID)
-		}
+	if len(ownChannels) > 0 {
+		chans, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels,
+			func(cb store.ChannelBlob) plan.BatchCodec { return t.op.Inputs[t.in.chans[cb.Input].edgeIndex].Codec })
+		read.Add(stats)
 		if err != nil {
-			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
+			return fmt.Errorf("task %s: %w", t.name, err)
 		}
-		for _, b := range batches {
-			c.replay = append(c.replay, replayBuffer(b, false))
+		for i, cb := range ownChannels {
+			c := t.in.chans[cb.Input]
+			for _, b := range chans[i] {
+				c.replay = append(c.replay, replayBuffer(b, false))
+			}
 		}
 	}
 	took := time.Since(start)
