@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,23 +55,34 @@ func runBackpressuredKeycount(t *testing.T, concurrent, minCkpts int) backpressu
 		job *actors.Job
 	)
 	done := make(chan error, 1)
-	var res *weir.Result
+	var (
+		res   *weir.Result
+		ended atomic.Bool
+	)
 	go func() {
 		r, err := weir.Run(ctx, build(2), weir.WithCheckpoints(cc),
 			weir.WithJobObserver(func(j *actors.Job) { mu.Lock(); job = j; mu.Unlock() }))
 		res = r
+		ended.Store(true)
 		done <- err
 	}()
-	if !poll.Until(2*time.Minute, 5*time.Millisecond, func() bool {
+	completed := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		return job != nil && len(job.Checkpoints()) >= minCkpts
-	}) {
-		t.Fatalf("%d checkpoints did not complete within 2 minutes", minCkpts)
+		if job == nil {
+			return 0
+		}
+		return len(job.Checkpoints())
+	}
+	if !poll.Until(2*time.Minute, 5*time.Millisecond, func() bool { return ended.Load() || completed() >= minCkpts }) {
+		t.Fatalf("%d checkpoints did not complete within 2 minutes (%d did)", minCkpts, completed())
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("stopped run: %v", err)
+	}
+	if n := len(res.Checkpoints); n < minCkpts {
+		t.Fatalf("the run ended after %d checkpoints, want %d while it is backpressured", n, minCkpts)
 	}
 	st, err := store.NewLocal(stateDir)
 	if err != nil {

@@ -49,6 +49,14 @@ func (f *taskFrames) viewFor(id uint64) frameView {
 	return v
 }
 
+// restored makes the channel state the task restored from completed
+// checkpoint id, where it is stored, the buffers the next checkpoint may
+// refer to while they wait for replay.
+func (f *taskFrames) restored(id uint64, locs map[*Buffer]frameLoc) {
+	f.committed = frameView{at: id, locs: locs}
+	f.lastSnap = max(f.lastSnap, id)
+}
+
 // record keeps the locations of the buffers checkpoint id captured, for
 // when it completes. It runs on the uploader before the acknowledgement.
 func (f *taskFrames) record(id uint64, locs map[*Buffer]frameLoc) {

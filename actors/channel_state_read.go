@@ -19,13 +19,15 @@ type channelRead struct {
 
 // readChannelState reads the channel state cbs that instance of operator
 // op stored in checkpoint m, each channel's buffers in order, numbered from
-// 1 and labelled with their replay rounds. Parts stored by earlier
+// 1 and labelled with their replay rounds, and where each buffer is stored
+// (the zero frameLoc for channels stored whole, without parts; input not
+// set). Parts stored by earlier
 // checkpoints are read from those checkpoints' blobs, each checkpoint's
 // sections together (a node's local copy first). codecOf gives a channel's
 // codec. An error names the checkpoint, the task's input and the
 // checkpoint whose section failed.
 func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op string, instance int, cbs []store.ChannelBlob,
-	codecOf func(store.ChannelBlob) plan.BatchCodec) ([][]inflight.Batch, store.ReadStats, error) {
+	codecOf func(store.ChannelBlob) plan.BatchCodec) ([][]inflight.Batch, [][]frameLoc, store.ReadStats, error) {
 	var read store.ReadStats
 	byCkpt := map[uint64][]channelRead{}
 	for ch, cb := range cbs {
@@ -43,8 +45,10 @@ func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op
 	}
 	slices.Sort(ckpts)
 	parts := make([][][]inflight.Batch, len(cbs))
+	locs := make([][][]frameLoc, len(cbs))
 	for ch, cb := range cbs {
 		parts[ch] = make([][]inflight.Batch, max(1, len(cb.Parts)))
+		locs[ch] = make([][]frameLoc, max(1, len(cb.Parts)))
 	}
 	for _, c := range ckpts {
 		reads := byCkpt[c]
@@ -68,27 +72,32 @@ func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op
 		read.Add(stats)
 		var se *store.SectionError
 		if errors.As(err, &se) && se.Index < len(reads) {
-			return nil, read, fmt.Errorf("%s: %w", what(se.Index), err)
+			return nil, nil, read, fmt.Errorf("%s: %w", what(se.Index), err)
 		}
 		if err != nil {
-			return nil, read, fmt.Errorf("restore checkpoint %d, %s[%d] channel state written by checkpoint %d: %w", m.CheckpointID, op, instance, c, err)
+			return nil, nil, read, fmt.Errorf("restore checkpoint %d, %s[%d] channel state written by checkpoint %d: %w", m.CheckpointID, op, instance, c, err)
 		}
 		for i, r := range reads {
 			cb := cbs[r.ch]
 			var batches []inflight.Batch
 			if r.pos < 0 {
 				batches, err = inflight.Decode(codecOf(cb), data[i])
+				locs[r.ch][0] = make([]frameLoc, len(batches))
 			} else {
-				batches, err = inflight.DecodeFrames(codecOf(cb), data[i], cb.Parts[r.pos].Buffers, 1)
+				var ends []int
+				batches, ends, err = inflight.DecodeFrames(codecOf(cb), data[i], cb.Parts[r.pos].Buffers, 1)
+				locs[r.ch][r.pos] = framesOf(c, cb.Parts[r.pos].Ref, data[i], ends)
 			}
 			if err != nil {
-				return nil, read, fmt.Errorf("%s: %w", what(i), err)
+				return nil, nil, read, fmt.Errorf("%s: %w", what(i), err)
 			}
 			parts[r.ch][max(0, r.pos)] = batches
 		}
 	}
 	out := make([][]inflight.Batch, len(cbs))
+	outLocs := make([][]frameLoc, len(cbs))
 	for ch, cb := range cbs {
+		outLocs[ch] = slices.Concat(locs[ch]...)
 		batches := slices.Concat(parts[ch]...)
 		if len(cb.Parts) > 0 {
 			for k := range batches {
@@ -96,9 +105,24 @@ func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op
 			}
 		}
 		if err := inflight.LabelRounds(batches, cb.Rounds, m.CheckpointID); err != nil {
-			return nil, read, fmt.Errorf("restore checkpoint %d, %s[%d] channel state of input %d: %w", m.CheckpointID, op, instance, cb.Input, err)
+			return nil, nil, read, fmt.Errorf("restore checkpoint %d, %s[%d] channel state of input %d: %w", m.CheckpointID, op, instance, cb.Input, err)
 		}
 		out[ch] = batches
 	}
-	return out, read, nil
+	return out, outLocs, read, nil
+}
+
+// framesOf is where each frame of a run read from section ref of the blob
+// of checkpoint ckpt is stored, given where each frame ends in data.
+func framesOf(ckpt uint64, ref store.BlobRef, data []byte, ends []int) []frameLoc {
+	out := make([]frameLoc, len(ends))
+	start := 0
+	for k, end := range ends {
+		if ref.Whole > 0 {
+			out[k] = frameLoc{ckpt: ckpt, ref: store.BlobRef{Name: ref.Name, Size: int64(end - start),
+				CRC32C: store.Checksum(data[start:end]), Offset: ref.Offset + int64(start), Whole: ref.Whole}}
+		}
+		start = end
+	}
+	return out
 }

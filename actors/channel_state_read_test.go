@@ -57,14 +57,26 @@ func TestReadChannelStateAcrossCheckpoints(t *testing.T) {
 		Parts: []store.ChannelPart{{Checkpoint: 1, Ref: store.Section(ref1, skip, one[skip:]), Buffers: 2},
 			{Checkpoint: 2, Ref: store.Section(ref2, 0, two), Buffers: 1}}}
 	m := &store.Manifest{Job: "j", CheckpointID: 2}
+	var locs [][]frameLoc
 	read := func() ([][]inflight.Batch, error) {
-		chans, _, err := readChannelState(ctx, st, m, "mid", 0, []store.ChannelBlob{cb},
+		chans, l, _, err := readChannelState(ctx, st, m, "mid", 0, []store.ChannelBlob{cb},
 			func(store.ChannelBlob) plan.BatchCodec { return codec })
+		locs = l
 		return chans, err
 	}
 	chans, err := read()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Where each buffer is stored, for the checkpoints after the restore.
+	f11, f12 := int64(len(frames(11))), int64(len(frames(12)))
+	wantLocs := []frameLoc{
+		{ckpt: 1, ref: store.Section(ref1, skip, one[skip:skip+f11])},
+		{ckpt: 1, ref: store.Section(ref1, skip+f11, one[skip+f11:skip+f11+f12])},
+		{ckpt: 2, ref: store.Section(ref2, 0, two)},
+	}
+	if !slices.Equal(locs[0], wantLocs) {
+		t.Fatalf("stored at %+v, want %+v", locs[0], wantLocs)
 	}
 	var got []string
 	for _, b := range chans[0] {

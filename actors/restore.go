@@ -145,18 +145,25 @@ func (t *task) restore() error {
 		}
 	}
 	if len(ownChannels) > 0 {
-		chans, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels,
+		chans, locs, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels,
 			func(cb store.ChannelBlob) plan.BatchCodec { return t.op.Inputs[t.in.chans[cb.Input].edgeIndex].Codec })
 		read.Add(stats)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", t.name, err)
 		}
+		stored := map[*Buffer]frameLoc{}
 		for i, cb := range ownChannels {
 			c := t.in.chans[cb.Input]
-			for _, b := range chans[i] {
-				c.replay = append(c.replay, replayBuffer(b, false))
+			for k, b := range chans[i] {
+				buf := replayBuffer(b, false)
+				c.replay = append(c.replay, buf)
+				if loc := locs[i][k]; loc.ckpt != 0 {
+					loc.input = cb.Input
+					stored[buf] = loc
+				}
 			}
 		}
+		t.frames.restored(m.CheckpointID, stored)
 	}
 	took := time.Since(start)
 	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took})

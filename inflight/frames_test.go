@@ -33,9 +33,14 @@ func TestFramesDecodeAnyRun(t *testing.T) {
 	}
 	for from := 0; from < 6; from++ {
 		for to := from + 1; to <= 6; to++ {
-			got, err := DecodeFrames(codec, data[start(from):ends[to-1]], to-from, 7)
+			got, gotEnds, err := DecodeFrames(codec, data[start(from):ends[to-1]], to-from, 7)
 			if err != nil {
 				t.Fatalf("run %d..%d: %v", from, to, err)
+			}
+			for k, e := range gotEnds {
+				if e != ends[from+k]-start(from) {
+					t.Fatalf("run %d..%d: frame %d ends at %d, want %d", from, to, k, e, ends[from+k]-start(from))
+				}
 			}
 			for k, b := range got {
 				recs, _ := plan.RecordsOf[int](b.Records)
@@ -56,7 +61,7 @@ func TestFramesDecodeAnyRun(t *testing.T) {
 		{"cut", data[:ends[2]-1], 3},
 		{"garbage", []byte{0xc1, 0xc1}, 1},
 	} {
-		if _, err := DecodeFrames(codec, c.data, c.n, 1); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := DecodeFrames(codec, c.data, c.n, 1); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: err %v, want ErrCorrupt", c.name, err)
 		}
 	}
