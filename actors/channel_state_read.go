@@ -21,13 +21,14 @@ type channelRead struct {
 // op stored in checkpoint m, each channel's buffers in order, numbered from
 // 1 and labelled with their replay rounds, and where each buffer is stored
 // (the zero frameLoc for channels stored whole, without parts; input not
-// set). Parts stored by earlier
+// set). have holds sections of m's own blobs already read (by ref), which
+// are not read again. Parts stored by earlier
 // checkpoints are read from those checkpoints' blobs, each checkpoint's
 // sections together (a node's local copy first). codecOf gives a channel's
 // codec. An error names the checkpoint, the task's input and the
 // checkpoint whose section failed.
 func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op string, instance int, cbs []store.ChannelBlob,
-	codecOf func(store.ChannelBlob) plan.BatchCodec) ([][]inflight.Batch, [][]frameLoc, store.ReadStats, error) {
+	have map[store.BlobRef][]byte, codecOf func(store.ChannelBlob) plan.BatchCodec) ([][]inflight.Batch, [][]frameLoc, store.ReadStats, error) {
 	var read store.ReadStats
 	byCkpt := map[uint64][]channelRead{}
 	for ch, cb := range cbs {
@@ -68,8 +69,13 @@ func readChannelState(ctx context.Context, st store.Store, m *store.Manifest, op
 			}
 			return s
 		}
-		data, stats, err := store.ReadSections(ctx, st, m.Job, c, secs)
-		read.Add(stats)
+		data := prefetched(have, secs)
+		var err error
+		if c != m.CheckpointID || data == nil {
+			var stats store.ReadStats
+			data, stats, err = store.ReadSections(ctx, st, m.Job, c, secs)
+			read.Add(stats)
+		}
 		var se *store.SectionError
 		if errors.As(err, &se) && se.Index < len(reads) {
 			return nil, nil, read, fmt.Errorf("%s: %w", what(se.Index), err)
@@ -123,6 +129,43 @@ func framesOf(ckpt uint64, ref store.BlobRef, data []byte, ends []int) []frameLo
 				CRC32C: store.Checksum(data[start:end]), Offset: ref.Offset + int64(start), Whole: ref.Whole}}
 		}
 		start = end
+	}
+	return out
+}
+
+// ownChannelSections lists the sections of checkpoint m's own blobs that
+// channel state cbs of instance of op reads, so that a restore reads them
+// with the task's other sections (one fetch of each stored object).
+func ownChannelSections(m *store.Manifest, op string, instance int, cbs []store.ChannelBlob) []store.SectionRequest {
+	var out []store.SectionRequest
+	for _, cb := range cbs {
+		key := store.ChannelKey(op, instance, cb.Input)
+		if len(cb.Parts) == 0 {
+			out = append(out, store.SectionRequest{Key: key, Ref: cb.Blob})
+			continue
+		}
+		for _, p := range cb.Parts {
+			if p.Checkpoint == m.CheckpointID {
+				out = append(out, store.SectionRequest{Key: key, Ref: p.Ref})
+			}
+		}
+	}
+	return out
+}
+
+// prefetched is the sections secs from have, or nil unless have holds
+// them all.
+func prefetched(have map[store.BlobRef][]byte, secs []store.SectionRequest) [][]byte {
+	if have == nil {
+		return nil
+	}
+	out := make([][]byte, len(secs))
+	for i, s := range secs {
+		d, ok := have[s.Ref]
+		if !ok {
+			return nil
+		}
+		out[i] = d
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func TestReadChannelStateAcrossCheckpoints(t *testing.T) {
 	m := &store.Manifest{Job: "j", CheckpointID: 2}
 	var locs [][]frameLoc
 	read := func() ([][]inflight.Batch, error) {
-		chans, l, _, err := readChannelState(ctx, st, m, "mid", 0, []store.ChannelBlob{cb},
+		chans, l, _, err := readChannelState(ctx, st, m, "mid", 0, []store.ChannelBlob{cb}, nil,
 			func(store.ChannelBlob) plan.BatchCodec { return codec })
 		locs = l
 		return chans, err

@@ -74,12 +74,14 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
 	}
+	chanSecs := ownChannelSections(m, t.op.Name, ts.Instance, ownChannels)
+	secs = append(secs, chanSecs...)
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
 	// Key groups are restored a few at a time as their sections are read,
 	// each section in a buffer of its own that the restored state adopts
 	// (restore_groups.go), so the task never holds its state twice; operator
-	// state is kept for after, channel state read after (channel_state_read.go).
+	// and this checkpoint's channel-state sections are kept for after.
 	stateful, _ := t.inst.(plan.Stateful)
 	rest := make([][]byte, len(secs)-len(groups))
 	var loadErr error // of restoring a key group, returned by EachSectionKept as it is
@@ -129,6 +131,10 @@ func (t *task) restore() error {
 	if ts.OperatorState != nil {
 		snap.Operator, data = data[0], data[1:]
 	}
+	have := make(map[store.BlobRef][]byte, len(chanSecs))
+	for i, s := range chanSecs {
+		have[s.Ref] = data[i]
+	}
 	if stateful != nil {
 		if err := stateful.RestoreState(snap); err != nil {
 			return wrap("operator", err)
@@ -145,7 +151,7 @@ func (t *task) restore() error {
 		}
 	}
 	if len(ownChannels) > 0 {
-		chans, locs, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels,
+		chans, locs, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels, have,
 			func(cb store.ChannelBlob) plan.BatchCodec { return t.op.Inputs[t.in.chans[cb.Input].edgeIndex].Codec })
 		read.Add(stats)
 		if err != nil {

@@ -95,7 +95,7 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 			}
 			captured = append(captured, inflight.Channel{Input: e, Producer: j, Consumer: ts.Instance})
 		}
-		chans, _, read, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ts.Channels,
+		chans, _, read, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ts.Channels, nil,
 			func(cb store.ChannelBlob) plan.BatchCodec {
 				e, _, _ := channelOf(cb.Input, oldProducers)
 				return t.op.Inputs[e].Codec

@@ -176,7 +176,7 @@ func capturedState(t *testing.T, j *Job, op *plan.Operator, ack *taskAckMsg) map
 	t.Helper()
 	out := map[int][]int64{}
 	m := &store.Manifest{Job: j.Plan.Name, CheckpointID: ack.id}
-	chans, _, _, err := readChannelState(context.Background(), j.opts.Checkpoint.Store, m, op.Name, ack.instance, ack.snap.Channels,
+	chans, _, _, err := readChannelState(context.Background(), j.opts.Checkpoint.Store, m, op.Name, ack.instance, ack.snap.Channels, nil,
 		func(store.ChannelBlob) plan.BatchCodec { return op.Inputs[0].Codec })
 	if err != nil {
 		t.Fatalf("read channel state: %v", err)
