@@ -83,7 +83,10 @@ type CheckpointStat struct {
 	// checkpoints).
 	StateBytes        int64 `json:"state_bytes"`
 	StateWrittenBytes int64 `json:"state_written_bytes"`
-	InflightBytes     int64 `json:"inflight_bytes"`
-	InflightBuffers   int64 `json:"inflight_buffers"`
-	Final             bool  `json:"final,omitempty"`
+	InflightBytes     int64 `json:"inflight_bytes"` // channel state written
+	// InflightRefBytes is channel state referred to in earlier checkpoints'
+	// blobs instead of written again (buffers queued since then).
+	InflightRefBytes int64 `json:"inflight_ref_bytes"`
+	InflightBuffers  int64 `json:"inflight_buffers"`
+	Final            bool  `json:"final,omitempty"`
 }

@@ -260,7 +260,7 @@ wait:
 	for _, c := range job.Checkpoints() {
 		res.Checkpoints = append(res.Checkpoints, CheckpointStat{ID: c.ID, Mode: c.Mode, Duration: c.Duration,
 			DurationMs: ms(c.Duration), AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes, StateWrittenBytes: c.StateWrittenBytes,
-			InflightBytes: c.InflightBytes, InflightBuffers: c.InflightBuffers, Final: c.Final})
+			InflightBytes: c.InflightBytes, InflightRefBytes: c.InflightRefBytes, InflightBuffers: c.InflightBuffers, Final: c.Final})
 	}
 	if n := g.Latency.Count(); n > 0 {
 		res.LatencyCount = n

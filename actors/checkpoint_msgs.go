@@ -83,7 +83,10 @@ type taskAckMsg struct {
 	unaligned bool
 	stateB    int64
 	inflightB int64
-	buffers   int64
+	// inflightRefB is channel state referred to in earlier checkpoints'
+	// blobs, not written again.
+	inflightRefB int64
+	buffers      int64
 }
 
 // taskDeclineMsg reports that a task could not take its part of checkpoint id.

@@ -31,10 +31,13 @@ type CheckpointStat struct {
 	// are equal.
 	StateBytes        int64
 	StateWrittenBytes int64
-	InflightBytes     int64
-	InflightBuffers   int64
-	Final             bool
-	Completed         time.Time // when the coordinator completed it
+	InflightBytes     int64 // channel state written
+	// InflightRefBytes is channel state referred to in earlier checkpoints'
+	// blobs instead of written again (buffers still queued since then).
+	InflightRefBytes int64
+	InflightBuffers  int64
+	Final            bool
+	Completed        time.Time // when the coordinator completed it
 }
 
 // checkpointLog collects a job's completed checkpoints; safe for any goroutine.
@@ -256,6 +259,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 		s.StateWrittenBytes += ack.stateB
 		s.StateBytes += ack.stateFullBytes()
 		s.InflightBytes += ack.inflightB
+		s.InflightRefBytes += ack.inflightRefB
 		s.InflightBuffers += ack.buffers
 	}
 	a.job.ckptLog.add(s)
@@ -263,7 +267,7 @@ func (a *jobActor) recordCompleted(act checkpoints.Completed) {
 	a.job.node.metrics.ObserveCheckpoint(a.job.Plan.Name, s.Mode, s.Duration, s.Alignment, s.StateBytes, s.StateWrittenBytes, s.InflightBytes)
 	a.job.log.Info().Uint64("checkpoint", s.ID).Str("mode", s.Mode).Dur("duration", s.Duration).
 		Dur("alignment", s.Alignment).Int64("state_bytes", s.StateBytes).Int64("state_written_bytes", s.StateWrittenBytes).
-		Int64("inflight_bytes", s.InflightBytes).
+		Int64("inflight_bytes", s.InflightBytes).Int64("inflight_ref_bytes", s.InflightRefBytes).
 		Int64("inflight_buffers", s.InflightBuffers).Bool("final", s.Final).Msg("checkpoint completed")
 }
 

@@ -42,6 +42,7 @@ type wireBody struct {
 	Alignment int64               `msgpack:"alignment,omitempty"`
 	StateB    int64               `msgpack:"state_bytes,omitempty"`
 	InflightB int64               `msgpack:"inflight_bytes,omitempty"`
+	InflightR int64               `msgpack:"inflight_ref_bytes,omitempty"`
 	Buffers   int64               `msgpack:"buffers,omitempty"`
 	Manifest  *store.Manifest     `msgpack:"manifest,omitempty"`
 	IDs       []uint64            `msgpack:"ids,omitempty"`
@@ -264,7 +265,7 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 	case *taskAckMsg:
 		snap := m.snap
 		return transport.TypeControl, &wireBody{K: kAck, ID: m.id, Op: m.op, Instance: m.instance, Snap: &snap,
-			Alignment: int64(m.alignment), Unaligned: m.unaligned, StateB: m.stateB, InflightB: m.inflightB, Buffers: m.buffers}, nil
+			Alignment: int64(m.alignment), Unaligned: m.unaligned, StateB: m.stateB, InflightB: m.inflightB, InflightR: m.inflightRefB, Buffers: m.buffers}, nil
 	case *taskDeclineMsg:
 		return transport.TypeControl, &wireBody{K: kDecline, ID: m.id, Op: m.op, Instance: m.instance, Reason: m.reason}, nil
 	case *taskFailedMsg:
@@ -378,7 +379,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 			return nil, errors.New("acknowledgement without a snapshot")
 		}
 		return &taskAckMsg{id: b.ID, op: b.Op, instance: b.Instance, snap: *b.Snap, alignment: time.Duration(b.Alignment),
-			unaligned: b.Unaligned, stateB: b.StateB, inflightB: b.InflightB, buffers: b.Buffers}, nil
+			unaligned: b.Unaligned, stateB: b.StateB, inflightB: b.InflightB, inflightRefB: b.InflightR, buffers: b.Buffers}, nil
 	case kDecline:
 		return &taskDeclineMsg{id: b.ID, op: b.Op, instance: b.Instance, reason: b.Reason}, nil
 	case kFailed:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -82,14 +81,15 @@ func (t *task) restore() error {
 		if cb.Input < 0 || cb.Input >= len(t.in.chans) {
 			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), fmt.Errorf("task has %d inputs", len(t.in.chans)))
 		}
-		secs = append(secs, store.SectionRequest{Key: store.ChannelKey(t.op.Name, ts.Instance, cb.Input), Ref: cb.Blob})
 	}
+	chanSecs := ownChannelSections(m, t.op.Name, ts.Instance, ownChannels)
+	secs = append(secs, chanSecs...)
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
 	// Key groups are restored a few at a time as their sections are read,
 	// each section in a buffer of its own that the restored state adopts
 	// (restore_groups.go), so the task never holds its state twice; operator
-	// and channel state are kept for after.
+	// and this checkpoint's channel-state sections are kept for after.
 	stateful, _ := t.inst.(plan.Stateful)
 	rest := make([][]byte, len(secs)-len(groups))
 	var loadErr error // of restoring a key group, returned by EachSectionKept as it is
@@ -139,6 +139,10 @@ func (t *task) restore() error {
 	if ts.OperatorState != nil {
 		snap.Operator, data = data[0], data[1:]
 	}
+	have := make(map[store.BlobRef][]byte, len(chanSecs))
+	for i, s := range chanSecs {
+		have[s.Ref] = data[i]
+	}
 	if stateful != nil {
 		if err := stateful.RestoreState(snap); err != nil {
 			return wrap("operator", err)
@@ -158,18 +162,26 @@ func (t *task) restore() error {
 			return wrap(fmt.Sprintf("source offset %d", offset), err)
 		}
 	}
-	for i, cb := range ownChannels {
-		c := t.in.chans[cb.Input]
-		batches, err := inflight.Decode(t.op.Inputs[c.edgeIndex].Codec, data[i])
-		if err == nil {
-			err = inflight.LabelRounds(batches, cb.Rounds, m.CheckpointID)
-		}
+	if len(ownChannels) > 0 {
+		chans, locs, stats, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ownChannels, have,
+			func(cb store.ChannelBlob) plan.BatchCodec { return t.op.Inputs[t.in.chans[cb.Input].edgeIndex].Codec })
+		read.Add(stats)
 		if err != nil {
-			return wrap(fmt.Sprintf("channel state of input %d", cb.Input), err)
+			return fmt.Errorf("task %s: %w", t.name, err)
 		}
-		for _, b := range batches {
-			c.replay = append(c.replay, replayBuffer(b, false))
+		stored := map[*Buffer]frameLoc{}
+		for i, cb := range ownChannels {
+			c := t.in.chans[cb.Input]
+			for k, b := range chans[i] {
+				buf := replayBuffer(b, false)
+				c.replay = append(c.replay, buf)
+				if loc := locs[i][k]; loc.ckpt != 0 {
+					loc.input = cb.Input
+					stored[buf] = loc
+				}
+			}
 		}
+		t.frames.restored(m.CheckpointID, stored)
 	}
 	took := time.Since(start)
 	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took, Start: start})

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/weirstream/weir/inflight"
@@ -84,11 +83,9 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 	for i, in := range spec.Inputs {
 		oldProducers[i], newProducers[i] = in.OldProducers, in.NewProducers
 	}
-	var secs []store.SectionRequest
-	var rounds [][]store.ChannelRound
 	var captured []inflight.Channel
 	for _, ts := range m.Tasks {
-		if ts.Operator != t.op.Name {
+		if ts.Operator != t.op.Name || len(ts.Channels) == 0 {
 			continue
 		}
 		for _, cb := range ts.Channels {
@@ -96,31 +93,24 @@ func (t *task) restoreRedistributed(ctx context.Context, m *store.Manifest) (int
 			if !ok {
 				return 0, stats, fmt.Errorf("instance %d: channel state of input %d, which its %d inputs do not have", ts.Instance, cb.Input, sum(oldProducers))
 			}
-			secs = append(secs, store.SectionRequest{Key: store.ChannelKey(t.op.Name, ts.Instance, cb.Input), Ref: cb.Blob})
-			rounds = append(rounds, cb.Rounds)
 			captured = append(captured, inflight.Channel{Input: e, Producer: j, Consumer: ts.Instance})
 		}
-	}
-	if len(secs) == 0 {
-		return 0, stats, nil
-	}
-	data, stats, err := store.ReadSections(ctx, t.job.opts.Checkpoint.Store, m.Job, m.CheckpointID, secs)
-	if err != nil {
-		var se *store.SectionError
-		if errors.As(err, &se) && se.Index < len(captured) {
-			c := captured[se.Index]
-			return 0, stats, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
-		}
-		return 0, stats, err
-	}
-	for i := range captured {
-		c := &captured[i]
-		if c.Batches, err = inflight.Decode(t.op.Inputs[c.Input].Codec, data[i]); err == nil {
-			err = inflight.LabelRounds(c.Batches, rounds[i], m.CheckpointID)
-		}
+		chans, _, read, err := readChannelState(ctx, t.job.opts.Checkpoint.Store, m, t.op.Name, ts.Instance, ts.Channels, nil,
+			func(cb store.ChannelBlob) plan.BatchCodec {
+				e, _, _ := channelOf(cb.Input, oldProducers)
+				return t.op.Inputs[e].Codec
+			})
+		stats.Add(read)
 		if err != nil {
-			return 0, stats, fmt.Errorf("instance %d, input %d from producer %d: %w", c.Consumer, c.Input, c.Producer, err)
+			return 0, stats, err
 		}
+		first := len(captured) - len(ts.Channels)
+		for k := range ts.Channels {
+			captured[first+k].Batches = chans[k]
+		}
+	}
+	if len(captured) == 0 {
+		return 0, stats, nil
 	}
 	chans, err := inflight.Redistribute(spec, captured)
 	if err != nil {

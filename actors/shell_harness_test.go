@@ -175,16 +175,14 @@ func storeChannelState(t *testing.T, j *Job, op *plan.Operator, id uint64, insta
 func capturedState(t *testing.T, j *Job, op *plan.Operator, ack *taskAckMsg) map[int][]int64 {
 	t.Helper()
 	out := map[int][]int64{}
-	for _, cb := range ack.snap.Channels {
-		data, err := store.GetSections(context.Background(), j.opts.Checkpoint.Store, j.Plan.Name, ack.id, []store.BlobRef{cb.Blob})
-		if err != nil {
-			t.Fatalf("read channel state of input %d: %v", cb.Input, err)
-		}
-		batches, err := inflight.Decode(op.Inputs[0].Codec, data[0])
-		if err != nil {
-			t.Fatalf("decode channel state of input %d: %v", cb.Input, err)
-		}
-		for _, b := range batches {
+	m := &store.Manifest{Job: j.Plan.Name, CheckpointID: ack.id}
+	chans, _, _, err := readChannelState(context.Background(), j.opts.Checkpoint.Store, m, op.Name, ack.instance, ack.snap.Channels, nil,
+		func(store.ChannelBlob) plan.BatchCodec { return op.Inputs[0].Codec })
+	if err != nil {
+		t.Fatalf("read channel state: %v", err)
+	}
+	for k, cb := range ack.snap.Channels {
+		for _, b := range chans[k] {
 			vs, _ := plan.RecordsOf[int64](b.Records)
 			out[cb.Input] = append(out[cb.Input], vs...)
 		}

@@ -39,6 +39,7 @@ type task struct {
 	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
 	chains  taskChains                 // key-group chains of incremental checkpoints
 	blobs   blobBuffers                // spare buffer of checkpoint blobs
+	frames  taskFrames                 // where captured buffers are stored, so later checkpoints refer to them (channel_state_frames.go)
 	sizes   recordSizes                // for --max-inflight-bytes
 	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
 	phase   taskPhase                  // where the task is in its life; moved only by move

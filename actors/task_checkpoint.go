@@ -9,7 +9,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/barriers"
-	"github.com/weirstream/weir/inflight"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -23,6 +22,7 @@ type taskCheckpoint struct {
 	splits   []store.SourceSplit // a split source's splits
 	captured [][]*Buffer         // per input: channel state, in order
 	chain    chainView           // the key-group chains its deltas build on (task_chains.go)
+	frames   frameView           // the stored buffers its channel state may refer to (channel_state_frames.go)
 }
 
 // newAligner makes the barrier aligner of a task with inputs, or nil.
@@ -214,7 +214,8 @@ func (t *task) stopTimers() {
 func (t *task) takeSnapshot(id uint64) {
 	ck := &taskCheckpoint{id: id, offset: -1, captured: make([][]*Buffer, len(t.in.chans)), chain: t.chains.committed}
 	t.dropSuperseded(id) // one superseded without an abort
-	t.checkLease()       // a two-phase sink seals its output here
+	ck.frames = t.frames.viewFor(id)
+	t.checkLease() // a two-phase sink seals its output here
 	start := time.Now()
 	if a, ok := t.inst.(plan.AsyncStateful); ok && !t.job.opts.Checkpoint.SyncSnapshots {
 		p, err := a.SnapshotStateAsync(id)
@@ -318,10 +319,13 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			return
 		}
 		defer t.blobs.give(blob.bytes) // stored or not, nothing reads it after this function
-		ack.stateB, ack.inflightB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.buffers
+		ack.stateB, ack.inflightB, ack.inflightRefB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.inflightRefBytes, stats.buffers
 		if len(blob.bytes) == 0 {
-			// Nothing to store (a stateless task with no channel state): the
-			// manifest entry alone (source offset, no sections) restores it.
+			// Nothing to store (a stateless task whose channel state, if any,
+			// earlier checkpoints stored): the manifest entry alone restores it.
+			var locs map[*Buffer]frameLoc
+			snap.Channels, locs = blob.channelBlobs(id, store.BlobRef{}, ck.frames, ck.captured)
+			t.frames.record(id, locs)
 			ack.snap = snap
 			root.Send(jobPID, ack)
 			return
@@ -331,6 +335,9 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 			return
 		}
+		var locs map[*Buffer]frameLoc
+		snap.Channels, locs = blob.channelBlobs(id, ref, ck.frames, ck.captured)
+		t.frames.record(id, locs)
 		ack.snap = t.linkChains(id, ck, blob.refs(ref, snap))
 		t.recordLocalSections(c, id, ack.snap)
 		root.Send(jobPID, ack)
@@ -342,9 +349,10 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	}
 }
 
-// checkpointStats are the sizes reported with an acknowledgement.
+// checkpointStats are the sizes reported with an acknowledgement: channel
+// state written, and referred to in earlier checkpoints' blobs.
 type checkpointStats struct {
-	stateBytes, inflightBytes, buffers int64
+	stateBytes, inflightBytes, inflightRefBytes, buffers int64
 }
 
 // taskBlob is one task's checkpoint data as sections of one blob.
@@ -353,12 +361,16 @@ type taskBlob struct {
 	groups   map[int][2]int64 // key group → [offset, size]
 	operator *[2]int64
 	channels []channelSection
+	frames   []newFrame // the buffers it writes (channel_state_frames.go)
 }
 
+// channelSection is one input's channel state: its frames written at
+// [off, off+size) and its parts in order.
 type channelSection struct {
 	input, buffers, records int
 	off, size               int64
 	rounds                  []store.ChannelRound
+	parts                   []partLayout
 }
 
 func (b *taskBlob) add(part []byte) [2]int64 {
@@ -367,7 +379,8 @@ func (b *taskBlob) add(part []byte) [2]int64 {
 	return [2]int64{off, int64(len(part))}
 }
 
-// refs turns the sections into manifest references of the stored blob.
+// refs turns the state sections into manifest references of the stored
+// blob (channel state: channelBlobs).
 func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.TaskSnapshot {
 	sec := func(s [2]int64) store.BlobRef {
 		return store.Section(whole, s[0], b.bytes[s[0]:s[0]+s[1]])
@@ -381,9 +394,6 @@ func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.Task
 	if b.operator != nil {
 		ref := sec(*b.operator)
 		snap.OperatorState = &ref
-	}
-	for _, c := range b.channels {
-		snap.Channels = append(snap.Channels, store.ChannelBlob{Input: c.input, Blob: sec([2]int64{c.off, c.size}), Buffers: c.buffers, Records: c.records, Rounds: c.rounds})
 	}
 	return snap
 }
@@ -400,35 +410,14 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		groups = append(groups, g)
 	}
 	sort.Ints(groups)
-	type channelPart struct {
-		sec  channelSection
-		data []byte
-	}
-	var channels []channelPart
 	size := len(ck.snap.Operator)
 	for _, g := range groups {
 		size += len(ck.snap.KeyGroups[g])
 	}
-	for i, bufs := range ck.captured {
-		if len(bufs) == 0 {
-			continue
-		}
-		batches := make([]inflight.Batch, len(bufs))
-		for k, buf := range bufs {
-			// Renumbered in capture order: restored buffers not yet replayed come
-			// first and carry seqs of an earlier channel incarnation, and
-			// keep their replay round.
-			batches[k] = capturedBatch(uint64(k+1), buf)
-		}
-		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
-		data, records, err := inflight.Encode(codec, batches)
-		if err != nil {
-			return nil, snap, st, fmt.Errorf("channel state of input %d: %w", i, err)
-		}
-		channels = append(channels, channelPart{sec: channelSection{input: i, buffers: len(bufs), records: records, rounds: inflight.RoundsOf(batches, ck.id)}, data: data})
-		size += len(data)
-	}
-	b.bytes = t.blobs.take(size) // one buffer for every section, no growing
+	// The spare buffer of the previous checkpoint, when it fits the state
+	// sections; channel state's frames are appended after them (and grow it
+	// only when the queues hold more than the spare's slack).
+	b.bytes = t.blobs.take(size)
 	for _, g := range groups {
 		b.groups[g] = b.add(ck.snap.KeyGroups[g])
 	}
@@ -437,13 +426,11 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		b.operator = &s
 	}
 	st.stateBytes = int64(len(b.bytes))
-	for _, c := range channels {
-		s := b.add(c.data)
-		c.sec.off, c.sec.size = s[0], s[1]
-		b.channels = append(b.channels, c.sec)
-		st.inflightBytes += s[1]
-		st.buffers += int64(c.sec.buffers)
+	cs, err := t.encodeChannels(b, ck)
+	if err != nil {
+		return nil, snap, st, err
 	}
+	st.inflightBytes, st.inflightRefBytes, st.buffers = cs.written, cs.referenced, cs.buffers
 	return b, snap, st, nil
 }
 
@@ -452,6 +439,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 // the final (or stop) checkpoint.
 func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 	t.confirmChains(id)
+	t.frames.confirm(id)
 	if s, ok := t.inst.(plan.TwoPhaseSink); ok {
 		t.checkLease()
 		if err := s.CommitCheckpoint(id); err != nil {
@@ -473,6 +461,7 @@ func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
 	if t.aligner != nil {
 		t.carryOut(ctx, t.aligner.Abort(id), nil)
 	}
+	t.frames.forget(id)
 	for k := range t.ckpts {
 		if k == id || (t.job.opts.Checkpoint.MaxConcurrent <= 1 && k < id) {
 			t.dropCheckpoint(k)

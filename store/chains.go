@@ -29,7 +29,8 @@ func checkChain(m *Manifest, g int, chain []ChainLink) error {
 }
 
 // ReferencedCheckpoints returns, ascending, the earlier checkpoints whose
-// blobs m's key-group chains read: they must be kept while m is.
+// blobs m's key-group chains and channel-state parts read: they must be
+// kept while m is.
 func ReferencedCheckpoints(m *Manifest) []uint64 {
 	seen := map[uint64]bool{}
 	for _, t := range m.Tasks {
@@ -41,6 +42,7 @@ func ReferencedCheckpoints(m *Manifest) []uint64 {
 			}
 		}
 	}
+	channelPartCheckpoints(m, seen)
 	out := make([]uint64, 0, len(seen))
 	for id := range seen {
 		out = append(out, id)

@@ -80,8 +80,9 @@ func validateManifest(m *Manifest) error {
 			}
 		}
 		for _, c := range t.Channels {
-			if err := check(c.Blob); err != nil {
-				return err
+			if err := checkChannelParts(m, c); err != nil {
+				return fmt.Errorf("commit manifest of job %q checkpoint %d: task %s/%d: %w",
+					m.Job, m.CheckpointID, t.Operator, t.Instance, err)
 			}
 		}
 	}

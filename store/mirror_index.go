@@ -80,7 +80,11 @@ func snapshotEntries(ckpt uint64, ts TaskSnapshot) []indexEntry {
 		out = append(out, indexEntry{Key: OperatorStateKey(ts.Operator, ts.Instance), Ref: *ts.OperatorState})
 	}
 	for _, c := range ts.Channels {
-		out = append(out, indexEntry{Key: ChannelKey(ts.Operator, ts.Instance, c.Input), Ref: c.Blob})
+		// With parts, Blob is the section of the buffers this checkpoint
+		// wrote (a later one's parts are ranges of it); none: no entry.
+		if c.Blob.Name != "" {
+			out = append(out, indexEntry{Key: ChannelKey(ts.Operator, ts.Instance, c.Input), Ref: c.Blob})
+		}
 	}
 	return out
 }

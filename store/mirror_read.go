@@ -37,6 +37,9 @@ func (m *Mirror) eachSection(ctx context.Context, job string, ckpt uint64, secs 
 		if !ok {
 			return BlobRef{}, false
 		}
+		if ref, ok := channelRange(e.Ref, secs[i]); ok {
+			return ref, true
+		}
 		if e.Ref.Size != secs[i].Ref.Size || e.Ref.CRC32C != secs[i].Ref.CRC32C {
 			secs[i].Key.logFields(m.Log.Warn().Str("job", job).Uint64("checkpoint", ckpt)).
 				Int64("local_size", e.Ref.Size).Int64("size", secs[i].Ref.Size).

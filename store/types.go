@@ -30,6 +30,13 @@ type ChannelBlob struct {
 	// Rounds splits the Buffers, in order, into replay rounds; empty means
 	// one round of them all, labelled with the manifest's checkpoint.
 	Rounds []ChannelRound `msgpack:"rounds,omitempty"`
+	// Parts, when set, is the channel's state as runs of consecutive
+	// buffers, in order, each a section of the blob of the checkpoint that
+	// wrote it: this one, or an earlier one that captured the same buffers
+	// while they were queued (channel_parts.go). Blob is then the section
+	// of this checkpoint's blob holding the buffers it wrote itself (none:
+	// a zero ref).
+	Parts []ChannelPart `msgpack:"parts,omitempty"`
 }
 
 // ChannelRound is a run of Buffers consecutive buffers of a channel's state

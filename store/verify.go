@@ -7,8 +7,8 @@ import (
 	"sort"
 )
 
-// VerifyCheckpoint reads every blob that manifest m refers to, each stored
-// object once, and checks the size and CRC32C of every section. A failure
+// VerifyCheckpoint reads every blob that manifest m refers to (channel-state
+// parts in earlier checkpoints' blobs too), each stored object once, and checks the size and CRC32C of every section. A failure
 // wraps ErrCorrupt or ErrNotFound and names the checkpoint, the task and what
 // the section holds (a key group, the operator state or the channel state of
 // an input), as restoring it would.
@@ -17,6 +17,9 @@ func VerifyCheckpoint(ctx context.Context, st Store, m *Manifest) error {
 		return err
 	}
 	if err := checkSplits(m); err != nil {
+		return err
+	}
+	if err := verifyReferencedParts(ctx, st, m); err != nil {
 		return err
 	}
 	refs, what := manifestRefs(m)
@@ -55,8 +58,10 @@ func manifestRefs(m *Manifest) ([]BlobRef, []string) {
 			what = append(what, task+", operator state")
 		}
 		for _, cb := range ts.Channels {
-			refs = append(refs, cb.Blob)
-			what = append(what, fmt.Sprintf("%s, channel state of input %d", task, cb.Input))
+			for _, ref := range ownChannelRefs(m, cb) {
+				refs = append(refs, ref)
+				what = append(what, fmt.Sprintf("%s, channel state of input %d", task, cb.Input))
+			}
 		}
 	}
 	return refs, what

@@ -119,10 +119,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // printBenchTable prints one line per cell.
 func printBenchTable(w io.Writer, rows []backpressure.BenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "sleep_ms\tmode\trecords/s\tckpt p50 ms\tckpt p95 ms\tinflight p50 bytes\tcheckpoints\t")
+	fmt.Fprintln(tw, "sleep_ms\tmode\trecords/s\tckpt p50 ms\tckpt p95 ms\tinflight p50 bytes\tinflight ref p50 bytes\tcheckpoints\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%v\t%s\t%.0f\t%.1f\t%.1f\t%.0f\t%d\t\n", r.SleepMs, r.Mode, r.RecordsPerS,
-			r.CheckpointMsP50, r.CheckpointMsP95, r.InflightBytesP50, r.Checkpoints)
+		fmt.Fprintf(tw, "%v\t%s\t%.0f\t%.1f\t%.1f\t%.0f\t%.0f\t%d\t\n", r.SleepMs, r.Mode, r.RecordsPerS,
+			r.CheckpointMsP50, r.CheckpointMsP95, r.InflightBytesP50, r.InflightRefBytesP50, r.Checkpoints)
 	}
 	tw.Flush()
 }

@@ -39,6 +39,10 @@ type chaosResult struct {
 	RecoveryMsP95 float64 `json:"recovery_ms_p95"`
 	RecoveryMsMax float64 `json:"recovery_ms_max"`
 	DurationS     float64 `json:"duration_s"`
+	// Channel state over the run's completed checkpoints: bytes written,
+	// and bytes referred to in earlier checkpoints' blobs.
+	InflightBytes    int64 `json:"inflight_bytes"`
+	InflightRefBytes int64 `json:"inflight_ref_bytes"`
 }
 
 // runChaos runs keycount under chaos for each seed and mode and verifies it.
@@ -152,6 +156,10 @@ func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64
 		// re-read after a rewind do not count twice).
 		r.Kills, r.Restarts, r.DurationS = res.Kills, res.Restarts, res.Duration.Seconds()
 		r.MaxInFlight = res.MaxCheckpointsInFlight
+		for _, c := range res.Checkpoints {
+			r.InflightBytes += c.InflightBytes
+			r.InflightRefBytes += c.InflightRefBytes
+		}
 		if r.DurationS > 0 {
 			r.RecordsPerS = float64(n) / r.DurationS
 		}

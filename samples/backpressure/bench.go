@@ -46,7 +46,10 @@ type BenchRun struct {
 	Checkpoints   int
 	CheckpointP50 float64 // ms
 	CheckpointP95 float64 // ms
-	InflightP50   float64 // bytes
+	InflightP50   float64 // bytes of channel state written
+	// InflightRefP50 is bytes of channel state referred to in earlier
+	// checkpoints' blobs (buffers still queued) instead of written.
+	InflightRefP50 float64
 }
 
 // BenchRow is one cell: the median over repetitions.
@@ -57,7 +60,9 @@ type BenchRow struct {
 	CheckpointMsP50  float64 `json:"checkpoint_ms_p50"`
 	CheckpointMsP95  float64 `json:"checkpoint_ms_p95"`
 	InflightBytesP50 float64 `json:"inflight_bytes_p50"`
-	Checkpoints      int     `json:"checkpoints"`
+	// InflightRefBytesP50: channel state referred to, not written again.
+	InflightRefBytesP50 float64 `json:"inflight_ref_bytes_p50"`
+	Checkpoints         int     `json:"checkpoints"`
 }
 
 // RunBench runs every cell Repetitions times and reports the medians.
@@ -110,17 +115,18 @@ func benchRun(ctx context.Context, cfg BenchConfig, sleep float64, mode weir.Che
 		return BenchRun{}, err
 	}
 	r := BenchRun{SleepMs: sleep, Mode: mode, RecordsPerS: res.RecordsPerSecond()}
-	var durs, inflight []float64
+	var durs, inflight, refs []float64
 	for _, c := range res.Checkpoints {
 		if c.Final {
 			continue // the end-of-input checkpoint is aligned by design
 		}
 		durs = append(durs, c.DurationMs)
 		inflight = append(inflight, float64(c.InflightBytes))
+		refs = append(refs, float64(c.InflightRefBytes))
 	}
 	r.Checkpoints = len(durs)
 	r.CheckpointP50, r.CheckpointP95 = weir.Quantile(durs, 0.5), weir.Quantile(durs, 0.95)
-	r.InflightP50 = weir.Quantile(inflight, 0.5)
+	r.InflightP50, r.InflightRefP50 = weir.Quantile(inflight, 0.5), weir.Quantile(refs, 0.5)
 	return r, nil
 }
 
@@ -134,10 +140,11 @@ func medianRow(sleep float64, mode weir.CheckpointMode, runs []BenchRun) BenchRo
 		return weir.Quantile(v, 0.5)
 	}
 	return BenchRow{SleepMs: sleep, Mode: string(mode),
-		RecordsPerS:      pick(func(r BenchRun) float64 { return r.RecordsPerS }),
-		CheckpointMsP50:  pick(func(r BenchRun) float64 { return r.CheckpointP50 }),
-		CheckpointMsP95:  pick(func(r BenchRun) float64 { return r.CheckpointP95 }),
-		InflightBytesP50: pick(func(r BenchRun) float64 { return r.InflightP50 }),
-		Checkpoints:      int(pick(func(r BenchRun) float64 { return float64(r.Checkpoints) })),
+		RecordsPerS:         pick(func(r BenchRun) float64 { return r.RecordsPerS }),
+		CheckpointMsP50:     pick(func(r BenchRun) float64 { return r.CheckpointP50 }),
+		CheckpointMsP95:     pick(func(r BenchRun) float64 { return r.CheckpointP95 }),
+		InflightBytesP50:    pick(func(r BenchRun) float64 { return r.InflightP50 }),
+		InflightRefBytesP50: pick(func(r BenchRun) float64 { return r.InflightRefP50 }),
+		Checkpoints:         int(pick(func(r BenchRun) float64 { return float64(r.Checkpoints) })),
 	}
 }
