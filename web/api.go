@@ -92,9 +92,12 @@ type Checkpoint struct {
 	// incremental checkpoints).
 	StateBytes        int64 `json:"state_bytes"`
 	StateWrittenBytes int64 `json:"state_written_bytes"`
-	InflightBytes     int64 `json:"inflight_bytes"`
-	InflightBuffers   int64 `json:"inflight_buffers"`
-	Final             bool  `json:"final"`
+	InflightBytes     int64 `json:"inflight_bytes"` // channel state written
+	// InflightRefBytes is channel state referred to in earlier
+	// checkpoints' blobs instead of written again.
+	InflightRefBytes int64 `json:"inflight_ref_bytes"`
+	InflightBuffers  int64 `json:"inflight_buffers"`
+	Final            bool  `json:"final"`
 }
 
 // Failures are a job's failures and restarts, with their causes.

@@ -94,7 +94,7 @@ func buildDetail(f jobFacts, rates *Rates, now time.Time) *JobDetail {
 	for _, c := range cps {
 		d.Checkpoints = append(d.Checkpoints, Checkpoint{ID: c.ID, Mode: c.Mode, DurationMs: ms(c.Duration),
 			AlignmentMs: ms(c.Alignment), StateBytes: c.StateBytes, StateWrittenBytes: c.StateWrittenBytes, InflightBytes: c.InflightBytes,
-			InflightBuffers: c.InflightBuffers, Final: c.Final})
+			InflightRefBytes: c.InflightRefBytes, InflightBuffers: c.InflightBuffers, Final: c.Final})
 	}
 	sv := f.supervision
 	d.Failures = Failures{Failures: sv.Failures, Restarts: sv.Restarts, Kills: sv.Kills, RecoveryMs: []float64{}, Causes: []Event{}}
