@@ -7,14 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/actors"
-	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
 )
@@ -25,11 +21,8 @@ const onceN, onceK = 30000, 3000
 // with unaligned checkpoints every few milliseconds: its channels stay
 // full, so consecutive checkpoints capture the same queued buffers.
 type backpressuredRun struct {
-	out, stateDir string
-	cc            weir.CheckpointConfig
-	build         func(p int) *weir.Graph
-	stats         []weir.CheckpointStat
-	listed        []uint64
+	stoppedRun
+	stats []weir.CheckpointStat
 }
 
 // runBackpressuredKeycount runs keycount (2 instances, 0.3 ms per record in
@@ -37,78 +30,9 @@ type backpressuredRun struct {
 // least minCkpts checkpoints completed, and stops it.
 func runBackpressuredKeycount(t *testing.T, concurrent, minCkpts int) backpressuredRun {
 	t.Helper()
-	dir := t.TempDir()
-	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-	build := func(p int) *weir.Graph {
-		g, err := keycount.Build(keycount.Config{Records: onceN, Keys: onceK, Parallelism: p, Out: out, SleepMs: 0.3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 5 * time.Millisecond, StateDir: stateDir, Retain: 3,
-		MaxConcurrent: concurrent}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var (
-		mu  sync.Mutex
-		job *actors.Job
-	)
-	done := make(chan error, 1)
-	var (
-		res   *weir.Result
-		ended atomic.Bool
-	)
-	go func() {
-		r, err := weir.Run(ctx, build(2), weir.WithCheckpoints(cc),
-			weir.WithJobObserver(func(j *actors.Job) { mu.Lock(); job = j; mu.Unlock() }))
-		res = r
-		ended.Store(true)
-		done <- err
-	}()
-	completed := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if job == nil {
-			return 0
-		}
-		return len(job.Checkpoints())
-	}
-	if !poll.Until(2*time.Minute, 5*time.Millisecond, func() bool { return ended.Load() || completed() >= minCkpts }) {
-		t.Fatalf("%d checkpoints did not complete within 2 minutes (%d did)", minCkpts, completed())
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("stopped run: %v", err)
-	}
-	if n := len(res.Checkpoints); n < minCkpts {
-		t.Fatalf("the run ended after %d checkpoints, want %d while it is backpressured", n, minCkpts)
-	}
-	st, err := store.NewLocal(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	listed, err := st.List(context.Background(), "keycount")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return backpressuredRun{out: out, stateDir: stateDir, cc: cc, build: build, stats: res.Checkpoints, listed: listed}
-}
-
-// manifest reads checkpoint id's manifest.
-func (r backpressuredRun) manifest(t *testing.T, id uint64) *store.Manifest {
-	t.Helper()
-	st, err := store.NewLocal(r.stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m, err := st.Manifest(context.Background(), "keycount", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	run := runKeycountUntil(t, keycount.Config{Records: onceN, Keys: onceK, SleepMs: 0.3},
+		weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 5 * time.Millisecond, Retain: 3, MaxConcurrent: concurrent}, minCkpts)
+	return backpressuredRun{stoppedRun: run, stats: run.res.Checkpoints}
 }
 
 // channelBytes sums the channel-state sections of m: those its own blobs

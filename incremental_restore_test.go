@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
-	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
 )
@@ -87,13 +85,10 @@ const incrN, incrK = 40000, 40000
 
 // incrementalRun is a stopped keycount run with incremental checkpoints.
 type incrementalRun struct {
-	out, stateDir string
-	cc            weir.CheckpointConfig
-	build         func(p int) *weir.Graph
-	listed        []uint64 // the checkpoints retained
-	older         uint64   // a retained one, not the newest, that reads a subsumed checkpoint's sections; 0 if none
-	stats         []actors.CheckpointStat
-	taskState     map[string]int64 // each task's state bytes in the newest checkpoint
+	stoppedRun
+	older     uint64 // a retained one, not the newest, that reads a subsumed checkpoint's sections; 0 if none
+	stats     []actors.CheckpointStat
+	taskState map[string]int64 // each task's state bytes in the newest checkpoint
 }
 
 // requireOlder fails the test when no retained checkpoint but the newest
@@ -111,90 +106,15 @@ func (r incrementalRun) requireOlder(t *testing.T) {
 // stops it.
 func runIncrementalKeycount(t *testing.T) incrementalRun {
 	t.Helper()
-	const n, k = incrN, incrK
-	dir := t.TempDir()
-	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-	build := func(p int) *weir.Graph {
-		g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: p, Out: out, SleepMs: 0.2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: stateDir, Retain: 3, Incremental: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var (
-		mu  sync.Mutex
-		job *actors.Job
-	)
-	done := make(chan error, 1)
-	go func() {
-		_, err := weir.Run(ctx, build(2), weir.WithCheckpoints(cc),
-			weir.WithJobObserver(func(j *actors.Job) { mu.Lock(); job = j; mu.Unlock() }))
-		done <- err
-	}()
-	var ended error
-	endedEarly := false
-	if !poll.Until(2*time.Minute, 5*time.Millisecond, func() bool {
-		select {
-		case ended = <-done:
-			endedEarly = true
-			return true
-		default:
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return job != nil && len(job.Checkpoints()) >= 10
-	}) {
-		t.Fatal("10 checkpoints did not complete within 2 minutes")
-	}
-	if endedEarly {
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("the run ended (%v) after %d checkpoints, before 10", ended, len(job.Checkpoints()))
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("stopped run: %v", err)
-	}
-	stats, taskState := job.Checkpoints(), job.TaskStateBytes()
-
-	st, err := store.NewLocal(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listed, err := st.List(context.Background(), "keycount")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var older uint64
-	for _, id := range listed[:len(listed)-1] {
-		m, err := st.Manifest(context.Background(), "keycount", id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range store.ReferencedCheckpoints(m) {
-			if !slices.Contains(listed, r) {
-				older = id
+	run := runKeycountUntil(t, keycount.Config{Records: incrN, Keys: incrK, SleepMs: 0.2},
+		weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, Retain: 3, Incremental: true}, 10)
+	r := incrementalRun{stoppedRun: run, stats: run.job.Checkpoints(), taskState: run.job.TaskStateBytes()}
+	for _, id := range run.listed[:len(run.listed)-1] {
+		for _, c := range store.ReferencedCheckpoints(run.manifest(t, id)) {
+			if !slices.Contains(run.listed, c) {
+				r.older = id
 			}
 		}
 	}
-	st.Close()
-	return incrementalRun{out: out, stateDir: stateDir, cc: cc, build: build, listed: listed, older: older, stats: stats, taskState: taskState}
-}
-
-// manifest reads checkpoint id's manifest.
-func (r incrementalRun) manifest(t *testing.T, id uint64) *store.Manifest {
-	t.Helper()
-	st, err := store.NewLocal(r.stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m, err := st.Manifest(context.Background(), "keycount", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return r
 }
