@@ -31,10 +31,11 @@ import (
 // Each Open of a checkpointed sink is a new incarnation that fences every
 // earlier one, in this process or another (a paused process that resumes
 // after its successor took over): under an exclusive OS lock on
-// path+".staging/lock" it increments the generation in ".staging/fence",
-// and every step that changes the output or the staging directory (seal,
-// commit, restore, reset) takes the lock and refuses with a "fenced" error
-// if the generation is no longer its own. Each incarnation stages its lines
+// path+".staging/lock" it increments the generation in ".staging/fence"
+// (and resets the staging on a fresh start), and every later step that
+// changes the output or the staging directory (seal, commit, restore) takes
+// the lock and refuses with a "fenced" error if the generation is no longer
+// its own; so does a later Write. Each incarnation stages its lines
 // in a file of its own (current-<generation>), which its successor removes,
 // so a superseded instance's writes never reach the output or its
 // successor's files. A superseded instance paused while holding the lock
