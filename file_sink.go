@@ -27,6 +27,20 @@ import (
 // and appends again. Each checkpoint also records the output's size once it
 // is committed, so restoring an older checkpoint truncates the output back
 // to what that checkpoint committed.
+//
+// Each Open of a checkpointed sink is a new incarnation that fences every
+// earlier one, in this process or another (a paused process that resumes
+// after its successor took over): under an exclusive OS lock on
+// path+".staging/lock" it increments the generation in ".staging/fence"
+// (and resets the staging on a fresh start), and every later step that
+// changes the output or the staging directory (seal, commit, restore) takes
+// the lock and refuses with a "fenced" error if the generation is no longer
+// its own; so does a later Write. Each incarnation stages its lines
+// in a file of its own (current-<generation>), which its successor removes,
+// so a superseded instance's writes never reach the output or its
+// successor's files. A superseded instance paused while holding the lock
+// keeps it until it resumes: its successor waits for it, then takes over and
+// its restore truncates away whatever that last step appended.
 func FileSink[T any](path string) func(int) Sink[T] {
 	return func(int) Sink[T] { return &fileSink[T]{path: path, fs: vfs.OS{}} }
 }
@@ -39,14 +53,18 @@ type fileSink[T any] struct {
 	fs       vfs.FS // all its I/O: the OS, or a fault-injecting FS in tests
 	twoPhase bool
 	dir      string
-	f        vfs.File // path (direct) or the staging file "current" (two-phase)
+	f        vfs.File // path (direct) or this instance's staging file (two-phase)
 	lw       lineWriter
+	gen      uint64 // two-phase: this instance's generation (see FileSink)
 }
 
 const (
-	currentName = "current"
+	stagingPref = "current-" // current-<generation>: an instance's lines since its last seal
+	legacyName  = "current"  // the staging file of versions before generations
 	journalName = "commit-journal"
 	pendingPref = "pending-"
+	lockName    = "lock"
+	fenceName   = "fence" // the newest instance's generation, 8 bytes big-endian
 )
 
 // maxInstances: with checkpoints, one file's staged output has one writer.
@@ -70,24 +88,34 @@ func (s *fileSink[T]) Open(info TaskInfo) error {
 		return fmt.Errorf("file sink %s: with checkpoints it runs as one instance, not %d", s.path, info.Parallelism)
 	}
 	s.twoPhase, s.dir = true, StagingDir(s.path)
-	if !info.Restoring {
-		// A fresh start: nothing staged by an earlier run belongs to this one.
-		if err := s.fs.RemoveAll(s.dir); err != nil {
-			return fmt.Errorf("file sink %s: clear staging: %w", s.path, err)
-		}
-	}
 	if err := s.fs.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("file sink %s: staging dir: %w", s.path, err)
 	}
-	if err := s.finishJournal(); err != nil {
-		return err
-	}
-	return s.openCurrent()
+	return s.withLock(func() error {
+		gen, err := s.readFence()
+		if err != nil {
+			return err
+		}
+		s.gen = gen + 1
+		if err := s.writeFence(s.gen); err != nil {
+			return err
+		}
+		// A fresh start: nothing staged by an earlier run belongs to this
+		// one. A restore: earlier instances' unsealed lines belong to no
+		// checkpoint.
+		if err := s.clearStaging(!info.Restoring); err != nil {
+			return err
+		}
+		if err := s.finishJournal(); err != nil {
+			return err
+		}
+		return s.openCurrent()
+	})
 }
 
 // openCurrent starts an empty staging file for the next checkpoint's lines.
 func (s *fileSink[T]) openCurrent() error {
-	f, err := s.fs.OpenFile(filepath.Join(s.dir, currentName), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := s.fs.OpenFile(filepath.Join(s.dir, s.stagingName()), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("file sink %s: open staging file: %w", s.path, err)
 	}
@@ -95,7 +123,14 @@ func (s *fileSink[T]) openCurrent() error {
 	return nil
 }
 
+// Write fails once a newer instance took over (see FileSink); a write it
+// already started lands in its own staging file, which nothing reads.
 func (s *fileSink[T]) Write(b []T) error {
+	if s.twoPhase {
+		if err := s.checkStaging(); err != nil {
+			return err
+		}
+	}
 	for i := range b {
 		if err := s.lw.add(b[i]); err != nil {
 			return fmt.Errorf("file sink %s: %w", s.path, err)
@@ -150,17 +185,21 @@ func (s *fileSink[T]) PrepareCommit(id uint64) ([]byte, error) {
 		return nil, fmt.Errorf("file sink %s: close staging file: %w", s.path, err)
 	}
 	s.f = nil
-	if err := s.fs.Rename(filepath.Join(s.dir, currentName), filepath.Join(s.dir, pendingName(id))); err != nil {
-		return nil, fmt.Errorf("file sink %s: seal checkpoint %d: %w", s.path, id, err)
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return nil, fmt.Errorf("file sink %s: seal checkpoint %d: sync staging dir: %w", s.path, id, err)
-	}
-	size, err := s.sizeOnCommit()
+	var size int64
+	err := s.fenced(func() error {
+		if err := s.fs.Rename(filepath.Join(s.dir, s.stagingName()), filepath.Join(s.dir, pendingName(id))); err != nil {
+			return fmt.Errorf("file sink %s: seal checkpoint %d: %w", s.path, id, err)
+		}
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("file sink %s: seal checkpoint %d: sync staging dir: %w", s.path, id, err)
+		}
+		var err error
+		if size, err = s.sizeOnCommit(); err != nil {
+			return fmt.Errorf("file sink %s: checkpoint %d: %w", s.path, id, err)
+		}
+		return s.openCurrent()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("file sink %s: checkpoint %d: %w", s.path, id, err)
-	}
-	if err := s.openCurrent(); err != nil {
 		return nil, err
 	}
 	return encodeCommittedSize(size), nil
@@ -195,6 +234,11 @@ func encodeCommittedSize(size int64) []byte {
 
 // Commit appends every pending file up to id to the output, oldest first.
 func (s *fileSink[T]) Commit(id uint64) error {
+	return s.fenced(func() error { return s.commitUpTo(id) })
+}
+
+// commitUpTo is Commit under the lock.
+func (s *fileSink[T]) commitUpTo(id uint64) error {
 	ids, err := s.pending()
 	if err != nil {
 		return err
@@ -222,26 +266,28 @@ func (s *fileSink[T]) Recover(id uint64, state []byte) error {
 	if len(state) != 0 && len(state) != committedSizeLen {
 		return fmt.Errorf("file sink %s: checkpoint %d: state is %d bytes, want %d", s.path, id, len(state), committedSizeLen)
 	}
-	if err := s.Commit(id); err != nil {
-		return err
-	}
-	if len(state) == committedSizeLen {
-		if err := s.rollBack(id, int64(binary.BigEndian.Uint64(state))); err != nil {
+	return s.fenced(func() error {
+		if err := s.commitUpTo(id); err != nil {
 			return err
 		}
-	}
-	ids, err := s.pending()
-	if err != nil {
-		return err
-	}
-	for _, k := range ids {
-		if k > id {
-			if err := s.fs.Remove(filepath.Join(s.dir, pendingName(k))); err != nil {
-				return fmt.Errorf("file sink %s: drop uncommitted checkpoint %d: %w", s.path, k, err)
+		if len(state) == committedSizeLen {
+			if err := s.rollBack(id, int64(binary.BigEndian.Uint64(state))); err != nil {
+				return err
 			}
 		}
-	}
-	return nil
+		ids, err := s.pending()
+		if err != nil {
+			return err
+		}
+		for _, k := range ids {
+			if k > id {
+				if err := s.fs.Remove(filepath.Join(s.dir, pendingName(k))); err != nil {
+					return fmt.Errorf("file sink %s: drop uncommitted checkpoint %d: %w", s.path, k, err)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // rollBack truncates the output to size, what checkpoint id committed. An
