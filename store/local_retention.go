@@ -77,21 +77,10 @@ func (m *Mirror) Reconcile(ctx context.Context, ended ...string) ([]LocalCheckpo
 			continue
 		}
 		if !endedSet[job] {
-			l, err := m.Primary.List(ctx, job)
-			var corrupt *CorruptManifestsError
-			if err != nil && !errors.As(err, &corrupt) {
-				errs = append(errs, fmt.Errorf("reconcile local state of job %q: %w", job, err))
-				continue
-			}
-			// Checkpoints whose blobs a held one reads (an incremental
-			// chain) are kept too.
-			refs, err := referencedBy(ctx, m.Primary, job, l)
+			l, err := m.primaryKeeps(ctx, job)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("reconcile local state of job %q: %w", job, err))
+				errs = append(errs, err)
 				continue
-			}
-			for id := range refs {
-				l = append(l, id)
 			}
 			live[job] = l
 		}
@@ -108,6 +97,57 @@ func (m *Mirror) Reconcile(ctx context.Context, ended ...string) ([]LocalCheckpo
 	}
 	for _, job := range jobs {
 		m.Local.removeJobDirIfEmpty(job)
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// primaryKeeps lists the checkpoints of job the primary store holds: those
+// it lists and those whose blobs they read (incremental chains, channel
+// state referred to again).
+func (m *Mirror) primaryKeeps(ctx context.Context, job string) ([]uint64, error) {
+	l, err := m.Primary.List(ctx, job)
+	var corrupt *CorruptManifestsError
+	if err != nil && !errors.As(err, &corrupt) {
+		return nil, fmt.Errorf("reconcile local state of job %q: %w", job, err)
+	}
+	refs, err := referencedBy(ctx, m.Primary, job, l)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile local state of job %q: %w", job, err)
+	}
+	for id := range refs {
+		l = append(l, id)
+	}
+	return l, nil
+}
+
+// ReconcileJob makes the local copy of one running or ended job follow the
+// primary store as Reconcile does, without deleting its retained
+// checkpoints: a node calls it when its part of the job stops, since
+// retention's last deletions may have been announced to parts that were
+// already stopping. It returns what it deleted.
+func (m *Mirror) ReconcileJob(ctx context.Context, job string) ([]LocalCheckpoint, error) {
+	ids, err := m.Local.checkpointIDs(job)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile local state of job %q: %w", job, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keep, err := m.primaryKeeps(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	if len(keep) == 0 {
+		return nil, nil // nothing to follow: a job without checkpoints there is Reconcile's to judge
+	}
+	var deleted []LocalCheckpoint
+	var errs []error
+	for _, c := range planReconcile(map[string][]uint64{job: ids}, map[string][]uint64{job: keep}, nil) {
+		if err := m.deleteLocal(ctx, c.Job, c.Checkpoint); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, fmt.Errorf("reconcile local state: %w", err))
+			continue
+		}
+		deleted = append(deleted, c)
 	}
 	return deleted, errors.Join(errs...)
 }

@@ -55,6 +55,27 @@ func (a *Agent) reconcileLocal(ctx context.Context) error {
 	return nil
 }
 
+// reconcileJobLocal drops this node's copies of job's checkpoints that the
+// store no longer holds, once its part there stopped: the deletions of
+// retention's last round may have reached the part as it was stopping.
+func (a *Agent) reconcileJobLocal(job string) {
+	m, err := a.mirror()
+	if err != nil {
+		a.log.Warn().Err(err).Str("job", job).Msg("reconcile local state")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), partStopTimeout)
+	defer cancel()
+	deleted, err := m.ReconcileJob(ctx, job)
+	for _, d := range deleted {
+		a.log.Info().Str("job", d.Job).Uint64("checkpoint", d.Checkpoint).Msg("local state deleted: checkpoint subsumed")
+	}
+	if err != nil {
+		a.log.Warn().Err(err).Str("job", job).Msg("reconcile local state")
+	}
+	a.refreshHeld(ctx)
+}
+
 // refreshHeld takes the inventory of the local copy for the heartbeats and
 // logs when it changed (a checkpoint completed or was pruned). Damaged
 // indexes are logged and left out by the store.

@@ -184,6 +184,7 @@ func (a *Agent) prepare(req Cmd) error {
 			delete(a.parts, req.Job)
 		}
 		a.mu.Unlock()
+		a.reconcileJobLocal(req.Job)
 	}()
 	a.log.Info().Str("job", req.Job).Str("coordinator", req.Coordinator).Uint64("epoch", req.Epoch).Int("run", req.Run).
 		Msg("prepared the job's part on this node")
