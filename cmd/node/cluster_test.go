@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/weirstream/weir/store"
 )
 
@@ -228,16 +225,7 @@ const n600k, k100 = 600000, 100
 // lists and those their manifests read sections of.
 func storeKeeps(t *testing.T, url, job string) map[uint64]bool {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.NewJetStream(js)
+	st, err := store.NewJetStream(connectJetStream(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,15 +52,7 @@ func TestJetStreamBridgeSurvivesANodeKill(t *testing.T) {
 // of k keys, the counts 1 … n/k once each and nothing else.
 func checkBridgeOutput(t *testing.T, url string, n, k int) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := connectJetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterDeadline)
 	defer cancel()
 	stream, err := js.Stream(ctx, defaultOutStream)
@@ -105,4 +97,20 @@ func checkBridgeOutput(t *testing.T, url string, n, k int) {
 		t.Errorf("output stream holds %d messages, want %d", total, n)
 	}
 	t.Logf("output stream: %d messages, each count once", total)
+}
+
+// connectJetStream connects to the cluster's NATS server at url for the
+// test's duration and returns its JetStream.
+func connectJetStream(t *testing.T, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
