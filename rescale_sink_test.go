@@ -276,9 +276,10 @@ func TestRestoreStagingSinkAtFewerInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res1.RecordsIn >= n {
-		t.Skip("the first run read all its input before it was stopped")
-	}
+	// On a busy machine the first run may read all its input before its
+	// first commit stops it: the restore at fewer sink instances still
+	// recovers the removed instances' staged output, and is checked alike.
+	t.Logf("first run read %d of %d records before it was stopped", res1.RecordsIn, n)
 	g2 := weir.NewGraph("keycount")
 	stagedKeycount(g2, "", n, k, 2, 1, 0.05, log)
 	res := restoreLatest(t, g2, checkpointsEvery30ms(weir.CheckpointUnaligned, dir))
