@@ -20,13 +20,26 @@ const DefaultHeartbeatEvery = time.Second
 // and returns after the goroutine has exited, so build is not called after
 // stop returns.
 func StartHeartbeats(nc *nats.Conn, every time.Duration, build func() Heartbeat, log zerolog.Logger) (stop func()) {
+	return StartHeartbeatSender(nc, every, build, log).Stop
+}
+
+// HeartbeatSender publishes a node's heartbeats (see StartHeartbeatSender).
+type HeartbeatSender struct {
+	now    chan struct{} // a heartbeat is wanted before the next period
+	done   chan struct{}
+	exited chan struct{}
+	once   sync.Once
+}
+
+// StartHeartbeatSender is StartHeartbeats with a sender whose Now asks for
+// a heartbeat at once, between the periodic ones.
+func StartHeartbeatSender(nc *nats.Conn, every time.Duration, build func() Heartbeat, log zerolog.Logger) *HeartbeatSender {
 	if every <= 0 {
 		every = DefaultHeartbeatEvery
 	}
-	done := make(chan struct{})
-	exited := make(chan struct{})
+	s := &HeartbeatSender{now: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
-		defer close(exited)
+		defer close(s.exited)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		failing := false
@@ -40,17 +53,31 @@ func StartHeartbeats(nc *nats.Conn, every time.Duration, build func() Heartbeat,
 			}
 			failing = err != nil
 			select {
-			case <-done:
+			case <-s.done:
 				return
 			case <-t.C:
+			case <-s.now:
 			}
 		}
 	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done) })
-		<-exited
+	return s
+}
+
+// Now asks for a heartbeat at once (a node joined and should hear this one
+// without waiting a period). It never blocks: asks made before the sender
+// got to them make one heartbeat.
+func (s *HeartbeatSender) Now() {
+	select {
+	case s.now <- struct{}{}:
+	default:
 	}
+}
+
+// Stop ends the heartbeats and returns once the sender's goroutine has
+// exited. Idempotent.
+func (s *HeartbeatSender) Stop() {
+	s.once.Do(func() { close(s.done) })
+	<-s.exited
 }
 
 // publishHeartbeat stamps, encodes and publishes one heartbeat.

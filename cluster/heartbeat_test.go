@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -105,6 +106,36 @@ func TestHeartbeatSubjects(t *testing.T) {
 			t.Errorf("nodeOfSubject(%s) = %q, want %q", subj, got, want)
 		}
 	}
+}
+
+// TestHeartbeatSenderNow: a sender whose period is an hour sends its
+// first heartbeat at once and another one each time it is asked to (a node
+// joined), not a period later.
+func TestHeartbeatSenderNow(t *testing.T) {
+	e := startServer(t, EmbedOptions{})
+	pub := connect(t, ConnOptions{URL: e.ClientURL()})
+	watch := connect(t, ConnOptions{URL: e.ClientURL()})
+	var mu sync.Mutex
+	got := 0
+	sub, err := WatchHeartbeats(watch, func(Heartbeat) { mu.Lock(); got++; mu.Unlock() }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := watch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return got }
+	s := StartHeartbeatSender(pub, time.Hour, sampleHeartbeat, testLog(t))
+	defer s.Stop()
+	eventually(t, 10*time.Second, "the first heartbeat", func() bool { return count() == 1 })
+	for want := 2; want <= 3; want++ {
+		s.Now()
+		eventually(t, 10*time.Second, fmt.Sprintf("heartbeat %d, asked for", want), func() bool { return count() == want })
+	}
+	s.Stop()
+	s.Stop() // idempotent
+	s.Now()  // after Stop: nothing, and no block
 }
 
 func TestHeartbeatsOverNATS(t *testing.T) {

@@ -10,8 +10,10 @@
 // go back to it; with a local wait, a dead node's tasks wait for it to
 // return before they go elsewhere; a node that announced leaving is gone),
 // when a node has learned the membership
-// (a settle period of one heartbeat timeout after it started), which
-// orphaned jobs it tries to adopt, whether it still holds a job's
+// (a settle period of one heartbeat timeout after it started; a job whose
+// restore finds all its state held by live nodes is placed before it,
+// and a restarted node takes back the jobs its earlier incarnation
+// coordinated without waiting for it), which orphaned jobs it tries to adopt, whether it still holds a job's
 // coordinator lease, abandoning a job whose lease was lost, waiting for a
 // job to fit (with backoff, up to the placement timeout), the steps of
 // setting a job up, and leaving the cluster.
@@ -70,6 +72,9 @@ type Core struct {
 	gone    map[string]time.Time // live nodes whose connection was seen closed → since when (no probe answered since)
 	closed  map[string]bool      // nodes declared dead because their connection closed
 	leaving bool
+	// ownScanned: the job registry was listed before the settle period
+	// ended, for the jobs this node's earlier incarnation coordinated.
+	ownScanned bool
 }
 
 // lease is a coordinator lease this node holds.
@@ -152,7 +157,8 @@ func (c *Core) Leaving(node string) []Action {
 // declared dead: their tasks are lost at once without a local wait, else
 // they wait for the node to return, and are lost once the wait ran out.
 // Once the node has settled (and is not leaving) the job registry is
-// scanned for orphaned jobs.
+// scanned for orphaned jobs; before that, once, for the jobs this node's
+// earlier incarnation coordinated (see JobRecords).
 func (c *Core) Tick(now time.Time) []Action {
 	var out []Action
 	for _, node := range c.members.Tick(now) {
@@ -169,7 +175,7 @@ func (c *Core) Tick(now time.Time) []Action {
 			out = append(out, Action{Kind: NodeLost, Node: node, Reason: fmt.Sprintf("did not return within %v", c.cfg.LocalWait)})
 		}
 	}
-	if !c.leaving && c.settled(now) {
+	if !c.leaving && (c.settled(now) || !c.ownScanned) {
 		out = append(out, Action{Kind: ScanJobs})
 	}
 	return out
@@ -187,22 +193,32 @@ func (c *Core) settled(now time.Time) bool {
 // JobRecords takes the job registry's records, listed after a ScanJobs: a
 // running job whose coordinator is dead (or is this node, restarted) is
 // claimed here and its lease tried (the lease decides: one node wins).
+// Before the settle period ends only the jobs whose coordinator is this node
+// are: it is this node's earlier incarnation, dead whatever the node has
+// heard so far (a job another node took over names that node, and a lease
+// that node holds is not taken), where whether another coordinator lives
+// is known only once every live node was heard.
 func (c *Core) JobRecords(now time.Time, recs []cluster.JobRecord) []Action {
-	if c.leaving || !c.settled(now) {
+	if c.leaving {
 		return nil
 	}
+	settled := c.settled(now)
+	c.ownScanned = true
 	var out []Action
 	for _, rec := range recs {
 		if rec.State != cluster.JobRunning {
 			continue
 		}
-		if rec.Coordinator != c.cfg.Self && c.IsAlive(rec.Coordinator) {
+		if rec.Coordinator != c.cfg.Self && (!settled || c.IsAlive(rec.Coordinator)) {
 			continue
 		}
 		if !c.Claim(rec.Name) {
 			continue
 		}
 		act := Action{Kind: Acquire, Job: rec.Name, Reason: "old coordinator " + rec.Coordinator}
+		if rec.Coordinator == c.cfg.Self {
+			act.Reason += " (this node's earlier incarnation)"
+		}
 		if c.closed[rec.Coordinator] {
 			// Its connection closed: its lease is taken over now, not
 			// after it expires; the new epoch fences it.
@@ -296,19 +312,35 @@ func (c *Core) Holds(now time.Time, job string) bool {
 // another node's by now).
 func (c *Core) ForgetLease(job string) { delete(c.leases, job) }
 
+// AllHeld is why a job is placed before the settle period ends.
+const AllHeld = "the live nodes hold all the state of the checkpoint to restore"
+
 // TryPlace is the next placement try of job, being set up here: wait for
-// the settle period, give up when the lease lapsed, or place.
-func (c *Core) TryPlace(now time.Time, job string) Action {
+// the settle period, give up when the lease lapsed, or place. allHeld says
+// that the live nodes heard so far hold all the state of the checkpoint the
+// job restores from (every key group, and the operator and channel state):
+// then the job is placed before the settle period ends (Reason AllHeld),
+// since a node not heard yet holds nothing that waiting for it would place
+// locally. The wait for the settle period is to be cut short by the shell
+// when a node joins (another try may find all held).
+func (c *Core) TryPlace(now time.Time, job string, allHeld bool) Action {
 	s := c.setUp(job)
+	early := false
 	if !s.placing && !c.settled(now) {
-		s.waiting = Settling
-		return Action{Kind: Wait, Job: job, After: c.cfg.Boot.Add(c.cfg.HeartbeatTimeout).Sub(now), Reason: Settling}
+		if !allHeld {
+			s.waiting = Settling
+			return Action{Kind: Wait, Job: job, After: c.cfg.Boot.Add(c.cfg.HeartbeatTimeout).Sub(now), Reason: Settling}
+		}
+		early = true
 	}
 	if !s.placing {
 		s.placing, s.start = true, now
 	}
 	if !c.Holds(now, job) {
 		return Action{Kind: GiveUp, Job: job, Err: ErrLeaseLapsed}
+	}
+	if early {
+		return Action{Kind: Place, Job: job, Reason: AllHeld}
 	}
 	return Action{Kind: Place, Job: job}
 }

@@ -29,7 +29,7 @@ import (
 //	renewals on=a
 //	renewed on=a job=J at=D result=ok|lost|err
 //	holds on=a job=J at=D
-//	try on=a job=J at=D
+//	try on=a job=J at=D [held=true]   (held: live nodes hold every key group of the checkpoint to restore)
 //	placed on=a job=J at=D nodes=a,b | err=slots|bad
 //	prepared on=a job=J node=b at=D [err=WORD]
 //	coordinating on=a job=J
@@ -139,7 +139,7 @@ func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 	case "holds":
 		return []string{strconv.FormatBool(c.Holds(at(a), job))}
 	case "try":
-		return lines(c.TryPlace(at(a), job))
+		return lines(c.TryPlace(at(a), job, a.StringOr("held", "") == "true"))
 	case "placed":
 		return lines(c.Placed(at(a), job, list(a, "nodes"), scriptErr(a.StringOr("err", ""))))
 	case "prepared":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -48,7 +49,8 @@ type Agent struct {
 	rates  rateBook      // samples of the local jobs' counters for status rates
 	subs   []*nats.Subscription
 	probes *prober
-	stopHB func()
+	hb     atomic.Pointer[cluster.HeartbeatSender] // set once the node listens (after subscribe)
+	joined chan struct{}                           // closed when a node joins, then replaced (under mu)
 	quit   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -77,7 +79,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
 		core: coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout,
 			LocalWait: cfg.LocalWait, DisconnectGrace: cfg.DisconnectGrace}),
-		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, quit: make(chan struct{})}
+		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, joined: make(chan struct{}), quit: make(chan struct{})}
 	if a.leases, err = cluster.OpenLeases(ctx, js, cluster.DefaultLeaseBucket); err != nil {
 		return nil, fmt.Errorf("open coordinator leases: %w", err)
 	}
@@ -106,9 +108,11 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 		a.Shutdown()
 		return nil, err
 	}
-	a.stopHB = cluster.StartHeartbeats(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log)
+	a.hb.Store(cluster.StartHeartbeatSender(nc, cfg.HeartbeatTimeout/4, a.heartbeat, a.log))
 	a.wg.Add(4)
-	go a.every(cfg.HeartbeatTimeout/6, a.tick)
+	// The first tick at once: a restarted node takes back the jobs it
+	// coordinated without waiting a tick (see coord.Core.JobRecords).
+	go func() { a.tick(time.Now()); a.every(cfg.HeartbeatTimeout/6, a.tick) }()
 	go a.every(ProbeEvery, a.probe)
 	go a.every(cfg.HeartbeatTimeout/2, func(time.Time) { a.refreshHeld(context.Background()) })
 	// Leases are renewed on their own goroutine: a slow takeover, placement
@@ -294,6 +298,13 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 		case coord.NodeJoined:
 			a.remote.NodeJoined(act.Node)
 			a.log.Info().Str("peer", act.Node).Int("slots", slots).Msg("node joined")
+			a.nodeJoined()
+			if hb := a.hb.Load(); hb != nil && act.Node != a.cfg.ID {
+				// The node that joined learns of this one now, not a
+				// heartbeat period later (a restarted coordinator places
+				// as soon as it heard every node holding the job's state).
+				hb.Now()
+			}
 		case coord.ScanJobs:
 			a.adoptOrphans()
 		}
@@ -328,8 +339,8 @@ func (a *Agent) isAlive(node string) bool {
 func (a *Agent) Shutdown() {
 	a.once.Do(func() {
 		close(a.quit)
-		if a.stopHB != nil {
-			a.stopHB()
+		if hb := a.hb.Load(); hb != nil {
+			hb.Stop()
 		}
 		for _, s := range a.subs {
 			_ = s.Unsubscribe()

@@ -146,7 +146,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if m := rt.Checkpoint.Restore; m != nil {
 		restored = m.CheckpointID
 	}
-	placed, nodes, act, err := a.placeJob(name, p, restored)
+	placed, nodes, act, err := a.placeJob(name, p, restored, storedState(rt.Checkpoint.Restore))
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}

@@ -60,8 +60,10 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 		t.Fatalf("node submit after restarting the coordinator's node: %v\n%s", err, sout.String())
 	}
 	verifyKeycount(t, out, n600k, k100)
-	// The new n3 took the job over knowing all three nodes, a heartbeat
-	// timeout (2 s, the nodes' --heartbeat-timeout) after it started.
+	// The new n3 took the job over knowing all three nodes: a heartbeat
+	// timeout (2 s, the nodes' --heartbeat-timeout) after it started, or
+	// before, once the nodes it heard held all the state of the checkpoint
+	// it restores (it logs so).
 	var took []int
 	var started, coordinating time.Time
 	for _, line := range strings.Split(n3.stderr.String(), "\n") {
@@ -84,8 +86,10 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 	if len(took) != 1 || took[0] != 3 {
 		t.Fatalf("the restarted n3 coordinated the job over %v nodes, want once over 3:\n%s", took, lastBytes(n3.stderr.String(), 3000))
 	}
-	if d := coordinating.Sub(started); d < 2*time.Second {
-		t.Fatalf("the restarted n3 took the job over %v after it started, before it could know the membership (2 s)", d)
+	early := strings.Contains(n3.stderr.String(), "placing the job before the settle period ends")
+	if d := coordinating.Sub(started); d < 2*time.Second && !early {
+		t.Fatalf("the restarted n3 took the job over %v after it started, before it could know the membership (2 s), without finding all the state held:\n%s",
+			d, lastBytes(n3.stderr.String(), 3000))
 	}
 }
 
