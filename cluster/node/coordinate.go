@@ -131,6 +131,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if ok, highest := a.fence.Admit(name, epoch); !ok {
 		return cluster.FencedError(name, epoch, highest)
 	}
+	begun := time.Now() // the set-up's steps are logged with their times
 	spec, p, err := a.buildJob(name, args)
 	if err != nil {
 		return err
@@ -139,6 +140,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 		return err
 	}
 	rt, err := a.runtimeFor(spec, p, restore, true)
+	readAt := time.Now() // the checkpoint to restore read
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
@@ -150,6 +152,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if err != nil {
 		return fmt.Errorf("job %s: %w", name, err)
 	}
+	placedAt := time.Now()
 	// One deploy of the job by this coordinator: its parts act only on its
 	// messages, whatever a late message of an earlier run of the same name
 	// (even at the same epoch) says. Increasing, also across restarts.
@@ -174,6 +177,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if act.Kind == coord.GiveUp {
 		return fmt.Errorf("job %s: %w", name, act.Err)
 	}
+	preparedAt := time.Now()
 	if fresh && spec.Out != "" {
 		if err := weir.TruncateOutput(spec.Out); err != nil {
 			return fmt.Errorf("job %s: %w", name, err)
@@ -210,7 +214,9 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	a.coord[name] = cj
 	a.core.Coordinating(name)
 	a.mu.Unlock()
-	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Int("run", run).Msg("coordinating job")
+	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Int("run", run).
+		Int64("read_checkpoint_ms", readAt.Sub(begun).Milliseconds()).Int64("place_ms", placedAt.Sub(readAt).Milliseconds()).
+		Int64("prepare_ms", preparedAt.Sub(placedAt).Milliseconds()).Msg("coordinating job")
 	a.wg.Add(1)
 	go a.watch(cj)
 	return nil
