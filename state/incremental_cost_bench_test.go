@@ -96,34 +96,27 @@ func costUpdate(vt *ValueTable[snapEntry], g int, key string) {
 // process's CPU time in the timed part (less inflated by a busy machine
 // than wall time).
 func BenchmarkIncrementalCostEncode(b *testing.B) {
-	for _, pct := range costCells {
-		for _, incr := range []bool{false, true} {
-			b.Run(fmt.Sprintf("changing=%d/%s", pct, costMode(incr)), func(b *testing.B) {
-				be, vt, keys := costBackend(b, incr)
-				hot := len(keys) * pct / 100
-				stride := len(keys) / hot
-				var written int64
-				var cpu time.Duration
-				id := uint64(1)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					b.StopTimer()
-					for j := range hot {
-						i := j * stride
-						costUpdate(vt, i%128, keys[i])
-					}
-					id++
-					b.StartTimer()
-					c0 := cputime.Now()
-					written += costCheckpoint(b, be, id, incr)
-					cpu += cputime.Now() - c0
-				}
-				b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
-				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-			})
+	eachCostCell(b, func(b *testing.B, incr bool, be *Backend, vt *ValueTable[snapEntry], keys []string, hot, stride int) {
+		var written int64
+		var cpu time.Duration
+		id := uint64(1)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			b.StopTimer()
+			for j := range hot {
+				i := j * stride
+				costUpdate(vt, i%128, keys[i])
+			}
+			id++
+			b.StartTimer()
+			c0 := cputime.Now()
+			written += costCheckpoint(b, be, id, incr)
+			cpu += cputime.Now() - c0
 		}
-	}
+		b.ReportMetric(float64(written)/float64(b.N), "written-B/op")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
 }
 
 // BenchmarkIncrementalCostUpdate is the per-record cost of noting changed
@@ -134,36 +127,44 @@ func BenchmarkIncrementalCostEncode(b *testing.B) {
 // record of changed keys, as a barrier does. cpu-ns/op is the process's
 // CPU time per update.
 func BenchmarkIncrementalCostUpdate(b *testing.B) {
+	eachCostCell(b, func(b *testing.B, incr bool, be *Backend, vt *ValueTable[snapEntry], keys []string, hot, stride int) {
+		groups := be.NonEmptyGroups()
+		id := uint64(1)
+		j, n := 0, 0
+		b.ReportAllocs()
+		b.ResetTimer()
+		c0 := cputime.Now()
+		for range b.N {
+			i := j * stride
+			costUpdate(vt, i%128, keys[i])
+			if j++; j == hot {
+				j = 0
+			}
+			if n++; n == costKeys {
+				n = 0
+				id++
+				s, err := be.SnapshotAsyncAt(id, groups)
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Release(be)
+				be.Confirm(id)
+			}
+		}
+		b.ReportMetric(float64((cputime.Now()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
+}
+
+// eachCostCell runs body as a sub-benchmark for every share of changing
+// keys, without and with change tracking, on a backend filled by
+// costBackend; keys[j*stride] for j < hot are the hot set.
+func eachCostCell(b *testing.B, body func(b *testing.B, incr bool, be *Backend, vt *ValueTable[snapEntry], keys []string, hot, stride int)) {
 	for _, pct := range costCells {
 		for _, incr := range []bool{false, true} {
 			b.Run(fmt.Sprintf("changing=%d/%s", pct, costMode(incr)), func(b *testing.B) {
 				be, vt, keys := costBackend(b, incr)
 				hot := len(keys) * pct / 100
-				stride := len(keys) / hot
-				groups := be.NonEmptyGroups()
-				id := uint64(1)
-				j, n := 0, 0
-				b.ReportAllocs()
-				b.ResetTimer()
-				c0 := cputime.Now()
-				for range b.N {
-					i := j * stride
-					costUpdate(vt, i%128, keys[i])
-					if j++; j == hot {
-						j = 0
-					}
-					if n++; n == costKeys {
-						n = 0
-						id++
-						s, err := be.SnapshotAsyncAt(id, groups)
-						if err != nil {
-							b.Fatal(err)
-						}
-						s.Release(be)
-						be.Confirm(id)
-					}
-				}
-				b.ReportMetric(float64((cputime.Now()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				body(b, incr, be, vt, keys, hot, len(keys)/hot)
 			})
 		}
 	}
