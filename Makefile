@@ -55,18 +55,20 @@ bench-backpressure:
 # SIGKILLed) again with incremental checkpoints, two in flight, and 10
 # rescale runs with incremental checkpoints and rarer kills (so that most
 # rescales commit). The rescale runs are repeated with a per-instance
-# two-phase sink that every step rescales too, up and down. All run even
-# when one fails.
+# two-phase sink that every step rescales too, up and down. Incremental
+# checkpoints are the default; the lines with --checkpoint-incremental=false
+# (and the metamorphic cells without -incr) write every checkpoint whole.
+# All run even when one fails.
 chaos: build
 	@status=0; \
-	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms || status=1; \
-	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 || status=1; \
+	bin/node chaos keycount --seeds 10 --records 500000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-incremental=false || status=1; \
+	bin/node chaos keycount --modes unaligned --seeds 5 --records 300000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-interval 5ms --max-concurrent-checkpoints 2 --max-inflight-bytes 65536 --checkpoint-incremental=false || status=1; \
 	bin/node chaos keycount --seeds 5 --records 300000 --keys 20000 --sleep-ms 0.01 --kill-every 300ms --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
-	bin/node chaos cluster --runs 20 || status=1; \
+	bin/node chaos cluster --runs 20 --checkpoint-incremental=false || status=1; \
 	bin/node chaos cluster --runs 5 --keys 40000 --checkpoint-incremental --max-concurrent-checkpoints 2 || status=1; \
 	bin/node chaos metamorphic || status=1; \
-	bin/node chaos rescale --runs 20 || status=1; \
-	bin/node chaos rescale --runs 12 --staging-sink || status=1; \
+	bin/node chaos rescale --runs 20 --checkpoint-incremental=false || status=1; \
+	bin/node chaos rescale --runs 12 --staging-sink --checkpoint-incremental=false || status=1; \
 	bin/node chaos rescale --runs 10 --keys 15000 --kill-every 1s --checkpoint-incremental || status=1; \
 	exit $$status
 

@@ -52,13 +52,15 @@ type CheckpointConfig struct {
 	// SyncSnapshots encodes keyed state on the task at the barrier instead
 	// of taking a copy-on-write view there and encoding it off the task.
 	SyncSnapshots bool
-	// Incremental writes a key group whose state changed since the last
-	// completed checkpoint as a delta (its changed and deleted keys) on the
-	// sections already stored, instead of whole. It needs asynchronous
-	// snapshots (SyncSnapshots false).
-	Incremental bool
+	// FullCheckpoints writes every key group whole at every checkpoint.
+	// By default (false) checkpoints are incremental: a key group whose
+	// state changed since the last completed checkpoint is written as a
+	// delta (its changed and deleted keys) on the sections already stored.
+	// Incremental checkpoints need asynchronous snapshots: with
+	// SyncSnapshots every checkpoint is written whole whatever this says.
+	FullCheckpoints bool
 	// IncrementalMaxDeltas bounds a key group's chain: after this many
-	// deltas on its whole section the group is written whole again (0: 8).
+	// deltas on its whole section the group is written whole again (0: 32).
 	IncrementalMaxDeltas int
 	// IncrementalCompactRatio writes a key group whole again once its
 	// deltas add up to more than this fraction of its whole section
@@ -66,7 +68,9 @@ type CheckpointConfig struct {
 	IncrementalCompactRatio float64
 }
 
-// DefaultCheckpointConfig is what `node run` uses unless told otherwise.
+// DefaultCheckpointConfig is what `node run` uses unless told otherwise:
+// unaligned checkpoints every second, asynchronous and incremental (its
+// zero SyncSnapshots and FullCheckpoints), keeping 3.
 func DefaultCheckpointConfig() CheckpointConfig {
 	return CheckpointConfig{Mode: CheckpointUnaligned, Interval: time.Second, Timeout: 30 * time.Second, Retain: 3, MaxConcurrent: 1, StateDir: "./weir-state"}
 }

@@ -58,7 +58,8 @@ func checkpointSettings(cfg RunConfig) (actors.CheckpointOptions, error) {
 	d := DefaultCheckpointConfig()
 	co.Interval, co.Timeout, co.AlignedTimeout, co.Retain = c.Interval, c.Timeout, c.AlignedTimeout, c.Retain
 	co.SyncSnapshots = c.SyncSnapshots
-	co.Incremental, co.MaxDeltas, co.CompactRatio = c.Incremental, c.IncrementalMaxDeltas, c.IncrementalCompactRatio
+	co.Incremental = !c.FullCheckpoints && !c.SyncSnapshots
+	co.MaxDeltas, co.CompactRatio = c.IncrementalMaxDeltas, c.IncrementalCompactRatio
 	co.MaxConcurrent = max(1, c.MaxConcurrent)
 	co.MaxInflightBytes = c.MaxInflightBytes
 	if co.Interval == 0 {

@@ -107,7 +107,7 @@ func (r incrementalRun) requireOlder(t *testing.T) {
 func runIncrementalKeycount(t *testing.T) incrementalRun {
 	t.Helper()
 	run := runKeycountUntil(t, keycount.Config{Records: incrN, Keys: incrK, SleepMs: 0.2},
-		weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, Retain: 3, Incremental: true}, 10)
+		weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, Retain: 3, FullCheckpoints: false}, 10) // incremental: the default
 	r := incrementalRun{stoppedRun: run, stats: run.job.Checkpoints(), taskState: run.job.TaskStateBytes()}
 	for _, id := range run.listed[:len(run.listed)-1] {
 		for _, c := range store.ReferencedCheckpoints(run.manifest(t, id)) {

@@ -6,10 +6,11 @@ import "github.com/rs/zerolog"
 // options. It differs from `node run`'s defaults in two things only, so that
 // a library call writes nothing its caller did not ask for:
 //
-//   - Checkpoints: none (CheckpointNone). `node run` takes unaligned
-//     checkpoints every second into ./weir-state, keeping 3
+//   - Checkpoints: none (CheckpointNone). `node run` takes unaligned,
+//     incremental checkpoints every second into ./weir-state, keeping 3
 //     (DefaultCheckpointConfig); WithCheckpoints(DefaultCheckpointConfig())
-//     gives Run the same.
+//     gives Run the same. Any CheckpointConfig is incremental unless it
+//     sets FullCheckpoints (or SyncSnapshots).
 //   - Logs: discarded. `node run` writes zerolog JSON lines at level info to
 //     stderr; WithLogger gives Run a logger.
 //

@@ -16,7 +16,8 @@ import (
 // TestRunDefaultsAndHowNodeRunDiffers pins what weir.Run does without
 // options (no checkpoints, logs discarded, the default supervision and
 // runtime) and `node run`'s checkpoint defaults (unaligned every second into
-// ./weir-state, keeping 3; the cli tests pin that `node run` takes them),
+// ./weir-state, keeping 3, asynchronous and incremental: SyncSnapshots and
+// FullCheckpoints false; the cli tests pin that `node run` takes them),
 // and checks both on a real run: without options Run writes no state
 // directory and takes no checkpoint; with node run's checkpoint defaults it
 // writes ./weir-state and commits a final checkpoint.

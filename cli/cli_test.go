@@ -448,7 +448,7 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 	}
 	want := weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 200 * time.Millisecond, Timeout: 5 * time.Second,
 		AlignedTimeout: 50 * time.Millisecond, Retain: 2, MaxConcurrent: 3, MaxInflightBytes: 64_000_000, StateDir: "/tmp/x",
-		Incremental: true, IncrementalMaxDeltas: 5}
+		IncrementalMaxDeltas: 5}
 	if got := f.checkpointConfig(); got != want {
 		t.Fatalf("checkpoint config %+v, want %+v", got, want)
 	}
@@ -461,6 +461,39 @@ func TestCheckpointFlagsPassThrough(t *testing.T) {
 	}
 	if got, want := d.checkpointConfig(), weir.DefaultCheckpointConfig(); got != want {
 		t.Fatalf("default checkpoint config %+v, want the root package's %+v", got, want)
+	}
+}
+
+// TestCheckpointIncrementalFlagDefault: node run's checkpoints are
+// incremental unless --checkpoint-incremental=false asks for full ones;
+// --checkpoint-async=false alone writes them whole (a synchronous snapshot
+// cannot be incremental), and asking for both is an error.
+func TestCheckpointIncrementalFlagDefault(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		full, sync bool
+		err        string
+	}{
+		{args: nil},
+		{args: []string{"--checkpoint-incremental"}},
+		{args: []string{"--checkpoint-incremental=false"}, full: true},
+		{args: []string{"--checkpoint-async=false"}, full: true, sync: true},
+		{args: []string{"--checkpoint-async=false", "--checkpoint-incremental=false"}, full: true, sync: true},
+		{args: []string{"--checkpoint-async=false", "--checkpoint-incremental"}, err: "--checkpoint-incremental needs --checkpoint-async"},
+	} {
+		f, err := parseRunFlags(tc.args)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%v: error %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if c := f.checkpointConfig(); c.FullCheckpoints != tc.full || c.SyncSnapshots != tc.sync {
+			t.Errorf("%v: full checkpoints %v, sync snapshots %v; want %v, %v", tc.args, c.FullCheckpoints, c.SyncSnapshots, tc.full, tc.sync)
+		}
 	}
 }
 

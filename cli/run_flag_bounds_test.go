@@ -9,14 +9,21 @@ import (
 // checkRunFlags parses args as `node run` flags and checks them as parseJob
 // does, without building the job.
 func checkRunFlags(args []string) error {
+	_, err := parseRunFlags(args)
+	return err
+}
+
+// parseRunFlags parses and checks node run's flags as the command does and
+// returns them.
+func parseRunFlags(args []string) (*runFlags, error) {
 	var f runFlags
 	fs := newRunFlagSet(&f)
 	if _, err := parseInterleaved(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	return f.finish()
+	return &f, f.finish()
 }
 
 // TestFlagBounds checks each numeric flag just inside and just outside its

@@ -94,7 +94,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.DurationVar(&f.alignedTimeout, "aligned-timeout", 0, "with --checkpoint-mode aligned: switch a checkpoint to unaligned after this long")
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
 	fs.BoolVar(&f.checkpointAsync, "checkpoint-async", !cp.SyncSnapshots, "take a copy-on-write view of keyed state at a barrier and encode it off the task (false: encode on the task at the barrier)")
-	fs.BoolVar(&f.incremental, "checkpoint-incremental", cp.Incremental, "write a key group that changed since the last checkpoint as a delta (its changed and deleted keys) on the sections already stored; needs --checkpoint-async")
+	fs.BoolVar(&f.incremental, "checkpoint-incremental", !cp.FullCheckpoints, "write a key group that changed since the last checkpoint as a delta (its changed and deleted keys) on the sections already stored (false: write every key group whole at every checkpoint); needs --checkpoint-async, without which every checkpoint is written whole")
 	fs.IntVar(&f.maxDeltas, "checkpoint-max-deltas", cp.IncrementalMaxDeltas, "with --checkpoint-incremental: write a key group whole again after this many deltas, also once its deltas exceed half its whole size (0: 32)")
 	fs.Var(&f.maxInflightBytes, "max-inflight-bytes", "per task: an aligned checkpoint holding back more than this at blocked inputs switches to unaligned; an overtaking barrier bringing more than this before the snapshot falls back to alignment on its input (e.g. 64MB; 0: no limit)")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", cp.MaxConcurrent, "checkpoints in flight at once: the next may start before older ones are written; they complete in id order")
@@ -129,7 +129,7 @@ func (f *runFlags) finish() error {
 	switch {
 	case f.maxInflightBytes > 0 && mode == weir.CheckpointNone:
 		return fmt.Errorf("--max-inflight-bytes needs checkpoints: drop --checkpoint-mode none")
-	case f.incremental && !f.checkpointAsync:
+	case f.incremental && !f.checkpointAsync && f.set["checkpoint-incremental"]:
 		return fmt.Errorf("--checkpoint-incremental needs --checkpoint-async")
 	case f.alignedTimeout > 0 && mode != weir.CheckpointAligned:
 		return fmt.Errorf("--aligned-timeout needs --checkpoint-mode aligned (got %s)", mode)
@@ -139,6 +139,9 @@ func (f *runFlags) finish() error {
 		return fmt.Errorf("--chaos-kill-every needs checkpoints to recover from: drop --checkpoint-mode none")
 	case f.restore != "" && mode == weir.CheckpointNone:
 		return fmt.Errorf("--restore needs checkpoints: drop --checkpoint-mode none")
+	}
+	if !f.checkpointAsync {
+		f.incremental = false // incremental by default, but a synchronous snapshot is written whole
 	}
 	if f.restore != "" && f.restore != "latest" {
 		if id, err := strconv.ParseUint(f.restore, 10, 64); err != nil || id == 0 {
@@ -175,7 +178,7 @@ func (f *runFlags) checkpointConfig() weir.CheckpointConfig {
 		MaxInflightBytes: int64(f.maxInflightBytes),
 		StateDir:         f.stateDir,
 		SyncSnapshots:    !f.checkpointAsync,
-		Incremental:      f.incremental,
+		FullCheckpoints:  !f.incremental,
 
 		IncrementalMaxDeltas: f.maxDeltas,
 	}

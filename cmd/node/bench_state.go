@@ -88,7 +88,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&cfg.interval, "checkpoint-interval", time.Second, "time between checkpoints")
 	mode := fs.String("checkpoint-mode", string(cfg.mode), "aligned or unaligned")
 	changing := fs.String("changing", "1,100", "comma-separated percentages of keys updated between checkpoints (the hot set)")
-	cells := fs.String("cells", "none,async,incr,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier), incr (async, and key groups written as deltas of their changed keys), sync (encoded on the task at the barrier)")
+	cells := fs.String("cells", "none,async,incr,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier, every checkpoint written whole), incr (async, and key groups written as deltas of their changed keys), sync (encoded on the task at the barrier)")
 	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
@@ -363,7 +363,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		dir = fmt.Sprintf("%s/%s-%v-%v", dir, cell.Name, pct, rate > 0)
 	}
 	cp := weir.CheckpointConfig{Mode: cfg.mode, Interval: cfg.interval, Timeout: time.Minute, Retain: 2, StateDir: dir, SyncSnapshots: !cell.Async,
-		Incremental: cell.Incr}
+		FullCheckpoints: !cell.Incr}
 	if cell.None {
 		cp = weir.CheckpointConfig{Mode: weir.CheckpointNone, StateDir: dir}
 	}

@@ -73,7 +73,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	sleepMs := fs.Float64("sleep-ms", 0, "average sleep per record in the count stage")
 	maxConcurrent := fs.Int("max-concurrent-checkpoints", 1, "checkpoints in flight at once (1 to 16)")
 	maxInflight := fs.Int64("max-inflight-bytes", 0, "per task size limit of what a checkpoint holds back or stores, in bytes (0: none)")
-	incremental := fs.Bool("checkpoint-incremental", false, "write key groups as deltas of their changed keys")
+	incremental := fs.Bool("checkpoint-incremental", true, "write key groups as deltas of their changed keys (false: every key group whole at every checkpoint)")
 	asJSON := fs.Bool("json", false, "print one JSON object per run")
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
@@ -150,7 +150,7 @@ func chaosRun(ctx context.Context, seed int64, mode weir.CheckpointMode, n int64
 	sup.ChaosKillEvery, sup.ChaosSeed = every, seed
 	res, err := weir.Run(ctx, g, weir.WithLogger(zerolog.Nop()), weir.WithSupervision(sup),
 		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: interval, MaxConcurrent: lim.maxConcurrent, MaxInflightBytes: lim.maxInflightBytes, StateDir: filepath.Join(dir, "state"),
-			Incremental: lim.incremental}))
+			FullCheckpoints: !lim.incremental}))
 	if res != nil {
 		// Effective throughput: the job's records over wall time (records
 		// re-read after a rewind do not count twice).

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ type chaosClusterConfig struct {
 // four slots each, one node killed between 1.5 and 5 s into the job.
 func defaultChaosCluster() chaosClusterConfig {
 	return chaosClusterConfig{Runs: 20, Seed: 1, Records: 400000, Keys: 400, P: 3, Interval: 200 * time.Millisecond,
-		SleepMs: 0.05, Slots: 4, Heartbeat: 2 * time.Second, Timeout: 3 * time.Minute, MaxConcurrent: 1,
+		SleepMs: 0.05, Slots: 4, Heartbeat: 2 * time.Second, Timeout: 3 * time.Minute, Incremental: true, MaxConcurrent: 1,
 		Plan: clusterPlanConfig{NATS: natsEither, KillMin: 1500 * time.Millisecond, KillMax: 5 * time.Second}}
 }
 
@@ -145,7 +146,7 @@ func runChaosCluster(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.IntVar(&cfg.Slots, "slots", cfg.Slots, "each node's slots")
 	fs.DurationVar(&cfg.Heartbeat, "heartbeat-timeout", cfg.Heartbeat, "each node's heartbeat timeout")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "longest a run's job may take")
-	fs.BoolVar(&cfg.Incremental, "checkpoint-incremental", cfg.Incremental, "keycount writes changed key groups as deltas on the sections already stored")
+	fs.BoolVar(&cfg.Incremental, "checkpoint-incremental", cfg.Incremental, "keycount writes changed key groups as deltas on the sections already stored (false: every key group whole at every checkpoint)")
 	fs.IntVar(&cfg.MaxConcurrent, "max-concurrent-checkpoints", cfg.MaxConcurrent, "keycount's checkpoints in flight at once")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -256,10 +257,8 @@ func chaosClusterRun(ctx context.Context, cfg chaosClusterConfig, plan clusterRu
 func (cfg chaosClusterConfig) submitArgs(out, coordinator string) []string {
 	args := []string{"keycount", "--records", fmt.Sprint(cfg.Records), "--keys", fmt.Sprint(cfg.Keys),
 		"--parallelism", fmt.Sprint(cfg.P), "--checkpoint-interval", cfg.Interval.String(), "--sleep-ms", fmt.Sprint(cfg.SleepMs),
-		"--max-concurrent-checkpoints", fmt.Sprint(cfg.MaxConcurrent), "--out", out, "--coordinator", coordinator}
-	if cfg.Incremental {
-		args = append(args, "--checkpoint-incremental")
-	}
+		"--max-concurrent-checkpoints", fmt.Sprint(cfg.MaxConcurrent), "--checkpoint-incremental=" + strconv.FormatBool(cfg.Incremental),
+		"--out", out, "--coordinator", coordinator}
 	return args
 }
 

@@ -89,10 +89,13 @@ var chaosClusterTestSeeds = []int64{1, 3, 15}
 // TestChaosClusterShort is `node chaos cluster` for three seeds: three real
 // node processes, one SIGKILLed while keycount runs, the job's output
 // verified exactly once. A failure prints the seed and the nodes' logs.
+// Its checkpoints are written whole (TestChaosClusterIncrementalJetStream
+// runs incremental ones, the default).
 func TestChaosClusterShort(t *testing.T) {
 	t.Parallel()
 	cfg := defaultChaosCluster()
 	cfg.Exe = buildNode(t)
+	cfg.Incremental = false
 	var coord, apart, restart, stay bool
 	for _, seed := range chaosClusterTestSeeds {
 		p := planClusterRun(seed, cfg.Plan)

@@ -84,7 +84,7 @@ func runChaosRescale(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.DurationVar(&c.Gap, "rescale-every", 250*time.Millisecond, "mean time between rescales (each waits in [½, 1½) of it)")
 	fs.DurationVar(&c.KillEvery, "kill-every", 300*time.Millisecond, "kill a random actor this often")
 	fs.DurationVar(&c.Interval, "checkpoint-interval", 50*time.Millisecond, "checkpoint interval")
-	fs.BoolVar(&c.Incremental, "checkpoint-incremental", false, "write key groups as deltas of their changed keys")
+	fs.BoolVar(&c.Incremental, "checkpoint-incremental", true, "write key groups as deltas of their changed keys (false: every key group whole at every checkpoint)")
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 90*time.Second, "stop a run that has not finished after this long, dump its actors to stderr and count it as failed")
 	logLevel := fs.String("log-level", "", "write the job's log at this level (debug, info, warn) to stderr; none by default")
 	c.Parallelism = 2
@@ -199,7 +199,7 @@ func chaosRescaleRun(ctx context.Context, seed int64, mode weir.CheckpointMode, 
 	ctx, timedOut := chaosWatchdog(ctx, c.RunTimeout, c.Diag)
 	defer timedOut()
 	res, err := weir.Run(ctx, g, weir.WithLogger(log), weir.WithSupervision(sup),
-		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: c.Interval, Timeout: 30 * time.Second, Retain: 2, StateDir: filepath.Join(dir, "state"), Incremental: c.Incremental}),
+		weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: c.Interval, Timeout: 30 * time.Second, Retain: 2, StateDir: filepath.Join(dir, "state"), FullCheckpoints: !c.Incremental}),
 		weir.WithRescaleSchedule(steps...))
 	if res != nil {
 		r.Kills, r.Restarts, r.DurationS = res.Kills, res.Restarts, res.Duration.Seconds()

@@ -53,7 +53,8 @@ func TestChaosRescaleSchedule(t *testing.T) {
 func TestChaosRescaleExactlyOnce(t *testing.T) {
 	t.Parallel()
 	c := chaosRescaleConfig{Records: 150000, Keys: 100, SleepMs: 0.02, Steps: 3, MaxP: 4, Gap: 250 * time.Millisecond,
-		KillEvery: 250 * time.Millisecond, Interval: 50 * time.Millisecond, Parallelism: 2, RunTimeout: 3 * time.Minute, Diag: os.Stderr}
+		KillEvery: 250 * time.Millisecond, Interval: 50 * time.Millisecond, Parallelism: 2, RunTimeout: 3 * time.Minute, Diag: os.Stderr,
+		Incremental: false} // checkpoints written whole; the make chaos line with --checkpoint-incremental runs incremental ones
 	for _, run := range []struct {
 		seed int64
 		mode weir.CheckpointMode
