@@ -80,7 +80,9 @@ func submitStaging(t *testing.T, c *testCluster, coordinator string, want map[st
 	if err := os.Mkdir(j.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, j.sout, j.done = c.submitAttached(stagingShrinkArgs(j.dir, coordinator, extra...)...)
+	submit, sout, done := c.submitAttached(stagingShrinkArgs(j.dir, coordinator, extra...)...)
+	j.sout, j.done = sout, done
+	t.Cleanup(func() { _ = submit.Process.Kill() }) // a failed test leaves no attached submit behind
 	s := c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
 	for task, node := range want {
 		if got := s.Jobs[0].Tasks[task]; got != node {
