@@ -37,7 +37,8 @@ type RescaleStat struct {
 	// Moved key groups against the fewest any balanced table could move.
 	Moved   int `json:"moved"`
 	Minimum int `json:"min_moves"`
-	// Bytes of state handed off.
+	// Bytes of state handed off: key groups' state and the output that
+	// removed sink instances had staged.
 	Bytes int64 `json:"bytes"`
 	// LongestPause is the longest any moved key group waited for its state.
 	LongestPause   time.Duration `json:"-"`

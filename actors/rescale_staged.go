@@ -34,7 +34,7 @@ func (t *task) rescaleHandStaged(ctx actor.Context, a rescale.HandStaged) {
 	if err != nil {
 		t.fail(fmt.Errorf("rescale: hand staged output to instance %d: %w", a.To, err))
 	}
-	t.log.Debug().Int("to", a.To).Int("bytes", len(state)).Msg("rescale: staged output handed off")
+	t.log.Info().Int("to", a.To).Int("bytes", len(state)).Msg("rescale: staged output handed off")
 	ctx.Send(rs.peers[a.To], &rescaleStagedMsg{from: t.instance, state: state})
 }
 
@@ -52,5 +52,5 @@ func (t *task) rescaleTakeStaged(a rescale.TakeStaged) {
 	if err := h.TakeOverStaged(m.state); err != nil {
 		t.fail(fmt.Errorf("rescale: take over staged output of instance %d: %w", a.From, err))
 	}
-	t.log.Debug().Int("from", a.From).Int("bytes", len(m.state)).Msg("rescale: staged output taken over")
+	t.log.Info().Int("from", a.From).Int("bytes", len(m.state)).Msg("rescale: staged output taken over")
 }

@@ -136,7 +136,7 @@ func (t *task) rescaleEvent(ctx actor.Context, m any) {
 		acts = t.rs.m.Fence(t.now(), m.from)
 	case *rescaleStagedMsg:
 		t.rs.stagedIn = m
-		acts, err = t.rs.m.Staged(t.now(), m.from)
+		acts, err = t.rs.m.Staged(t.now(), m.from, int64(len(m.state)))
 		defer func() { t.rs.stagedIn = nil }()
 	}
 	t.rescaleCarryOut(ctx, acts, err)

@@ -74,7 +74,8 @@ type Result struct {
 	Took, Waited time.Duration
 	// Moved key groups against the fewest a balanced plan could move.
 	Moved, Minimum int
-	// Bytes of state handed off.
+	// Bytes of state handed off: key groups' state and removed sink
+	// instances' staged output.
 	Bytes int64
 	// LongestPause is the longest any moved group waited for its state.
 	LongestPause time.Duration

@@ -34,7 +34,7 @@ import (
 //	buffer task=op/i in=I seq=S groups=g,... at=D   -> decision, then actions | error
 //	handoff task=op/i from=I groups=g,... bytes=N at=D  -> actions | error
 //	fence task=op/i from=I at=D              -> actions
-//	staged task=op/i from=I at=D             -> actions | error (removed instance I's staged output arriving)
+//	staged task=op/i from=I at=D [bytes=N]   -> actions | error (removed instance I's staged output, N bytes, arriving)
 //
 // A task's TaskDone is printed, not passed on: the script passes it with done.
 func TestScripts(t *testing.T) {
@@ -129,7 +129,7 @@ func (s *script) run(t *testing.T, c *scripttest.Command) []string {
 	case "fence":
 		return taskLines(tk.Fence(at, c.Int("from")), nil)
 	case "staged":
-		return taskLines(tk.Staged(at, c.Int("from")))
+		return taskLines(tk.Staged(at, c.Int("from"), int64(c.IntOr("bytes", 0))))
 	}
 	c.Fatalf("unknown command")
 	return nil

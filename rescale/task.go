@@ -328,9 +328,9 @@ func (t *Task) Handoff(now time.Duration, from int, groups []int, bytes int64) (
 	return append(acts, t.progress(now)...), nil
 }
 
-// Staged is the staged output of removed instance from arriving (its
-// HandStaged): the task takes it over.
-func (t *Task) Staged(now time.Duration, from int) ([]TaskAction, error) {
+// Staged is the staged output of removed instance from (bytes in all)
+// arriving (its HandStaged): the task takes it over.
+func (t *Task) Staged(now time.Duration, from int, bytes int64) ([]TaskAction, error) {
 	if !slices.Contains(t.cfg.StagedFrom, from) {
 		return nil, t.errorf("staged output of instance %d, which the plan does not hand here", from)
 	}
@@ -338,6 +338,7 @@ func (t *Task) Staged(now time.Duration, from int) ([]TaskAction, error) {
 		return nil, t.errorf("staged output of instance %d handed over twice", from)
 	}
 	t.stagedIn[from] = true
+	t.result.Bytes += bytes
 	return append([]TaskAction{TakeStaged{From: from}}, t.progress(now)...), nil
 }
 

@@ -82,7 +82,8 @@ type TaskDone struct {
 
 // TaskResult is what one task measured in a rescale.
 type TaskResult struct {
-	// Received counts the key groups restored here, Bytes their size.
+	// Received counts the key groups restored here; Bytes is their size
+	// and that of the staged output taken over here (Staged).
 	Received int
 	Bytes    int64
 	// LongestPause is the longest a moved group waited here.

@@ -36,8 +36,9 @@ func NewPublisher(nc *nats.Conn) *Publisher {
 // for e.Gen (a new gen restarts the link at 1); e is modified. Stamp every
 // message of a link here, or none. If the publish fails the number stays
 // used, so the receiver sees a Gap if anything later gets through: a failed
-// publish is never silent. An invalid envelope uses no number. Errors name
-// the subject.
+// publish is never silent. An invalid envelope uses no number. An envelope
+// larger than the server takes in one message goes as parts (HeaderPart),
+// which Subscribe joins. Errors name the subject.
 func (p *Publisher) Publish(subject string, e *Envelope) error {
 	if e == nil {
 		return fmt.Errorf("publish on %q: nil envelope", subject)
@@ -53,8 +54,14 @@ func (p *Publisher) Publish(subject string, e *Envelope) error {
 	if e.Seq == 0 {
 		e.Seq = p.seqs.NextGen(LinkKey(e.From, e.To), e.Gen)
 	}
-	if err := p.nc.PublishMsg(e.Msg(subject)); err != nil {
+	msgs, err := splitMsg(e.Msg(subject), p.nc.MaxPayload())
+	if err != nil {
 		return fmt.Errorf("publish %s seq %d on %q: %w", e.Type, e.Seq, subject, err)
+	}
+	for _, m := range msgs {
+		if err := p.nc.PublishMsg(m); err != nil {
+			return fmt.Errorf("publish %s seq %d on %q: %w", e.Type, e.Seq, subject, err)
+		}
 	}
 	return nil
 }
@@ -67,7 +74,8 @@ func (p *Publisher) Reset(from, to string) {
 // Subscribe subscribes to subject and decodes each message with FromMsg:
 // a good one goes to h, a bad one to bad with its subject (never to h, and
 // never a panic). Both run on the subscription's nats.go goroutine, one
-// message at a time in arrival order. Pending limits are PendingMsgsLimit
+// message at a time in arrival order. The parts of an envelope sent in
+// parts (HeaderPart) are joined first: h sees the envelope once. Pending limits are PendingMsgsLimit
 // and PendingBytesLimit.
 func Subscribe(nc *nats.Conn, subject string, h func(*Envelope), bad func(subject string, err error)) (*nats.Subscription, error) {
 	return subscribe(nc, subject, FromMsg, h, bad)
@@ -85,8 +93,17 @@ func subscribe(nc *nats.Conn, subject string, from func(*nats.Msg) (*Envelope, e
 	if nc == nil || h == nil || bad == nil {
 		return nil, fmt.Errorf("subscribe %q: %w", subject, errors.New("nil connection or callback"))
 	}
+	var parts partJoiner // the callback runs for one message at a time
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		e, err := from(m)
+		whole, err := parts.join(m)
+		if err != nil {
+			bad(m.Subject, err)
+			return
+		}
+		if whole == nil {
+			return // a part: the envelope is not whole yet
+		}
+		e, err := from(whole)
 		if err != nil {
 			bad(m.Subject, err)
 			return

@@ -228,19 +228,7 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 		t.Fatalf("node rescale --detach: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	c.kill(victim)
-	after := c.waitStatus("the job recovered after the node was lost", func(s statusView) bool {
-		for _, j := range s.Jobs {
-			if j.Name == "keycount" && j.State == "running" && j.Restarts >= 1 {
-				for _, node := range j.Tasks {
-					if node == victim {
-						return false
-					}
-				}
-				return len(j.Checkpoints) > 0
-			}
-		}
-		return false
-	})
+	after := waitRecoveredWithout(c, victim)
 	outcome := ""
 	for _, line := range strings.Split(c.nodes["n2"].stderr.String(), "\n") {
 		if strings.Contains(line, `"message":"rescale committed"`) || strings.Contains(line, `"message":"rescale aborted"`) {

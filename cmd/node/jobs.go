@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -20,9 +21,9 @@ const topWords = 10
 
 // registerSamples registers the sample jobs with the command line.
 func registerSamples() {
-	cli.Register("keycount",
-		"keyed running count: record i has key i mod --keys; --out writes {key,count} JSON lines",
-		buildKeycount)
+	cli.RegisterWithFlags("keycount",
+		"keyed running count: record i has key i mod --keys; --out writes {key,count} JSON lines, --staging-dir commits them as transactions of a two-phase sink at --parallelism",
+		declareKeycount)
 	cli.RegisterJob("wordcount",
 		"word count over generated text (--records lines, 500-word Zipf vocabulary, --seed); prints the top 10 words, or --out writes {word,count} JSON lines",
 		buildWordcount)
@@ -50,10 +51,30 @@ func buildSessions(p cli.JobParams) (*weir.Graph, error) {
 		Out: p.Out, LateOut: p.Out + ".late", SleepMs: p.SleepMs})
 }
 
-func buildKeycount(p cli.JobParams) (*weir.Graph, error) {
-	return keycount.Build(keycount.Config{
-		Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs,
-	})
+// declareKeycount declares keycount's own flags: its staging sink.
+func declareKeycount(fs *flag.FlagSet) cli.JobBuilder {
+	var staging keycount.StagingDir
+	fs.StringVar(&staging.Dir, "staging-dir", "", "write to a two-phase sink at --parallelism instances that commits each checkpoint's records as one file in `DIR` (which every node shares) and, when a live rescale removes an instance, hands what it staged to a remaining one; instead of --out")
+	fs.StringVar(&staging.Hold, "staging-hold", "", "with --staging-dir: an instance that reaches `POINT` (hand-off: a removed instance handing off; taken-over-commit: committing what another handed it) while DIR/hold exists writes DIR/held-POINT-INSTANCE and waits until DIR/hold is removed (for tests that kill a node there)")
+	return func(p cli.JobParams) (*cli.Job, error) {
+		cfg := keycount.Config{Records: p.Records, Keys: p.Keys, Parallelism: p.Parallelism, Out: p.Out, SleepMs: p.SleepMs}
+		switch {
+		case staging.Dir != "" && p.Out != "":
+			return nil, errors.New("--staging-dir and --out: give one")
+		case staging.Dir != "":
+			if err := staging.Check(); err != nil {
+				return nil, err
+			}
+			cfg.Sink = staging.Sink()
+		case staging.Hold != "":
+			return nil, errors.New("--staging-hold needs --staging-dir")
+		}
+		g, err := keycount.Build(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &cli.Job{Graph: g}, nil
+	}
 }
 
 func buildKeysum(p cli.JobParams) (*weir.Graph, error) {

@@ -22,6 +22,9 @@ const ReadyWithin = 10 * time.Second
 type Options struct {
 	// JetStream enables JetStream, stored in a directory of the test's.
 	JetStream bool
+	// MaxPayload, if not 0, is the most bytes a message may carry
+	// (headers and data; the server's default is 1 MB).
+	MaxPayload int32
 }
 
 // Server is an embedded nats-server owned by one test.
@@ -49,6 +52,7 @@ func start(t testing.TB, o Options, leakWithin time.Duration) *Server {
 	if o.JetStream {
 		opts.JetStream, opts.StoreDir = true, t.TempDir()
 	}
+	opts.MaxPayload = o.MaxPayload
 	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatalf("embedded nats-server: %v", err)

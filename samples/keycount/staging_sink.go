@@ -21,15 +21,28 @@ type CommitLog struct {
 	hook      func() // called once, at the first commit (OnFirstCommit)
 }
 
-// txnID names a transaction: what one writer staged for one checkpoint.
+// txnID names a transaction: what one writer staged for one checkpoint,
+// sealed by Sealer (the writer itself, or the one that took its records
+// since the checkpoint before over).
 type txnID struct {
 	Writer int
 	ID     uint64
+	Sealer int
 }
 
 // NewCommitLog returns an empty log.
 func NewCommitLog() *CommitLog {
 	return &CommitLog{committed: map[txnID]int{}, records: map[int][]Count{}}
+}
+
+// txnLog is where staging sinks make their transactions visible.
+type txnLog interface {
+	// newWriter returns a new writer id for instance, unique in the log.
+	newWriter(instance int) int
+	// commit makes the transactions up to id among batches visible, each
+	// once however often it is committed; by is the instance that
+	// commits them.
+	commit(by int, id uint64, batches []sealedBatch) error
 }
 
 // Sink makes staging sinks that commit to l: two-phase sinks that run at
@@ -56,11 +69,11 @@ func (l *CommitLog) newWriter(instance int) int {
 
 // commit makes the transactions up to id among batches visible, each once;
 // by is the instance that commits them.
-func (l *CommitLog) commit(by int, id uint64, batches []sealedBatch) {
+func (l *CommitLog) commit(by int, id uint64, batches []sealedBatch) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, b := range batches {
-		tx := txnID{b.Writer, b.ID}
+		tx := txnID{b.Writer, b.ID, b.Sealer}
 		if _, done := l.committed[tx]; b.ID > id || done {
 			continue
 		}
@@ -72,6 +85,7 @@ func (l *CommitLog) commit(by int, id uint64, batches []sealedBatch) {
 			l.hook = nil
 		}
 	}
+	return nil
 }
 
 // Verify reports whether the committed output is every key's counts
@@ -146,17 +160,26 @@ func (l *CommitLog) TakenOver() int {
 	return n
 }
 
-// sealedBatch is one transaction: what a writer wrote before checkpoint ID.
+// sealedBatch is one transaction: what a writer (of sink instance
+// Instance) wrote before checkpoint ID, sealed by writer Sealer. A removed
+// instance may seal its records as of checkpoint ID and hand the rest
+// off, and the instance that takes them over seal them at its own
+// checkpoint ID: two transactions of one writer and checkpoint, told
+// apart by the sealer.
 type sealedBatch struct {
-	Writer  int     `json:"w"`
-	ID      uint64  `json:"id"`
-	Records []Count `json:"r"`
+	Writer   int     `json:"w"`
+	Instance int     `json:"in"`
+	ID       uint64  `json:"id"`
+	Sealer   int     `json:"s"`
+	Records  []Count `json:"r"`
 }
 
-// openBatch is what a writer wrote since its last checkpoint, handed off.
+// openBatch is what a writer (of sink instance Instance) wrote since its
+// last checkpoint, handed off.
 type openBatch struct {
-	Writer  int     `json:"w"`
-	Records []Count `json:"r"`
+	Writer   int     `json:"w"`
+	Instance int     `json:"in"`
+	Records  []Count `json:"r"`
 }
 
 // handedOff is a removed stagingSink's HandOff state.
@@ -172,7 +195,8 @@ type handedOff struct {
 // transactions, and its records since the last checkpoint, to a remaining
 // one, which commits them as theirs.
 type stagingSink struct {
-	log      *CommitLog
+	log      txnLog
+	hold     func(point string, instance int) // stops the instance at a point (StagingDir.Hold); nil: never
 	instance int
 	writer   int
 	current  []Count
@@ -196,9 +220,9 @@ func (s *stagingSink) Write(b []Count) error {
 // PrepareCommit seals its records and those it took over as transactions
 // of checkpoint id.
 func (s *stagingSink) PrepareCommit(id uint64) ([]byte, error) {
-	s.pending = append(s.pending, sealedBatch{Writer: s.writer, ID: id, Records: s.current})
+	s.pending = append(s.pending, sealedBatch{Writer: s.writer, Instance: s.instance, ID: id, Sealer: s.writer, Records: s.current})
 	for _, o := range s.adopted {
-		s.pending = append(s.pending, sealedBatch{Writer: o.Writer, ID: id, Records: o.Records})
+		s.pending = append(s.pending, sealedBatch{Writer: o.Writer, Instance: o.Instance, ID: id, Sealer: s.writer, Records: o.Records})
 	}
 	s.current, s.adopted = nil, nil
 	return json.Marshal(s.pending)
@@ -206,7 +230,12 @@ func (s *stagingSink) PrepareCommit(id uint64) ([]byte, error) {
 
 // Commit commits the transactions up to id.
 func (s *stagingSink) Commit(id uint64) error {
-	s.log.commit(s.instance, id, s.pending)
+	if s.hold != nil && s.commitsTakenOver(id) {
+		s.hold(HoldTakenOverCommit, s.instance)
+	}
+	if err := s.log.commit(s.instance, id, s.pending); err != nil {
+		return fmt.Errorf("staging sink %d: commit %d: %w", s.instance, id, err)
+	}
 	kept := s.pending[:0]
 	for _, b := range s.pending {
 		if b.ID > id {
@@ -215,6 +244,17 @@ func (s *stagingSink) Commit(id uint64) error {
 	}
 	s.pending = kept
 	return nil
+}
+
+// commitsTakenOver reports whether a commit of id commits a transaction
+// another instance wrote (handed off to this one).
+func (s *stagingSink) commitsTakenOver(id uint64) bool {
+	for _, b := range s.pending {
+		if b.ID <= id && b.Instance != s.instance && len(b.Records) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Recover commits the transactions up to id. An instance that did not run
@@ -234,14 +274,19 @@ func (s *stagingSink) RecoverRemoved(id uint64, state []byte) error {
 	if err := json.Unmarshal(state, &batches); err != nil {
 		return fmt.Errorf("staging sink %d: checkpoint %d: %w", s.instance, id, err)
 	}
-	s.log.commit(s.instance, id, batches)
+	if err := s.log.commit(s.instance, id, batches); err != nil {
+		return fmt.Errorf("staging sink %d: recover checkpoint %d: %w", s.instance, id, err)
+	}
 	return nil
 }
 
 // HandOff returns every transaction not committed and the records since
 // the last checkpoint, its own and those it took over, and keeps none.
 func (s *stagingSink) HandOff() ([]byte, error) {
-	h := handedOff{Pending: s.pending, Open: append(s.adopted, openBatch{Writer: s.writer, Records: s.current})}
+	if s.hold != nil {
+		s.hold(HoldHandOff, s.instance)
+	}
+	h := handedOff{Pending: s.pending, Open: append(s.adopted, openBatch{Writer: s.writer, Instance: s.instance, Records: s.current})}
 	s.current, s.adopted, s.pending = nil, nil, nil
 	return json.Marshal(h)
 }
