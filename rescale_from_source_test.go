@@ -36,8 +36,10 @@ type gatedEvent struct {
 // channels keep order, so none it takes later was let through before the
 // gate), then rescales count 2→1→2…: every record count takes during a
 // rescale, of moved and unmoved groups, is from its source at least
-// gateDelay; the wait at count (from the delivery) of unmoved groups'
-// records stays below it, so the wait alone does not show the slow stage.
+// gateDelay, and never below the same records' wait at count. (The wait
+// at count, from the delivery, stays far below gateDelay on an idle
+// machine, as the log shows: it does not see the slow stage. A busy
+// machine can make count itself slow, so the test does not assert it.)
 func TestRescaleFromSourceSeesASlowUpstreamStage(t *testing.T) {
 	const (
 		slowInstances = 16
@@ -149,9 +151,16 @@ func TestRescaleFromSourceSeesASlowUpstreamStage(t *testing.T) {
 					p, l.name, l.l, gateDelay)
 			}
 		}
-		if f.Unmoved.Records > 0 && f.Unmoved.P50Ms >= ms {
-			t.Errorf("rescale to %d: wait at count of unmoved groups' records during it: %s; want p50 below the %v hold-up upstream (count is starved)",
-				p, f.Unmoved, gateDelay)
+		// Each record's latency from its source includes its wait at
+		// count, so the quantiles of the same records cannot be below the
+		// wait's.
+		for _, c := range []struct {
+			name      string
+			src, wait flow.Latency
+		}{{"moved", f.FromSourceMoved, f.Moved}, {"unmoved", f.FromSourceUnmoved, f.Unmoved}} {
+			if c.src.Records != c.wait.Records || c.src.P50Ms < c.wait.P50Ms || c.src.P99Ms < c.wait.P99Ms {
+				t.Errorf("rescale to %d: %s groups' records during it: from the source %s, below their wait at count %s", p, c.name, c.src, c.wait)
+			}
 		}
 	}
 	if !sawMoved || !sawUnmoved {

@@ -11,9 +11,9 @@ import (
 
 // An instance's record of its processing, for the figures of a rescale of
 // its operator (flow.Task says what is measured): records per
-// flow.Bucket over the last flowSlots buckets with the wait of those
-// processed outside a rescale, and the waits under a rescale by whether the
-// record's key group moves. Each incarnation of the task keeps its own, on
+// flow.Bucket over the last flowSlots buckets with the wait and the latency
+// from the source (package flow) of those processed outside a rescale, and
+// the same under a rescale by whether the record's key group moves. Each incarnation of the task keeps its own, on
 // its goroutine.
 
 // flowSlots is how many buckets an instance keeps: the flow.BeforeWindow before a

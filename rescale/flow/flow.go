@@ -13,6 +13,25 @@
 // key group (GroupWaits); once the rescale's plan says which groups move,
 // the wait before is split by it as the wait during the rescale (from the
 // instance's first record under the rescale to its part done) is.
+//
+// The latency from the source of a record is from its buffer's origin
+// (origin.go) until the rescaled operator processed it: it adds to the wait
+// the time upstream (in sources' outboxes, in channels, in the operators
+// before) that the wait leaves out. A buffer's origin is when its source
+// task read the earliest record of the source buffers it was made from (a
+// read's start, for all its records), so the figure is, for each record,
+// that of the oldest record it shared a buffer with at some hop: never
+// below the record's own latency from its read, above it by as much as
+// the records it was batched with were older (a buffer's fill time at
+// each hop, and the spread between the inputs merged into one buffer).
+// Time before the read (a
+// source held back by backpressure reads late; a record due earlier, as
+// in `node bench rescale`, waited already) and the wire between nodes are
+// not counted. Records whose origin is not known (restored channel state;
+// those an operator writes outside the processing of an input buffer:
+// timers, watermarks, the end of input) are left out of it. It is split
+// before/during and moved/unmoved as the wait is, and each split's record
+// count says how many records it is of.
 package flow
 
 import (
