@@ -29,6 +29,10 @@ type Buffer struct {
 	// records of moving key groups in it (rescale_flow.go).
 	arrived time.Time
 	moved   int
+	// origin is when the source read the earliest record the buffer was
+	// made from, on this node's clock (zero: not known; see package
+	// rescale/flow, buffer_origin.go).
+	origin time.Time
 }
 
 // priority marks control messages that overtake queued data in the weir mailbox.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 	"github.com/weirstream/weir/store"
 	"github.com/weirstream/weir/transport"
 )
@@ -49,6 +50,7 @@ type wireBody struct {
 	Epoch     uint64              `msgpack:"epoch,omitempty"`   // the sending part's coordinator epoch (fencing)
 	Run       int                 `msgpack:"run,omitempty"`     // the run of the job a job-level message belongs to
 	Rescale   *wireRescale        `msgpack:"rescale,omitempty"` // a live rescale's fields
+	Age       int64               `msgpack:"age,omitempty"`     // a data buffer's age when sent, ns (flow.AgeAt; 0: not known)
 }
 
 // wireBuffer is a buffer inside a barrier (the producer's pending ones).
@@ -57,6 +59,7 @@ type wireBuffer struct {
 	MarkKind uint8              `msgpack:"mark,omitempty"`
 	MarkAt   int64              `msgpack:"mark_at,omitempty"`
 	Records  msgpack.RawMessage `msgpack:"records"`
+	Age      int64              `msgpack:"age,omitempty"` // its age when sent, ns (flow.AgeAt)
 }
 
 // Message kinds (wireBody.K).
@@ -147,12 +150,13 @@ func encodeRecords(j *Job, edge int, dst []byte, recs plan.Batch) (msgpack.RawMe
 // edge.
 func encodePending(j *Job, edge int, pending []*Buffer) ([]wireBuffer, error) {
 	var out []wireBuffer
+	now := time.Now()
 	for _, p := range pending {
 		recs, err := encodeRecords(j, edge, nil, p.Records)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, wireBuffer{Seq: p.Seq, MarkKind: uint8(p.Mark.Kind), MarkAt: p.Mark.At, Records: recs})
+		out = append(out, wireBuffer{Seq: p.Seq, MarkKind: uint8(p.Mark.Kind), MarkAt: p.Mark.At, Records: recs, Age: flow.AgeAt(p.origin, now)})
 	}
 	return out, nil
 }
@@ -161,6 +165,7 @@ func encodePending(j *Job, edge int, pending []*Buffer) ([]wireBuffer, error) {
 // edge.
 func decodePending(j *Job, edge int, pending []wireBuffer) ([]*Buffer, error) {
 	var out []*Buffer
+	now := time.Now()
 	for _, p := range pending {
 		recs, err := decodeRecords(j, edge, p.Records)
 		if err != nil {
@@ -170,7 +175,7 @@ func decodePending(j *Job, edge int, pending []wireBuffer) ([]*Buffer, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &Buffer{Seq: p.Seq, Records: recs, Mark: mark})
+		out = append(out, &Buffer{Seq: p.Seq, Records: recs, Mark: mark, origin: flow.OriginOf(p.Age, now)})
 	}
 	return out, nil
 }
@@ -210,7 +215,8 @@ func (r *Remote) encode(j *Job, target WireRef, m any, buf *sendBuf) (string, *w
 				recycle(m.buf.Records)
 			}
 		}
-		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, MarkKind: uint8(m.buf.Mark.Kind), MarkAt: m.buf.Mark.At, Records: recs}, nil
+		return transport.TypeBuffer, &wireBody{K: kData, Seq: m.buf.Seq, MarkKind: uint8(m.buf.Mark.Kind), MarkAt: m.buf.Mark.At, Records: recs,
+			Age: flow.AgeAt(m.buf.origin, time.Now())}, nil
 	case *eosMsg:
 		return transport.TypeEOS, &wireBody{K: kEOS, LastSeq: m.lastSeq}, nil
 	case *barrierMsg:
@@ -318,7 +324,7 @@ func (r *Remote) decode(j *Job, to WireRef, b *wireBody) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &dataMsg{buf: &Buffer{Seq: b.Seq, Records: recs, Mark: mark}}, nil
+		return &dataMsg{buf: &Buffer{Seq: b.Seq, Records: recs, Mark: mark, origin: flow.OriginOf(b.Age, time.Now())}}, nil
 	case kEOS:
 		return &eosMsg{lastSeq: b.LastSeq}, nil
 	case kBarrier:

@@ -3,12 +3,14 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/rescale"
+	"github.com/weirstream/weir/rescale/flow"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -58,6 +60,9 @@ type wireHeld struct {
 	// At is when the records were delivered to the old owner (Unix ns;
 	// 0: not known).
 	At int64 `msgpack:"at,omitempty"`
+	// Age is the records' buffer's age when sent, ns (flow.AgeAt; 0: not
+	// known).
+	Age int64 `msgpack:"age,omitempty"`
 }
 
 // rescaleCommitPartMsg tells a node's part of a job that a live rescale
@@ -127,6 +132,7 @@ func (r *Remote) encodeRescale(j *Job, target WireRef, m any) (string, *wireBody
 			return "", nil, err
 		}
 		w := &wireRescale{From: m.from, Groups: m.groups, Blobs: m.blobs, Bytes: m.bytes, Records: map[int][]wireHeld{}}
+		now := time.Now()
 		for g, hbs := range m.records {
 			for _, hb := range hbs {
 				if hb.edge < 0 || hb.edge >= len(op.Inputs) {
@@ -136,7 +142,7 @@ func (r *Remote) encodeRescale(j *Job, target WireRef, m any) (string, *wireBody
 				if err != nil {
 					return "", nil, err
 				}
-				w.Records[g] = append(w.Records[g], wireHeld{Edge: hb.edge, Records: recs, At: unixNanoOf(hb.at)})
+				w.Records[g] = append(w.Records[g], wireHeld{Edge: hb.edge, Records: recs, At: unixNanoOf(hb.at), Age: flow.AgeAt(hb.origin, now)})
 			}
 		}
 		return transport.TypeControl, &wireBody{K: kRsHandoff, Rescale: w}, nil
@@ -234,6 +240,7 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 			return nil, true, err
 		}
 		m := &rescaleHandoffMsg{from: w.From, groups: w.Groups, blobs: w.Blobs, bytes: w.Bytes, records: map[int][]heldBatch{}}
+		now := time.Now()
 		for g, whs := range w.Records {
 			for _, wh := range whs {
 				if wh.Edge < 0 || wh.Edge >= len(op.Inputs) {
@@ -243,7 +250,7 @@ func (r *Remote) decodeRescale(j *Job, to WireRef, b *wireBody) (m any, ok bool,
 				if err != nil {
 					return nil, true, err
 				}
-				m.records[g] = append(m.records[g], heldBatch{edge: wh.Edge, recs: recs, at: timeOfUnixNano(wh.At)})
+				m.records[g] = append(m.records[g], heldBatch{edge: wh.Edge, recs: recs, at: timeOfUnixNano(wh.At), origin: flow.OriginOf(wh.Age, now)})
 			}
 		}
 		return m, true, nil

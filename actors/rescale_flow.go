@@ -11,9 +11,9 @@ import (
 
 // An instance's record of its processing, for the figures of a rescale of
 // its operator (flow.Task says what is measured): records per
-// flow.Bucket over the last flowSlots buckets with the wait of those
-// processed outside a rescale, and the waits under a rescale by whether the
-// record's key group moves. Each incarnation of the task keeps its own, on
+// flow.Bucket over the last flowSlots buckets with the wait and the latency
+// from the source (package flow) of those processed outside a rescale, and
+// the same under a rescale by whether the record's key group moves. Each incarnation of the task keeps its own, on
 // its goroutine.
 
 // flowSlots is how many buckets an instance keeps: the flow.BeforeWindow before a
@@ -30,21 +30,27 @@ type taskFlow struct {
 	beganAt        time.Time
 	moving         map[int]bool
 	moved, unmoved flow.WaitHist
-	// groups is the waits outside a rescale per key group; edgeGroups finds
-	// records' key groups per input edge (nil: not recorded), perGroup and
-	// touched count a part's records per group.
+	// srcMoved and srcUnmoved are the same of the records' latency from
+	// their source (those whose buffer's origin is known).
+	srcMoved, srcUnmoved flow.WaitHist
+	// groups is the waits outside a rescale per key group, srcGroups their
+	// latency from the source; edgeGroups finds records' key groups per
+	// input edge (nil: not recorded), perGroup and touched count a part's
+	// records per group.
 	groups     flow.GroupWaits
+	srcGroups  flow.GroupWaits
 	edgeGroups []plan.RecordGroups
 	perGroup   []int
 	touched    []int
 }
 
-// flowSlot is one bucket: its number, records and their waits outside a
-// rescale.
+// flowSlot is one bucket: its number, records and their waits and latency
+// from the source outside a rescale.
 type flowSlot struct {
 	bucket  int64
 	records int64
 	wait    flow.WaitHist
+	src     flow.WaitHist
 }
 
 // slot is the slot of the bucket holding now, emptied if it held an older
@@ -77,21 +83,33 @@ func (t *task) flowProcessed(now time.Time, b *Buffer, recs plan.Batch, edge int
 		return // restored channel state: it arrived in an earlier run
 	}
 	wait := now.Sub(b.arrived)
+	src := time.Duration(-1) // not known
+	if !b.origin.IsZero() {
+		src = max(0, now.Sub(b.origin))
+	}
 	if t.rs == nil {
 		s.wait.Add(wait, n)
-		t.flowByGroup(now, recs, edge, wait)
+		if src >= 0 {
+			s.src.Add(src, n)
+		}
+		t.flowByGroup(now, recs, edge, wait, src)
 		return
 	}
 	t.flowUnder(now)
 	moved := min(n, b.moved)
 	f.moved.Add(wait, moved)
 	f.unmoved.Add(wait, n-moved)
+	if src >= 0 {
+		f.srcMoved.Add(src, moved)
+		f.srcUnmoved.Add(src, n-moved)
+	}
 	b.moved -= moved
 }
 
-// flowByGroup adds recs, which waited wait, to the task's waits per key
-// group (a keyed operator's, on an input whose records have key groups).
-func (t *task) flowByGroup(now time.Time, recs plan.Batch, edge int, wait time.Duration) {
+// flowByGroup adds recs, which waited wait and are src from their source
+// (negative: not known), to the task's figures per key group (a keyed
+// operator's, on an input whose records have key groups).
+func (t *task) flowByGroup(now time.Time, recs plan.Batch, edge int, wait, src time.Duration) {
 	f := t.flow()
 	if f.edgeGroups == nil {
 		f.edgeGroups = make([]plan.RecordGroups, len(t.op.Inputs))
@@ -119,6 +137,9 @@ func (t *task) flowByGroup(now time.Time, recs plan.Batch, edge int, wait time.D
 	}
 	for _, g := range touched {
 		f.groups.Add(now, g, wait, f.perGroup[g])
+		if src >= 0 {
+			f.srcGroups.Add(now, g, src, f.perGroup[g])
+		}
 		f.perGroup[g] = 0
 	}
 	f.touched = touched
@@ -137,6 +158,9 @@ func (t *task) flowReleased(now time.Time, held, carried []heldBatch) {
 		if !hb.at.IsZero() {
 			f.moved.Add(now.Sub(hb.at), n)
 		}
+		if !hb.origin.IsZero() {
+			f.srcMoved.Add(max(0, now.Sub(hb.origin)), n)
+		}
 	}
 }
 
@@ -150,6 +174,7 @@ func (t *task) flowUnder(now time.Time) {
 	}
 	f.seq, f.began, f.beganAt = cfg.Rescale, flow.BucketOf(now), now
 	f.moved, f.unmoved = flow.WaitHist{}, flow.WaitHist{}
+	f.srcMoved, f.srcUnmoved = flow.WaitHist{}, flow.WaitHist{}
 	f.moving = map[int]bool{}
 	for _, m := range slices.Concat(cfg.Out, cfg.In) {
 		f.moving[m.Group] = true
@@ -181,8 +206,11 @@ func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
 	last := flow.BucketOf(now)
 	first := last - flowSlots + 1
 	tf := &flow.Task{Moved: f.moved, Unmoved: f.unmoved, Ends: t.rs != nil && t.rs.m.Config().Removed}
+	tf.FromSource.Moved, tf.FromSource.Unmoved = f.srcMoved, f.srcUnmoved
 	if f.seq != 0 {
-		tf.BeforeMoved, tf.BeforeUnmoved = f.groups.Before(f.beganAt, func(g int) bool { return f.moving[g] })
+		moving := func(g int) bool { return f.moving[g] }
+		tf.BeforeMoved, tf.BeforeUnmoved = f.groups.Before(f.beganAt, moving)
+		tf.FromSource.BeforeMoved, tf.FromSource.BeforeUnmoved = f.srcGroups.Before(f.beganAt, moving)
 	}
 	for b := first; b <= last; b++ {
 		s := &f.slots[b%flowSlots]
@@ -191,6 +219,7 @@ func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
 			n = s.records
 			if f.seq != 0 && b >= f.began-int64(flow.BeforeWindow/flow.Bucket) && b < f.began {
 				tf.Before.Merge(s.wait)
+				tf.FromSource.Before.Merge(s.src)
 			}
 		}
 		if n == 0 && len(tf.Records) == 0 {

@@ -136,4 +136,6 @@ type heldBatch struct {
 	edge int
 	recs plan.Batch
 	at   time.Time // when the buffer they came in was delivered (zero: not known)
+	// origin is that buffer's origin (Buffer.origin).
+	origin time.Time
 }

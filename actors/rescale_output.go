@@ -106,3 +106,11 @@ func (f firstChannels) Take(c int) plan.Batch {
 	}
 	return f.EdgeWriter.Take(c)
 }
+
+// Pending is the writer's Pending for its channels, 0 for the others.
+func (f firstChannels) Pending(c int) int {
+	if c >= f.n {
+		return 0
+	}
+	return pendingOf(f.EdgeWriter, c)
+}

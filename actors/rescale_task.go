@@ -281,13 +281,13 @@ func (t *task) rescaleFilter(i int, c *inChannel) {
 		if err != nil {
 			t.fail(fmt.Errorf("rescale: hold key group %d: %w", g, err))
 		}
-		t.rs.held[g] = append(t.rs.held[g], heldBatch{edge: c.edgeIndex, recs: recs, at: b.arrived})
+		t.rs.held[g] = append(t.rs.held[g], heldBatch{edge: c.edgeIndex, recs: recs, at: b.arrived, origin: b.origin})
 	}
 	kept, err := rg.Pick(b.Records, keep)
 	if err != nil {
 		t.fail(fmt.Errorf("rescale: input %d buffer %d: %w", i, b.Seq, err))
 	}
-	c.cur = &Buffer{Seq: b.Seq, Records: kept, round: b.round, arrived: b.arrived, moved: b.moved}
+	c.cur = &Buffer{Seq: b.Seq, Records: kept, round: b.round, arrived: b.arrived, moved: b.moved, origin: b.origin}
 }
 
 // rescaleAfterBuffer carries out the actions of the buffer just processed,
@@ -390,7 +390,7 @@ func (t *task) rescaleSetAside(a rescale.SetAside) {
 			if err != nil {
 				t.fail(fmt.Errorf("rescale: set aside key group %d: %w", g, err))
 			}
-			rs.aside[g] = append(rs.aside[g], heldBatch{edge: edge, recs: recs, at: deliveredAt(b)})
+			rs.aside[g] = append(rs.aside[g], heldBatch{edge: edge, recs: recs, at: deliveredAt(b), origin: b.origin})
 		}
 	}
 }

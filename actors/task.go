@@ -308,7 +308,9 @@ func (t *task) readSource(ctx actor.Context) {
 	t.out.ctx = ctx
 	want := t.parts.size(t.job.opts.BatchSize)
 	began := time.Now()
+	t.out.beginOrigin(began)
 	n, done, err := t.src.Read(want, &t.out)
+	t.out.endOrigin()
 	took := time.Since(began)
 	if n > 0 { // a call that read nothing (an idle source waiting) tells no cost per record
 		t.parts.observe(n, took)

@@ -7,6 +7,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // outChannel is a producer's end of one channel.
@@ -18,6 +19,7 @@ type outChannel struct {
 	gauges  *channelGauges
 	eos     bool // end of stream requested
 	eosSent bool
+	open    flow.Open // the origin of the open batch
 }
 
 // outEdge is one output edge: its channels and the typed writer that fills
@@ -77,7 +79,7 @@ func (o *outputs) Writers() []plan.EdgeWriter { return o.writers }
 // seal numbers a full or flushed batch and sends it, or keeps it until credit
 // comes.
 func (o *outputs) seal(ch *outChannel, recs plan.Batch) {
-	o.sealBuffer(ch, &Buffer{Records: recs})
+	o.sealBuffer(ch, &Buffer{Records: recs, origin: ch.open.Sealed()})
 }
 
 // sealBuffer numbers b and sends it, or keeps it until credit comes.

@@ -129,7 +129,7 @@ func (t *task) sendMark(ctx actor.Context, w *taskWatermarks, m Mark) {
 				}
 				recs = e.EmptyBatch()
 			}
-			o.sealBuffer(ch, &Buffer{Records: recs, Mark: m})
+			o.sealBuffer(ch, &Buffer{Records: recs, Mark: m, origin: ch.open.Sealed()})
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/keygroups"
+	"github.com/weirstream/weir/rescale/flow"
 )
 
 // The two cases of `node bench rescale`: the same paced job, its count
@@ -72,6 +73,9 @@ type rescaleStepResult struct {
 	// key group.
 	Before keyLatency `json:"latency_before"`
 	During keyLatency `json:"latency_during"`
+	// Runtime (live) is the rescale's flow figures as the runtime measured
+	// them at count, with its latency from the source.
+	Runtime *flow.Flow `json:"runtime_flow,omitempty"`
 
 	moment rescaleMoment
 }
@@ -283,7 +287,7 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 		fmt.Fprintf(progress, "%s: count %d→%d at %.1f s committed in %.0f ms (%.0f ms waiting for a checkpoint): moved %d key groups (min %d), %d bytes, longest pause %.0f ms\n",
 			caseLive, p.From, p.To, req.Seconds(), ms(end-req), ms(got.Waited), got.Moved, got.Minimum, got.Bytes, ms(got.LongestPause))
 		steps = append(steps, rescaleStepResult{From: p.From, To: p.To, Moved: got.Moved, Minimum: got.Minimum, WaitedMs: ms(got.Waited), Bytes: got.Bytes,
-			LongestPauseMs: ms(got.LongestPause), moment: rescaleMoment{Request: req, Start: min(req+got.Waited, end), End: end, Moved: p.Moved}})
+			LongestPauseMs: ms(got.LongestPause), Runtime: got.Flow, moment: rescaleMoment{Request: req, Start: min(req+got.Waited, end), End: end, Moved: p.Moved}})
 	}
 	if err := r.sleepUntil(ctx, pace, cfg.end()); err != nil {
 		r.stop(&failures)

@@ -88,6 +88,7 @@ func writeRescaleTable(w io.Writer, cfg rescaleBenchConfig, res *rescaleBenchRes
 		}
 	}
 	tw.Flush()
+	writeRuntimeFromSource(w, res)
 	for _, c := range res.Cases {
 		fmt.Fprintf(w, "  %s: steady %.0f records/s; the rescales held it below 50%% for %.0f ms in all (1 ms steps, %v sliding window; %.0f ms counted from the requests, with the checkpoints a live rescale waited for); noise floor %.0f ms (the same measure over equally long undisturbed time of the steady window, mean); %d task failures\n",
 			c.Case, c.SteadyPerS, c.DisruptionMs, cfg.Window, c.DisruptionFromRequestMs, c.NoiseMs, c.Failures)

@@ -327,6 +327,11 @@ func TestBenchRescaleSmoke(t *testing.T) {
 			}
 		}
 	}
+	for _, s := range res.Cases[0].Steps {
+		if s.Runtime == nil || s.Runtime.FromSourceBefore.Records == 0 {
+			t.Errorf("live %d→%d: the runtime's flow figures %+v: want its latency from the source before the rescale", s.From, s.To, s.Runtime)
+		}
+	}
 	if res.Cases[0].Steps[0].Bytes == 0 {
 		t.Errorf("the live rescale handed off no state: %+v", res.Cases[0].Steps[0])
 	}

@@ -155,6 +155,9 @@ func (w *Writer[T]) batch(c int, recs []T) Batch {
 	return Grouped[T]{Recs: recs, Groups: groups}
 }
 
+// Pending is the number of records in channel c's partially filled batch.
+func (w *Writer[T]) Pending(c int) int { return len(w.cur[c]) }
+
 // Take removes and returns channel c's partially filled batch; nil when empty.
 func (w *Writer[T]) Take(c int) Batch {
 	b := w.cur[c]

@@ -13,6 +13,25 @@
 // key group (GroupWaits); once the rescale's plan says which groups move,
 // the wait before is split by it as the wait during the rescale (from the
 // instance's first record under the rescale to its part done) is.
+//
+// The latency from the source of a record is from its buffer's origin
+// (origin.go) until the rescaled operator processed it: it adds to the wait
+// the time upstream (in sources' outboxes, in channels, in the operators
+// before) that the wait leaves out. A buffer's origin is when its source
+// task read the earliest record of the source buffers it was made from (a
+// read's start, for all its records), so the figure is, for each record,
+// that of the oldest record it shared a buffer with at some hop: never
+// below the record's own latency from its read, above it by as much as
+// the records it was batched with were older (a buffer's fill time at
+// each hop, and the spread between the inputs merged into one buffer).
+// Time before the read (a
+// source held back by backpressure reads late; a record due earlier, as
+// in `node bench rescale`, waited already) and the wire between nodes are
+// not counted. Records whose origin is not known (restored channel state;
+// those an operator writes outside the processing of an input buffer:
+// timers, watermarks, the end of input) are left out of it. It is split
+// before/during and moved/unmoved as the wait is, and each split's record
+// count says how many records it is of.
 package flow
 
 import (
@@ -107,6 +126,27 @@ type Task struct {
 	// under the rescale, split the same way.
 	Before, Moved, Unmoved     WaitHist
 	BeforeMoved, BeforeUnmoved WaitHist
+	// FromSource is the same five figures of the records' latency from
+	// their source (see the package doc), for the records whose buffer's
+	// origin is known.
+	FromSource Hists
+}
+
+// Hists is the five latency histograms of an instance's records: before the
+// rescale (all of them, and by whether their key group moves) and during it
+// (by the same).
+type Hists struct {
+	Before, Moved, Unmoved     WaitHist
+	BeforeMoved, BeforeUnmoved WaitHist
+}
+
+// Merge adds o's counts to h.
+func (h *Hists) Merge(o Hists) {
+	h.Before.Merge(o.Before)
+	h.Moved.Merge(o.Moved)
+	h.Unmoved.Merge(o.Unmoved)
+	h.BeforeMoved.Merge(o.BeforeMoved)
+	h.BeforeUnmoved.Merge(o.BeforeUnmoved)
 }
 
 // Flow is the throughput and wait figures of a rescale.
@@ -131,6 +171,15 @@ type Flow struct {
 	BeforeUnmoved Latency `json:"wait_before_unmoved"`
 	Moved         Latency `json:"wait_moved"`
 	Unmoved       Latency `json:"wait_unmoved"`
+	// FromSourceBefore and the four after it are the same figures of the
+	// records' latency from their source to their processing here (see the
+	// package doc): it includes the wait above and the time upstream and in
+	// channels.
+	FromSourceBefore        Latency `json:"from_source_before"`
+	FromSourceBeforeMoved   Latency `json:"from_source_before_moved"`
+	FromSourceBeforeUnmoved Latency `json:"from_source_before_unmoved"`
+	FromSourceMoved         Latency `json:"from_source_moved"`
+	FromSourceUnmoved       Latency `json:"from_source_unmoved"`
 }
 
 // Latency is p50 and p99 of a set of records' waits.
@@ -148,6 +197,7 @@ func BucketOf(t time.Time) int64 { return t.UnixNano() / int64(Bucket) }
 func Figures(flows []*Task, start, end time.Time) *Flow {
 	sum := map[int64]int64{}
 	var before, beforeMoved, beforeUnmoved, moved, unmoved WaitHist
+	var src Hists
 	lastFull := BucketOf(end)
 	s := BucketOf(start)
 	from := s // the first bucket with a record, if before the start
@@ -171,13 +221,16 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 		beforeUnmoved.Merge(f.BeforeUnmoved)
 		moved.Merge(f.Moved)
 		unmoved.Merge(f.Unmoved)
+		src.Merge(f.FromSource)
 	}
 	if n == 0 {
 		return nil
 	}
 	rate := func(b int64) float64 { return float64(sum[b]) / Bucket.Seconds() }
 	fl := &Flow{Before: before.Latency(), BeforeMoved: beforeMoved.Latency(), BeforeUnmoved: beforeUnmoved.Latency(),
-		Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1}
+		Moved: moved.Latency(), Unmoved: unmoved.Latency(), LowestPerS: -1,
+		FromSourceBefore: src.Before.Latency(), FromSourceBeforeMoved: src.BeforeMoved.Latency(), FromSourceBeforeUnmoved: src.BeforeUnmoved.Latency(),
+		FromSourceMoved: src.Moved.Latency(), FromSourceUnmoved: src.Unmoved.Latency()}
 	var total int64
 	from = max(from, s-int64(BeforeWindow/Bucket))
 	for b := from; b < s; b++ {
@@ -202,7 +255,10 @@ func Figures(flows []*Task, start, end time.Time) *Flow {
 func (f *Flow) MarshalZerologObject(e *zerolog.Event) {
 	e.Float64("steady_per_s", f.SteadyPerS).Float64("lowest_per_s", f.LowestPerS).Int("zero_buckets", f.ZeroBuckets).
 		Int("buckets", f.Buckets).Object("wait_before", f.Before).Object("wait_before_moved", f.BeforeMoved).
-		Object("wait_before_unmoved", f.BeforeUnmoved).Object("wait_moved", f.Moved).Object("wait_unmoved", f.Unmoved)
+		Object("wait_before_unmoved", f.BeforeUnmoved).Object("wait_moved", f.Moved).Object("wait_unmoved", f.Unmoved).
+		Object("from_source_before", f.FromSourceBefore).Object("from_source_before_moved", f.FromSourceBeforeMoved).
+		Object("from_source_before_unmoved", f.FromSourceBeforeUnmoved).Object("from_source_moved", f.FromSourceMoved).
+		Object("from_source_unmoved", f.FromSourceUnmoved)
 }
 
 // MarshalZerologObject logs l's figures.
@@ -212,8 +268,9 @@ func (l Latency) MarshalZerologObject(e *zerolog.Event) {
 
 // String is f's figures in words.
 func (f *Flow) String() string {
-	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d of %d empty); wait p50/p99 before %s (moved groups %s, unmoved %s), during: moved groups %s, unmoved %s",
-		f.SteadyPerS, f.LowestPerS, f.ZeroBuckets, f.Buckets, f.Before, f.BeforeMoved, f.BeforeUnmoved, f.Moved, f.Unmoved)
+	return fmt.Sprintf("throughput %.0f/s before, lowest 100 ms bucket %.0f/s (%d of %d empty); wait p50/p99 before %s (moved groups %s, unmoved %s), during: moved groups %s, unmoved %s; from source p50/p99 before %s (moved groups %s, unmoved %s), during: moved groups %s, unmoved %s",
+		f.SteadyPerS, f.LowestPerS, f.ZeroBuckets, f.Buckets, f.Before, f.BeforeMoved, f.BeforeUnmoved, f.Moved, f.Unmoved,
+		f.FromSourceBefore, f.FromSourceBeforeMoved, f.FromSourceBeforeUnmoved, f.FromSourceMoved, f.FromSourceUnmoved)
 }
 
 // String is "0.016/0.512 ms (1200 records)".

@@ -37,7 +37,8 @@ func TestWaitHist(t *testing.T) {
 // on completed (a removed instance's end does not cut them short, a
 // running one's partial last bucket is left out); an empty bucket counts;
 // waits are summed over instances; a job younger than the BeforeWindow has
-// its steady rate over its life.
+// its steady rate over its life. TestFiguresFromSource covers the latency
+// from the source.
 func TestFigures(t *testing.T) {
 	start := time.Unix(1000, 0)              // bucket 10000
 	end := start.Add(350 * time.Millisecond) // bucket 10003
@@ -83,6 +84,43 @@ func TestFigures(t *testing.T) {
 		if f.SteadyPerS != tc.steady || f.LowestPerS != tc.lowest || f.ZeroBuckets != tc.zero || f.Buckets != tc.buckets ||
 			f.Before.Records != tc.beforeN || f.Moved.Records != tc.movedN || f.BeforeMoved.Records != tc.beforeMovedN || f.BeforeUnmoved.Records != tc.beforeN {
 			t.Errorf("%s: %+v", tc.name, f)
+		}
+	}
+}
+
+// TestFiguresFromSource: each of the five latency-from-source figures sums
+// its own histogram over the instances, apart from the waits: a record
+// that waited 1 ms at the instance but was read by its source 70 ms before
+// counts 70 ms here.
+func TestFiguresFromSource(t *testing.T) {
+	start := time.Unix(1000, 0)
+	mk := func(d time.Duration, n int) WaitHist {
+		var h WaitHist
+		h.Add(d, n)
+		return h
+	}
+	a := &Task{First: BucketOf(start), Records: []int64{1, 1},
+		Unmoved: mk(time.Millisecond, 10), Moved: mk(time.Millisecond, 4),
+		FromSource: Hists{Before: mk(3*time.Millisecond, 20), BeforeMoved: mk(3*time.Millisecond, 5), BeforeUnmoved: mk(3*time.Millisecond, 15),
+			Moved: mk(70*time.Millisecond, 4), Unmoved: mk(70*time.Millisecond, 10)}}
+	b := &Task{First: BucketOf(start), Records: []int64{1, 1},
+		FromSource: Hists{Before: mk(100*time.Microsecond, 20), Moved: mk(200*time.Millisecond, 1), Unmoved: mk(70*time.Millisecond, 30)}}
+	f := Figures([]*Task{a, b}, start, start.Add(150*time.Millisecond))
+	for _, c := range []struct {
+		name     string
+		got      Latency
+		n        int64
+		p50, p99 float64
+	}{
+		{"before", f.FromSourceBefore, 40, 0.128, 4.096},
+		{"before, moved", f.FromSourceBeforeMoved, 5, 4.096, 4.096},
+		{"before, unmoved", f.FromSourceBeforeUnmoved, 15, 4.096, 4.096},
+		{"moved", f.FromSourceMoved, 5, 131.072, 131.072},
+		{"unmoved", f.FromSourceUnmoved, 40, 131.072, 131.072},
+		{"wait unmoved", f.Unmoved, 10, 1.024, 1.024},
+	} {
+		if c.got.Records != c.n || c.got.P50Ms != c.p50 || c.got.P99Ms != c.p99 {
+			t.Errorf("%s: %+v, want %d records, p50 %v ms, p99 %v ms", c.name, c.got, c.n, c.p50, c.p99)
 		}
 	}
 }
