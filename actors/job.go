@@ -21,11 +21,14 @@ type Job struct {
 	node    *Node
 	started time.Time // the job's logical clock starts here
 	uploads *uploader
-	ckptLog checkpointLog
-	supLog  supervisionLog
-	restLog restoreLog
-	tasks   atomic.Int64 // task instances of the job running on this node
-	live    liveMetrics  // per-task and per-channel figures for /metrics
+	// transfers bounds the live rescales' encodings and decodings of
+	// moving key groups that run at once on uploads (rescale_transfer.go).
+	transfers transferSlots
+	ckptLog   checkpointLog
+	supLog    supervisionLog
+	restLog   restoreLog
+	tasks     atomic.Int64 // task instances of the job running on this node
+	live      liveMetrics  // per-task and per-channel figures for /metrics
 
 	// what the web page shows: recent events and each task's state size
 	events    eventLog

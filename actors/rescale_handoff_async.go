@@ -48,7 +48,7 @@ func (t *task) rescaleHandoffAsync(ctx actor.Context, to int, m *rescaleHandoffM
 	t.log.Debug().Ints("groups", m.groups).Int("to", to).Dur("froze_in", time.Since(start)).
 		Msg("rescale: key groups frozen for their handoff")
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	if err := t.job.uploads.submit(func(context.Context) {
+	if err := t.job.transfers.submit(t.job.uploads, func(context.Context) {
 		blobs, err := frozen.Encode()
 		root.Send(self, &rescaleHandoffEncodedMsg{h: h, blobs: blobs, err: err})
 	}); err != nil {

@@ -36,7 +36,7 @@ func (t *task) rescaleStageHandoff(ctx actor.Context, m *rescaleHandoffMsg) bool
 	}
 	t.rs.staging = append(t.rs.staging, m)
 	self, root, since := ctx.Self(), ctx.ActorSystem().Root, time.Now()
-	if err := t.job.uploads.submit(func(context.Context) {
+	if err := t.job.transfers.submit(t.job.uploads, func(context.Context) {
 		staged, err := st.StageGroups(m.groups, m.blobs)
 		root.Send(self, &rescaleHandoffStagedMsg{m: m, staged: staged, err: err, since: since})
 	}); err != nil {

@@ -95,7 +95,8 @@ func runRescaleBench(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.DurationVar(&cfg.Between, "between", cfg.Between, "time from the first rescale to the second and from the second to the end")
 	mode := fs.String("checkpoint-mode", string(cfg.Mode), "checkpoint mode of both cases: aligned or unaligned")
 	fs.DurationVar(&cfg.Interval, "checkpoint-interval", cfg.Interval, "checkpoint interval of both cases")
-	fs.StringVar(&cfg.Plot, "plot", "", "also draw both cases' throughput over time, the rescales marked, as an SVG chart into `FILE`")
+	fs.StringVar(&cfg.Plot, "plot", "", "also draw both cases' throughput over time, the rescales marked, as an SVG chart into `FILE` (of the last run, with --runs)")
+	runs := fs.Int("runs", 1, "run both cases this many times, one after the other, and judge the targets by the median run (each run's figures are printed too)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,24 +113,46 @@ func runRescaleBench(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "node bench rescale: %v\n", err)
 		return cli.ExitUsage
 	}
-	res, err := benchRescale(ctx, cfg, stderr)
+	if *runs < 1 || *runs > maxRescaleBenchRuns {
+		fmt.Fprintf(stderr, "node bench rescale: --runs %d: want 1 … %d\n", *runs, maxRescaleBenchRuns)
+		return cli.ExitUsage
+	}
+	all, err := benchRescaleRuns(ctx, cfg, *runs, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "node bench rescale: %v\n", err)
 		return cli.ExitFailure
 	}
 	if cfg.Plot != "" {
-		if err := writeSVG(cfg.Plot, rescalePlot(cfg, res)); err != nil {
+		// The last run's chart.
+		if err := writeSVG(cfg.Plot, rescalePlot(cfg, all[len(all)-1])); err != nil {
 			fmt.Fprintf(stderr, "node bench rescale: %v\n", err)
 			return cli.ExitFailure
 		}
 	}
+	var out any = all[0]
+	var targets []rescaleTarget
+	if len(all) > 1 {
+		var per [][]rescaleTarget
+		for _, res := range all {
+			per = append(per, res.Targets)
+		}
+		targets = medianTargets(per)
+		out = rescaleRunsResult{Runs: all, Targets: targets}
+	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		if err := json.NewEncoder(stdout).Encode(out); err != nil {
 			fmt.Fprintf(stderr, "node bench rescale: %v\n", err)
 			return cli.ExitFailure
 		}
 		return cli.ExitOK
 	}
-	writeRescaleTable(stdout, cfg, res)
+	if len(all) > 1 {
+		writeRescaleRuns(stdout, cfg, all, targets)
+		return cli.ExitOK
+	}
+	writeRescaleTable(stdout, cfg, all[0])
 	return cli.ExitOK
 }
+
+// maxRescaleBenchRuns bounds --runs.
+const maxRescaleBenchRuns = 100

@@ -66,6 +66,11 @@ type rescaleStepResult struct {
 	DisruptionFromRequestMs float64 `json:"disruption_from_request_ms"`
 	NoiseMs                 float64 `json:"noise_ms"`
 	NoiseWorstMs            float64 `json:"noise_worst_ms"`
+	// CPUWaitMs is how long the process's threads (summed) were runnable
+	// but waited for a CPU over the time the disruption measure examined
+	// (from the start until the throughput was back, at least until the
+	// end); absent where the kernel does not tell it (bench_rescale_cpuwait.go).
+	CPUWaitMs *float64 `json:"cpu_wait_ms,omitempty"`
 	// Before is the latency of records due in the --steady window before
 	// the request (from the warmup's end, or duringTail after the rescale
 	// before, if later); During of those due from the rescale's start to
@@ -91,6 +96,9 @@ type rescaleCaseResult struct {
 	// RecordsPerS is the throughput at the sinks in 100 ms buckets from the
 	// case's start to its end.
 	RecordsPerS []float64 `json:"records_per_s"`
+	// CPUWaitMsPerS is the process's threads' wait for a CPU per second of
+	// the --steady window (absent where the kernel does not tell it).
+	CPUWaitMsPerS *float64 `json:"cpu_wait_ms_per_s,omitempty"`
 	// Failures counts the tasks that failed (each restarts its region from
 	// a checkpoint, which disturbs the figures): 0 in a clean run.
 	Failures int `json:"failures"`
@@ -259,6 +267,8 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 	defer cleanup()
 	pace := newPacer(cfg.Rate)
 	log := newLatencyLog(pace, cfg.From)
+	waits := startCPUWaits()
+	defer waits.stop()
 	r := startBenchRun(ctx, cfg, pace, log, 0, dir)
 	if err := r.waitStarted(ctx, pace); err != nil {
 		return nil, fmt.Errorf("%s: %w", caseLive, err)
@@ -296,7 +306,9 @@ func runLiveCase(ctx context.Context, cfg rescaleBenchConfig, plans []plannedRes
 	if err := r.stop(&failures); err != nil {
 		return nil, fmt.Errorf("%s: %w", caseLive, err)
 	}
+	waits.stop()
 	c := caseFigures(caseLive, cfg, log.samples(), steps)
+	addCPUWaits(c, cfg, log.samples(), waits, pace.start)
 	c.Failures = failures
 	return c, nil
 }
@@ -311,6 +323,8 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 	defer cleanup()
 	pace := newPacer(cfg.Rate)
 	log := newLatencyLog(pace, cfg.From)
+	waits := startCPUWaits()
+	defer waits.stop()
 	r := startBenchRun(ctx, cfg, pace, log, 0, dir)
 	if err := r.waitStarted(ctx, pace); err != nil {
 		return nil, fmt.Errorf("%s: %w", caseRestore, err)
@@ -349,7 +363,9 @@ func runRestoreCase(ctx context.Context, cfg rescaleBenchConfig, plans []planned
 		fmt.Fprintf(progress, "%s: count %d→%d at %.1f s: stopped in %.0f ms, records flowing again after %.0f ms\n",
 			caseRestore, steps[i].From, steps[i].To, steps[i].moment.Request.Seconds(), steps[i].StopMs, ms(first-steps[i].moment.Request))
 	}
+	waits.stop()
 	c := caseFigures(caseRestore, cfg, samples, steps)
+	addCPUWaits(c, cfg, samples, waits, pace.start)
 	c.Failures = failures
 	return c, nil
 }

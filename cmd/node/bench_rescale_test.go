@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -312,10 +313,16 @@ func TestBenchRescaleSmoke(t *testing.T) {
 		if c.SteadyPerS <= 0 {
 			t.Errorf("%s: steady throughput %v", c.Case, c.SteadyPerS)
 		}
+		if runtime.GOOS == "linux" && c.CPUWaitMsPerS == nil {
+			t.Errorf("%s: no cpu wait in the steady window", c.Case)
+		}
 		if len(c.Steps) != 2 || c.Steps[0].From != 2 || c.Steps[0].To != 3 || c.Steps[1].From != 3 || c.Steps[1].To != 2 {
 			t.Fatalf("%s: rescales %+v, want 2→3 and 3→2", c.Case, c.Steps)
 		}
 		for _, s := range c.Steps {
+			if runtime.GOOS == "linux" && (s.CPUWaitMs == nil || *s.CPUWaitMs < 0) {
+				t.Errorf("%s %d→%d: cpu wait %v, want a figure", c.Case, s.From, s.To, s.CPUWaitMs)
+			}
 			if s.Moved != 42 || s.Minimum != 42 || s.TookMs <= 0 || s.RequestS <= 0 {
 				t.Errorf("%s %d→%d: %+v: want 42 of 42 key groups moved and a time", c.Case, s.From, s.To, s)
 			}
