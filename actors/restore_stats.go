@@ -41,7 +41,10 @@ type RestoreStats struct {
 	// latest one had every key group decoded.
 	Decoded     time.Duration
 	LastDecoded time.Time
-	History     []TaskRestore
+	// DecodedRestores counts the restores with every key group decoded
+	// (at most Restores).
+	DecodedRestores int
+	History         []TaskRestore
 }
 
 // Span is Last − First: from the start of the first restore to the end of
@@ -100,6 +103,7 @@ func (l *restoreLog) decoded(task string, start time.Time, took time.Duration) {
 
 // noteDecoded adds a restore's decoding time; mu is held.
 func (l *restoreLog) noteDecoded(start time.Time, took time.Duration) {
+	l.s.DecodedRestores++
 	l.s.Decoded += took
 	if end := start.Add(took); end.After(l.s.LastDecoded) {
 		l.s.LastDecoded = end
