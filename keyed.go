@@ -141,7 +141,15 @@ func (t *keyedInstance[T, K, Out]) Open(info plan.TaskInfo) error {
 	return nil
 }
 
-func (t *keyedInstance[T, K, Out]) Close() error             { return nil }
+// Close stops the decoding of key groups a restore left encoded, if it
+// still runs.
+func (t *keyedInstance[T, K, Out]) Close() error {
+	if t.backend != nil {
+		t.backend.StopDecoding()
+	}
+	return nil
+}
+
 func (t *keyedInstance[T, K, Out]) Finish(plan.Output) error { return nil }
 
 // Process runs fn on every record with its key in scope. A batch from a
@@ -172,6 +180,9 @@ func (t *keyedInstance[T, K, Out]) Process(_ int, b plan.Batch, out plan.Output)
 			if g >= len(t.owners) || int(t.owners[g]) != t.ctx.instance {
 				return fmt.Errorf("operator %q instance %d got a record of key group %d, which it does not own: routing table mismatch",
 					t.name, t.ctx.instance, g)
+			}
+			if err := t.backend.Materialise(g); err != nil {
+				return fmt.Errorf("operator %q instance %d: %w", t.name, t.ctx.instance, err)
 			}
 			t.ctx.k = k
 			t.ctx.core.group = g
@@ -255,8 +266,10 @@ func (t *keyedInstance[T, K, Out]) ConfirmCheckpoint(id uint64) { t.backend.Conf
 // MaxWait is the longest the task waited for a key group being encoded.
 func (p *pendingKeyed) MaxWait() time.Duration { return p.snap.MaxWait() }
 
-// RestoreState loads the given key groups' state, decoding the groups in
-// parallel (state.Backend.RestoreGroups).
+// RestoreState loads the given key groups' state. Bytes handed over
+// (KeyGroupsAdopted) are checked and kept encoded, each group decoded when
+// first needed or by DecodeInBackground (state.Backend.RestoreGroupsLazy);
+// others are decoded in parallel at once (state.Backend.RestoreGroups).
 func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
 	blobs := make([]state.GroupBlob, 0, len(snap.KeyGroups))
 	for _, g := range slices.Sorted(maps.Keys(snap.KeyGroups)) {
@@ -266,8 +279,16 @@ func (t *keyedInstance[T, K, Out]) RestoreState(snap plan.Snapshot) error {
 		crc, known := snap.KeyGroupCRCs[g]
 		blobs = append(blobs, state.GroupBlob{Group: g, Blob: snap.KeyGroups[g], CRC: crc, CRCKnown: known})
 	}
-	if err := t.backend.RestoreGroups(blobs, snap.KeyGroupsAdopted); err != nil {
+	restore := t.backend.RestoreGroupsLazy
+	if !snap.KeyGroupsAdopted {
+		restore = func(blobs []state.GroupBlob) error { return t.backend.RestoreGroups(blobs, false) }
+	}
+	if err := restore(blobs); err != nil {
 		return fmt.Errorf("operator %q: %w", t.name, err)
 	}
 	return nil
 }
+
+// LazyRestore is the instance's backend, whose restore leaves key groups
+// encoded (plan.LazyRestoring).
+func (t *keyedInstance[T, K, Out]) LazyRestore() plan.LazyRestorer { return t.backend }

@@ -9,7 +9,8 @@ import (
 // RestoreStat sums the task restores of a run on this node: how many
 // sections and bytes of state came from the node's local copy and how many
 // from the checkpoint store (remote; a single-process run has no local copy,
-// so all of it), and the time tasks spent restoring, summed over tasks.
+// so all of it), and the time tasks spent restoring until they ran and
+// until every key group was decoded, summed over tasks.
 type RestoreStat struct {
 	Tasks          int           `json:"tasks"`
 	LocalBytes     int64         `json:"local_bytes"`
@@ -18,6 +19,8 @@ type RestoreStat struct {
 	RemoteSections int           `json:"remote_sections"`
 	Took           time.Duration `json:"-"`
 	TookMs         float64       `json:"took_ms"`
+	Decoded        time.Duration `json:"-"`
+	DecodedMs      float64       `json:"decoded_ms"`
 }
 
 // NewRestoreStat summarises a job's restore figures; nil when it restored
@@ -27,5 +30,6 @@ func NewRestoreStat(s actors.RestoreStats) *RestoreStat {
 		return nil
 	}
 	return &RestoreStat{Tasks: s.Restores, LocalBytes: s.Read.LocalBytes, RemoteBytes: s.Read.RemoteBytes,
-		LocalSections: s.Read.LocalSections, RemoteSections: s.Read.RemoteSections, Took: s.Took, TookMs: ms(s.Took)}
+		LocalSections: s.Read.LocalSections, RemoteSections: s.Read.RemoteSections, Took: s.Took, TookMs: ms(s.Took),
+		Decoded: s.Decoded, DecodedMs: ms(s.Decoded)}
 }

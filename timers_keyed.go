@@ -235,6 +235,9 @@ func (t *timedInstance[K, Out]) fire(d state.TimeDomain, upTo int64, em *Emitter
 		if t.onTimer == nil {
 			continue
 		}
+		if err := t.keyed.stateBackend().Materialise(tm.Group); err != nil {
+			return fmt.Errorf("operator %q: timer at %d of key %q: %w", t.name, tm.At, tm.Key, err)
+		}
 		ctx.k = keyFromString[K](tm.Key)
 		ctx.core.group, ctx.core.key = tm.Group, tm.Key
 		t.scope.ts = tm.At
@@ -247,3 +250,6 @@ func (t *timedInstance[K, Out]) fire(d state.TimeDomain, upTo int64, em *Emitter
 		}
 	}
 }
+
+// LazyRestore is the keyed instance's backend (plan.LazyRestoring).
+func (t *timedInstance[K, Out]) LazyRestore() plan.LazyRestorer { return t.keyed.stateBackend() }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/store"
 )
@@ -25,11 +27,13 @@ func findTaskSnapshot(m *store.Manifest, op string, instance int) (*store.TaskSn
 
 // restore loads the task's state from the checkpoint being restored: key
 // groups it owns, operator state, source offset and channel state to replay.
-// It does not stream: the task takes no input, timer or barrier before
-// restore returns, with every key group installed (in batches, as their
-// sections are read and decoded), the operator state restored, the source
-// positioned and the channel state queued for replay.
-func (t *task) restore() error {
+// The task takes no input, timer or barrier before restore returns, with
+// every key group's section read and verified and handed to the instance
+// (in batches, as they are read), the operator state restored, the source
+// positioned and the channel state queued for replay. An instance that
+// keeps key groups encoded (plan.LazyRestoring) decodes each when it first
+// needs it, and the rest on its goroutine, started here.
+func (t *task) restore(actx actor.Context) error {
 	m := t.restoreFrom
 	if m == nil {
 		return nil
@@ -184,14 +188,20 @@ func (t *task) restore() error {
 		t.frames.restored(m.CheckpointID, stored)
 	}
 	took := time.Since(start)
-	t.job.restLog.add(TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took, Start: start})
+	rec := TaskRestore{Task: t.name, Checkpoint: m.CheckpointID, Read: read, Took: took, Start: start, Decoded: took}
+	_, encoded := t.encodedAfterRestore()
+	if encoded > 0 {
+		rec.Decoded = 0 // when the goroutine is done (onDecoded)
+	}
+	t.job.restLog.add(rec)
+	t.decodeInBackground(actx, m.CheckpointID, start)
 	t.job.noteEvent(EventRestore, t.name, restoreDetail(m.CheckpointID, read))
 	t.job.node.metrics.ObserveRestore(t.job.Plan.Name, took)
 	t.log.Info().Uint64("checkpoint", m.CheckpointID).Int("key_groups", len(groups)).
 		Int("channels", len(ownChannels)+redistributed).Int64("offset", offset).
 		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).
 		Int("local_sections", read.LocalSections).Int("remote_sections", read.RemoteSections).
-		Dur("took", took).Msg("restored from checkpoint")
+		Int("key_groups_encoded", encoded).Dur("took", took).Msg("restored from checkpoint")
 	return nil
 }
 

@@ -17,10 +17,14 @@ type TaskRestore struct {
 	Task       string
 	Checkpoint uint64
 	Read       store.ReadStats
-	// Took is the whole restore, reading and loading the state, from
-	// Start.
+	// Took is the restore until the task runs, from Start: every section
+	// read and verified, and handed to the instance.
 	Took  time.Duration
 	Start time.Time
+	// Decoded is the restore until every key group was decoded, from
+	// Start: Took when the restore decoded them all itself, later when the
+	// instance kept some encoded (decoded as the task runs); 0 until then.
+	Decoded time.Duration
 }
 
 // RestoreStats are a job's restores on this node: totals, and the most
@@ -31,14 +35,30 @@ type RestoreStats struct {
 	Took     time.Duration   // summed over all restores
 	// First is when the earliest restore started and Last when the latest
 	// one ended: tasks restore side by side, so Last − First is how long
-	// the node took until every task restored had its state.
+	// the node took until every task restored ran.
 	First, Last time.Time
-	History     []TaskRestore
+	// Decoded sums the restores' Decoded, and LastDecoded is when the
+	// latest one had every key group decoded.
+	Decoded     time.Duration
+	LastDecoded time.Time
+	// DecodedRestores counts the restores with every key group decoded
+	// (at most Restores).
+	DecodedRestores int
+	History         []TaskRestore
 }
 
 // Span is Last − First: from the start of the first restore to the end of
 // the last one.
 func (s RestoreStats) Span() time.Duration { return s.Last.Sub(s.First) }
+
+// DecodedSpan is LastDecoded − First: from the start of the first restore
+// until the last one had every key group decoded.
+func (s RestoreStats) DecodedSpan() time.Duration {
+	if s.LastDecoded.IsZero() {
+		return 0
+	}
+	return s.LastDecoded.Sub(s.First)
+}
 
 // restoreLog collects RestoreStats; safe for any goroutine.
 type restoreLog struct {
@@ -58,10 +78,36 @@ func (l *restoreLog) add(r TaskRestore) {
 	if end := r.Start.Add(r.Took); end.After(l.s.Last) {
 		l.s.Last = end
 	}
+	if r.Decoded > 0 {
+		l.noteDecoded(r.Start, r.Decoded)
+	}
 	if len(l.s.History) == maxRestoreHistory {
 		l.s.History = append(l.s.History[:0], l.s.History[1:]...)
 	}
 	l.s.History = append(l.s.History, r)
+}
+
+// decoded records that the restore of task started at start had every key
+// group decoded took after it started.
+func (l *restoreLog) decoded(task string, start time.Time, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.noteDecoded(start, took)
+	for i := len(l.s.History) - 1; i >= 0; i-- {
+		if h := &l.s.History[i]; h.Task == task && h.Start.Equal(start) {
+			h.Decoded = took
+			break
+		}
+	}
+}
+
+// noteDecoded adds a restore's decoding time; mu is held.
+func (l *restoreLog) noteDecoded(start time.Time, took time.Duration) {
+	l.s.DecodedRestores++
+	l.s.Decoded += took
+	if end := start.Add(took); end.After(l.s.LastDecoded) {
+		l.s.LastDecoded = end
+	}
 }
 
 // Restores returns the job's restore figures on this node so far.

@@ -45,6 +45,7 @@ type task struct {
 	phase   taskPhase                  // where the task is in its life; moved only by move
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
+	decode      *restoreDecode  // key groups the restore left encoded, being decoded (nil: none)
 	unlistens   []func()        // NATS subscriptions of this task and its channels (cluster)
 	resumed     bool            // reported its first input after a restore (once)
 
@@ -155,6 +156,8 @@ func (t *task) Receive(ctx actor.Context) {
 		t.onCheckpointDone(ctx, m.id)
 	case *checkpointAbortMsg:
 		t.onCheckpointAbort(ctx, m.id)
+	case *decodedMsg:
+		t.onDecoded()
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in task %s", t.name))
 	case *dumpTaskMsg:
@@ -232,7 +235,7 @@ func (t *task) onStarted(ctx actor.Context) {
 	if err := t.newAligner(); err != nil {
 		t.fail(err)
 	}
-	if err := t.restore(); err != nil {
+	if err := t.restore(ctx); err != nil {
 		t.fail(err)
 	}
 	ctx.Send(ctx.Parent(), &taskReadyMsg{op: t.op.ID, instance: t.instance, gen: t.gen, inputs: pids})

@@ -240,7 +240,8 @@ func writeHeld(w io.Writer, nodes []nodeStatus) {
 }
 
 // writeRestored prints, per node, a line per job it restored tasks of: task
-// restores, bytes and sections read locally and remotely, and their time.
+// restores, bytes and sections read locally and remotely, their time until
+// the tasks ran and until every key group was decoded.
 func writeRestored(w io.Writer, nodes []nodeStatus) {
 	first := true
 	for _, n := range nodes {
@@ -249,8 +250,17 @@ func writeRestored(w io.Writer, nodes []nodeStatus) {
 				fmt.Fprintln(w)
 				first = false
 			}
-			fmt.Fprintf(w, "restores on %s: job %s: %d task restores, %d bytes local (%d sections), %d bytes remote (%d sections), %.0f ms summed over tasks, all installed in %.0f ms\n",
-				n.Node, r.Job, r.Restores, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs, r.SpanMs)
+			fmt.Fprintf(w, "restores on %s: job %s: %d task restores, %d bytes local (%d sections), %d bytes remote (%d sections), %.0f ms summed over tasks, all running in %.0f ms, %s\n",
+				n.Node, r.Job, r.Restores, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs, r.SpanMs, decodedText(r))
 		}
 	}
+}
+
+// decodedText says how long restores took until every key group was
+// decoded, or how many are still decoding.
+func decodedText(r cluster.RestoredState) string {
+	if r.Decoded < r.Restores {
+		return fmt.Sprintf("%d of %d with every key group decoded", r.Decoded, r.Restores)
+	}
+	return fmt.Sprintf("all key groups decoded in %.0f ms (%.0f ms summed over tasks)", r.DecodedSpanMs, r.DecodedMs)
 }

@@ -46,8 +46,8 @@ func TestStatusPrintsRestores(t *testing.T) {
 	st := &clusterStatus{Nodes: []nodeStatus{
 		{MemberStatus: node.MemberStatus{Node: "n1"}, Answered: true},
 		{MemberStatus: node.MemberStatus{Node: "n3"}, Answered: true, Restored: []cluster.RestoredState{
-			{Job: "keycount", Restores: 5, LocalBytes: 1009311, LocalSections: 14, TookMs: 12.3, SpanMs: 7.2},
-			{Job: "wordcount", Restores: 2, LocalBytes: 10, LocalSections: 1, RemoteBytes: 2048, RemoteSections: 3, TookMs: 40.6, SpanMs: 25},
+			{Job: "keycount", Restores: 5, LocalBytes: 1009311, LocalSections: 14, TookMs: 12.3, SpanMs: 7.2, Decoded: 5, DecodedMs: 30.4, DecodedSpanMs: 9.6},
+			{Job: "wordcount", Restores: 2, LocalBytes: 10, LocalSections: 1, RemoteBytes: 2048, RemoteSections: 3, TookMs: 40.6, SpanMs: 25, Decoded: 1, DecodedMs: 50, DecodedSpanMs: 30},
 		}},
 	}}
 	var b strings.Builder
@@ -56,8 +56,8 @@ func TestStatusPrintsRestores(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"restores on n3: job keycount: 5 task restores, 1009311 bytes local (14 sections), 0 bytes remote (0 sections), 12 ms summed over tasks, all installed in 7 ms\n",
-		"restores on n3: job wordcount: 2 task restores, 10 bytes local (1 sections), 2048 bytes remote (3 sections), 41 ms summed over tasks, all installed in 25 ms\n",
+		"restores on n3: job keycount: 5 task restores, 1009311 bytes local (14 sections), 0 bytes remote (0 sections), 12 ms summed over tasks, all running in 7 ms, all key groups decoded in 10 ms (30 ms summed over tasks)\n",
+		"restores on n3: job wordcount: 2 task restores, 10 bytes local (1 sections), 2048 bytes remote (3 sections), 41 ms summed over tasks, all running in 25 ms, 1 of 2 with every key group decoded\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("status output lacks %q:\n%s", want, out)
@@ -70,7 +70,7 @@ func TestStatusPrintsRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `"restores":[{"job":"keycount","task_restores":5,"local_bytes":1009311,"remote_bytes":0,"local_sections":14,"remote_sections":0,"took_ms":12.3,"span_ms":7.2}`
+	want := `"restores":[{"job":"keycount","task_restores":5,"local_bytes":1009311,"remote_bytes":0,"local_sections":14,"remote_sections":0,"took_ms":12.3,"span_ms":7.2,"decoded_restores":5,"decoded_ms":30.4,"decoded_span_ms":9.6}`
 	if !strings.Contains(string(j), want) {
 		t.Fatalf("status JSON lacks %s:\n%s", want, j)
 	}

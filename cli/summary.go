@@ -142,8 +142,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 	}
 	if r := s.Restore; err == nil && r != nil {
-		_, err = fmt.Fprintf(w, "restore: %d task restores, %d bytes in %d sections local, %d bytes in %d sections remote, %.3f ms\n",
-			r.Tasks, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs)
+		_, err = fmt.Fprintf(w, "restore: %d task restores, %d bytes in %d sections local, %d bytes in %d sections remote, %.3f ms until running, %.3f ms until every key group was decoded\n",
+			r.Tasks, r.LocalBytes, r.LocalSections, r.RemoteBytes, r.RemoteSections, r.TookMs, r.DecodedMs)
 	}
 	return err
 }

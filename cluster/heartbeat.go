@@ -41,9 +41,12 @@ type HeldState struct {
 
 // RestoredState sums the restores of one job's tasks on a node: how many,
 // the bytes and sections read from the node's local copy and from the
-// checkpoint store, the time they took (summed over tasks) and the span
-// from the start of the first to the end of the last (tasks restore side
-// by side: how long until every task restored had its state).
+// checkpoint store, the time they took until the task ran (summed over
+// tasks) and the span from the start of the first to the end of the last
+// (tasks restore side by side: how long until every task restored ran);
+// and the same until every key group was decoded (a task runs before: it
+// decodes key groups as it needs them and the rest in the background), of
+// the restores that got there (Decoded).
 type RestoredState struct {
 	Job            string  `msgpack:"job" json:"job"`
 	Restores       int     `msgpack:"n" json:"task_restores"`
@@ -53,14 +56,18 @@ type RestoredState struct {
 	RemoteSections int     `msgpack:"rs,omitempty" json:"remote_sections"`
 	TookMs         float64 `msgpack:"ms,omitempty" json:"took_ms"`
 	SpanMs         float64 `msgpack:"sp,omitempty" json:"span_ms"`
+	Decoded        int     `msgpack:"dn,omitempty" json:"decoded_restores"`
+	DecodedMs      float64 `msgpack:"dms,omitempty" json:"decoded_ms"`
+	DecodedSpanMs  float64 `msgpack:"dsp,omitempty" json:"decoded_span_ms"`
 }
 
 // check reports why r cannot be a restore summary: negative counts or
 // time (or a time that is not a number).
 func (r RestoredState) check() error {
-	if r.Restores < 0 || r.LocalBytes < 0 || r.RemoteBytes < 0 || r.LocalSections < 0 || r.RemoteSections < 0 || !(r.TookMs >= 0) || !(r.SpanMs >= 0) {
-		return fmt.Errorf("job %s: negative restore counts (restores %d, bytes local %d remote %d, sections local %d remote %d, took %g ms, span %g ms)",
-			r.Job, r.Restores, r.LocalBytes, r.RemoteBytes, r.LocalSections, r.RemoteSections, r.TookMs, r.SpanMs)
+	if r.Restores < 0 || r.LocalBytes < 0 || r.RemoteBytes < 0 || r.LocalSections < 0 || r.RemoteSections < 0 || !(r.TookMs >= 0) || !(r.SpanMs >= 0) ||
+		r.Decoded < 0 || !(r.DecodedMs >= 0) || !(r.DecodedSpanMs >= 0) {
+		return fmt.Errorf("job %s: negative restore counts (restores %d, bytes local %d remote %d, sections local %d remote %d, took %g ms, span %g ms, decoded %d in %g ms, span %g ms)",
+			r.Job, r.Restores, r.LocalBytes, r.RemoteBytes, r.LocalSections, r.RemoteSections, r.TookMs, r.SpanMs, r.Decoded, r.DecodedMs, r.DecodedSpanMs)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func sampleHeartbeat() Heartbeat {
 		Held: []HeldState{{Job: "j1", Operator: "count", Checkpoint: 7,
 			KeyGroups: [][2]int{{0, 31}, {64, 95}}, KeyGroupBytes: 6400, Bytes: 6500}},
 		Restored: []RestoredState{{Job: "j1", Restores: 2, LocalBytes: 6400, RemoteBytes: 100,
-			LocalSections: 2, RemoteSections: 1, TookMs: 3.5, SpanMs: 2.5}},
+			LocalSections: 2, RemoteSections: 1, TookMs: 3.5, SpanMs: 2.5, Decoded: 1, DecodedMs: 2, DecodedSpanMs: 4}},
 		StartedUnixNano: 100, SentUnixNano: 200,
 	}
 }
@@ -46,7 +46,7 @@ func TestHeartbeatCodec(t *testing.T) {
 	if !strings.Contains(string(j), `"key_groups":[[0,31],[64,95]]`) {
 		t.Fatalf("JSON %s lacks key groups", j)
 	}
-	if !strings.Contains(string(j), `"restores":[{"job":"j1","task_restores":2,"local_bytes":6400,"remote_bytes":100,"local_sections":2,"remote_sections":1,"took_ms":3.5,"span_ms":2.5}]`) {
+	if !strings.Contains(string(j), `"restores":[{"job":"j1","task_restores":2,"local_bytes":6400,"remote_bytes":100,"local_sections":2,"remote_sections":1,"took_ms":3.5,"span_ms":2.5,"decoded_restores":1,"decoded_ms":2,"decoded_span_ms":4}]`) {
 		t.Fatalf("JSON %s lacks restores", j)
 	}
 }

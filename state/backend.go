@@ -19,6 +19,7 @@ type Backend struct {
 	entries []blobEntry // scratch for SnapshotGroup
 	eb      encBuf
 	pending *AsyncSnapshot // the asynchronous snapshot frozen last (snapshot_async.go)
+	lazy    *lazyGroups    // key groups restored and not decoded yet (lazy.go); nil before the first lazy restore
 	incr    *incremental   // change tracking for incremental snapshots (changes.go); nil when off
 }
 
@@ -147,6 +148,7 @@ func (b *Backend) restoreGroup(g int, blob []byte, crc blobCRC) error {
 
 // DropGroup removes key group g from every table.
 func (b *Backend) DropGroup(g int) {
+	b.lazy.discard(g) // no need to decode what goes
 	b.markWhole(g)
 	for _, t := range b.tables {
 		t.DropGroup(g)

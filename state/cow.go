@@ -46,6 +46,7 @@ type cowGroup[V any] struct {
 	pre  *overlay     // saved before the encoder started the group: under the gate until then, read-only after
 	post *overlay     // saved after: under the gate
 	prog progress     // the encoder's progress through the group
+	enc  []byte       // the group's encoding when it was still encoded at the barrier (lazy.go): copied as it is
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -117,6 +118,10 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) frozenEncoder {
 	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
 	for _, g := range groups {
+		if enc := k.lazy.encoded(g); enc != nil {
+			c.gs[g] = cowGroup[V]{enc: enc} // the task decodes it for itself (lazyGroups.materialise)
+			continue
+		}
 		// A map the task allocates later is its own.
 		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
 	}
@@ -286,6 +291,10 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	if gt.released {
 		gt.mu.Unlock()
 		return nil, releasedErr(g)
+	}
+	if cg.enc != nil {
+		gt.mu.Unlock()
+		return copyEncoded(gt, g, cg.enc, eb, delta)
 	}
 	p.phase.Store(phaseListing)
 	pre := cg.pre // read-only from now on

@@ -183,6 +183,9 @@ func (b *Backend) stageDelta(g int, entries []blobEntry, in keepInput) (func() e
 		commits = append(commits, commit)
 	}
 	return func() error {
+		if err := b.Materialise(g); err != nil { // a delta applies to the decoded group
+			return err
+		}
 		for _, en := range foreign {
 			// Such a table may keep what it is given; the blob may be the
 			// caller's.

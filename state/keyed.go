@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,9 @@ type keyed[V any] struct {
 	// changes notes the keys changed since the last snapshot when the
 	// backend checkpoints incrementally (changes.go); nil otherwise.
 	changes *changeLog
+	// lazy holds the groups restored and not decoded yet (lazy.go): every
+	// access to such a group decodes it first (ready).
+	lazy lazyCore
 }
 
 // newKeyed returns an empty core; it panics when maxParallelism < 1, which is
@@ -37,8 +41,10 @@ func newKeyed[V any](name string, kind Kind, maxParallelism int) keyed[V] {
 	return keyed[V]{name: name, kind: kind, groups: make([]map[string]V, maxParallelism)}
 }
 
-// group returns the map of group g, allocating it on first use.
+// group returns the map of group g, allocating it on first use; the group
+// is decoded first if it is still encoded.
 func (k *keyed[V]) group(g int) map[string]V {
+	k.lazy.ready(g)
 	m := k.groups[g]
 	if m == nil {
 		m = make(map[string]V)
@@ -65,9 +71,13 @@ func (k *keyed[V]) corrupt(g int, err error) error {
 }
 
 // snapshot encodes group g with sorted keys; nil when the group is empty.
+// A group still encoded gives (a copy of) its encoding as restored.
 func (k *keyed[V]) snapshot(g int, encV func(*msgpack.Encoder, V) error) ([]byte, error) {
 	if err := k.checkGroup("snapshot", g); err != nil {
 		return nil, err
+	}
+	if enc := k.lazy.encoded(g); enc != nil {
+		return bytes.Clone(enc), nil
 	}
 	m := k.groups[g]
 	if len(m) == 0 {
@@ -159,6 +169,7 @@ func (k *keyed[V]) stage(g int, data []byte, in keepInput, decV valueDecoder[V])
 		return nil, err
 	}
 	return func() {
+		k.lazy.ready(g) // a restore of this table alone: the group's other tables first
 		k.detach(g)
 		k.groups[g] = m
 	}, nil
@@ -176,6 +187,7 @@ func (k *keyed[V]) restore(g int, data []byte, decV valueDecoder[V]) error {
 
 // keysOf iterates over the keys of group g in no particular order.
 func (k *keyed[V]) keysOf(g int) iter.Seq[string] {
+	k.lazy.ready(g)
 	m := k.groups[g]
 	return func(yield func(string) bool) {
 		for key := range m {
@@ -184,4 +196,21 @@ func (k *keyed[V]) keysOf(g int) iter.Seq[string] {
 			}
 		}
 	}
+}
+
+// size is the number of keys in group g, counted in its encoding while it
+// is encoded (without decoding it).
+func (k *keyed[V]) size(g int) int {
+	if enc := k.lazy.encoded(g); enc != nil {
+		return groupLen(enc)
+	}
+	return len(k.groups[g])
+}
+
+// drop empties group g; a group still encoded is decoded first when only
+// this table drops it (Backend.DropGroup forgets the encoding instead).
+func (k *keyed[V]) drop(g int) {
+	k.lazy.ready(g)
+	k.detach(g)
+	k.groups[g] = nil
 }

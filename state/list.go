@@ -36,12 +36,14 @@ func NewListTable[T any](name string, maxParallelism int) *ListTable[T] {
 // Get returns the list of key in key group g (nil when empty). The slice is
 // the table's own: read it, do not keep or modify it; use Update to replace.
 func (t *ListTable[T]) Get(g int, key string) []T {
+	t.core.lazy.ready(g)
 	t.core.touchRead(g, key)
 	return t.core.groups[g][key]
 }
 
 // Add appends v to the list of key in key group g.
 func (t *ListTable[T]) Add(g int, key string, v T) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
@@ -56,6 +58,7 @@ func (t *ListTable[T]) Add(g int, key string, v T) {
 // Update replaces the list of key in key group g with vs, which the table
 // takes ownership of; an empty vs clears the key.
 func (t *ListTable[T]) Update(g int, key string, vs []T) {
+	t.core.lazy.ready(g)
 	if len(vs) == 0 {
 		t.Clear(g, key)
 		return
@@ -73,6 +76,7 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 
 // Clear removes the list of key in key group g.
 func (t *ListTable[T]) Clear(g int, key string) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
@@ -94,12 +98,11 @@ func (t *ListTable[T]) Kind() Kind { return KindList }
 func (t *ListTable[T]) MaxParallelism() int { return len(t.core.groups) }
 
 // Len returns the number of keys with a non-empty list in key group g.
-func (t *ListTable[T]) Len(g int) int { return len(t.core.groups[g]) }
+func (t *ListTable[T]) Len(g int) int { return t.core.size(g) }
 
 // DropGroup removes every key of key group g.
 func (t *ListTable[T]) DropGroup(g int) {
-	t.core.detach(g)
-	t.core.groups[g] = nil
+	t.core.drop(g)
 }
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key,

@@ -55,6 +55,7 @@ func NewMapTable[UK comparable, UV any](name string, maxParallelism int) *MapTab
 
 // Get returns the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Get(g int, key string, uk UK) (UV, bool) {
+	t.core.lazy.ready(g)
 	t.core.touchRead(g, key)
 	v, ok := t.core.groups[g][key][uk]
 	return v, ok
@@ -62,6 +63,7 @@ func (t *MapTable[UK, UV]) Get(g int, key string, uk UK) (UV, bool) {
 
 // Put sets the user value of uk under key in key group g.
 func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	// A key's existing inner map changes without changing the group's map.
 	if mu := t.core.touch(g, key, t.core.groups[g][key] == nil); mu != nil {
@@ -82,6 +84,7 @@ func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
 // Delete removes uk under key in key group g; the key loses its state when
 // its last user key goes.
 func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
@@ -99,6 +102,7 @@ func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
 
 // Clear removes every user key under key in key group g.
 func (t *MapTable[UK, UV]) Clear(g int, key string) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
 		defer mu.Unlock()
@@ -108,6 +112,7 @@ func (t *MapTable[UK, UV]) Clear(g int, key string) {
 
 // Count returns the number of user keys under key in key group g.
 func (t *MapTable[UK, UV]) Count(g int, key string) int {
+	t.core.lazy.ready(g)
 	return len(t.core.groups[g][key])
 }
 
@@ -115,6 +120,7 @@ func (t *MapTable[UK, UV]) Count(g int, key string) int {
 // no particular order. Deleting the current user key while iterating is
 // allowed.
 func (t *MapTable[UK, UV]) Entries(g int, key string) iter.Seq2[UK, UV] {
+	t.core.lazy.ready(g)
 	t.core.touchRead(g, key)
 	inner := t.core.groups[g][key]
 	return func(yield func(UK, UV) bool) {
@@ -140,12 +146,11 @@ func (t *MapTable[UK, UV]) Kind() Kind { return KindMap }
 func (t *MapTable[UK, UV]) MaxParallelism() int { return len(t.core.groups) }
 
 // Len returns the number of keys with at least one user key in key group g.
-func (t *MapTable[UK, UV]) Len(g int) int { return len(t.core.groups[g]) }
+func (t *MapTable[UK, UV]) Len(g int) int { return t.core.size(g) }
 
 // DropGroup removes every key of key group g.
 func (t *MapTable[UK, UV]) DropGroup(g int) {
-	t.core.detach(g)
-	t.core.groups[g] = nil
+	t.core.drop(g)
 }
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key,

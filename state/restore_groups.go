@@ -105,6 +105,12 @@ func (b *Backend) stageBlob(g int, blob []byte, crc blobCRC, in keepInput) (func
 	if h.delta {
 		return b.stageDelta(g, entries, in)
 	}
+	return b.stageEntries(g, entries, in)
+}
+
+// stageEntries stages the tables of a whole blob of group g, entries, as
+// stageBlob does; the commit empties g in every table entries do not name.
+func (b *Backend) stageEntries(g int, entries []blobEntry, in keepInput) (func() error, error) {
 	present := make([]bool, len(b.tables))
 	targets := make([]Table, len(entries))
 	for j, en := range entries {
@@ -126,6 +132,7 @@ func (b *Backend) stageBlob(g int, blob []byte, crc blobCRC, in keepInput) (func
 		}
 	}
 	return func() error {
+		b.lazy.discard(g) // replaced as a whole: its encoding is not needed any more
 		for j, en := range entries {
 			if _, ok := targets[j].(stager); !ok {
 				// A Table implemented elsewhere may keep what it is given,

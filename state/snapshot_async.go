@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,7 @@ type AsyncSnapshot struct {
 	taskScratch    snapScratch  // for groups the task encodes itself
 	maxWait        atomic.Int64 // longest the task waited for a gate, ns
 	changes        *snapChanges // what changed since the last confirmed checkpoint; nil when not tracked
+	encoded        []bool       // by key group: still encoded at the barrier (lazy.go); nil when none was
 }
 
 // gate guards one key group between the task and the encoder. The encoder
@@ -163,6 +165,9 @@ func (b *Backend) SnapshotAsyncAt(id uint64, groups []int) (*AsyncSnapshot, erro
 			return nil, fmt.Errorf("state: snapshot key group %d listed twice", g)
 		}
 		seen[g] = true
+	}
+	if b.lazy != nil && b.lazy.left > 0 {
+		s.encoded = slices.Clone(b.lazy.pending)
 	}
 	s.changes = b.closeEpoch(id)
 	if s.changes != nil {
@@ -325,9 +330,12 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte
 			if len(keys) == 0 {
 				continue // unchanged
 			}
-			full = false
+			var dk *deltaKeys
+			if !s.encodedAt(g) { // one still encoded is written whole
+				full, dk = false, &deltaKeys{keys: keys}
+			}
 			var err error
-			if data, err = ft.encode(g, sc.table(i), &deltaKeys{keys: keys}); err != nil {
+			if data, err = ft.encode(g, sc.table(i), dk); err != nil {
 				return nil, err
 			}
 		case ft.encode != nil:

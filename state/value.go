@@ -63,6 +63,7 @@ func (t *ValueTable[T]) slot(g int, key string) *T {
 
 // Get returns the value of key in key group g and whether it is set.
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
+	t.core.lazy.ready(g)
 	t.core.touchRead(g, key)
 	if p := t.slot(g, key); p != nil {
 		return *p, true
@@ -73,6 +74,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
+	t.core.lazy.ready(g)
 	t.core.changed(g, key)
 	if c := t.core.cow; c != nil && c.gs[g].live {
 		// Assigning an existing slot leaves the map alone.
@@ -95,6 +97,7 @@ func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
 
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
+	t.core.lazy.ready(g)
 	t.forget()
 	t.core.changed(g, key)
 	if mu := t.core.touch(g, key, true); mu != nil {
@@ -111,6 +114,7 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 // All iterates over the keys and values of key group g in no particular
 // order. Deleting the current key while iterating is allowed.
 func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
+	t.core.lazy.ready(g)
 	m := t.core.groups[g]
 	return func(yield func(string, T) bool) {
 		for k, p := range m {
@@ -135,13 +139,12 @@ func (t *ValueTable[T]) Kind() Kind { return KindValue }
 func (t *ValueTable[T]) MaxParallelism() int { return len(t.core.groups) }
 
 // Len returns the number of keys set in key group g.
-func (t *ValueTable[T]) Len(g int) int { return len(t.core.groups[g]) }
+func (t *ValueTable[T]) Len(g int) int { return t.core.size(g) }
 
 // DropGroup removes every key of key group g.
 func (t *ValueTable[T]) DropGroup(g int) {
 	t.forget()
-	t.core.detach(g)
-	t.core.groups[g] = nil
+	t.core.drop(g)
 }
 
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key

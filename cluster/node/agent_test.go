@@ -154,10 +154,14 @@ func (a *Agent) shownRestores(job string) (cluster.RestoredState, bool) {
 	}
 	a.mu.Lock()
 	var want cluster.RestoredState
-	var took time.Duration
-	var first, last time.Time
+	var took, decoded time.Duration
+	var first, last, lastDecoded time.Time
 	add := func(s actors.RestoreStats) {
-		took += s.Took
+		took, decoded = took+s.Took, decoded+s.Decoded
+		want.Decoded += s.DecodedRestores
+		if s.LastDecoded.After(lastDecoded) {
+			lastDecoded = s.LastDecoded
+		}
 		if s.Restores > 0 {
 			if first.IsZero() || s.First.Before(first) {
 				first = s.First
@@ -185,5 +189,9 @@ func (a *Agent) shownRestores(job string) (cluster.RestoredState, bool) {
 	}
 	want.Job, want.TookMs = job, float64(took)/float64(time.Millisecond)
 	want.SpanMs = float64(last.Sub(first)) / float64(time.Millisecond)
+	want.DecodedMs = float64(decoded) / float64(time.Millisecond)
+	if !lastDecoded.IsZero() {
+		want.DecodedSpanMs = float64(lastDecoded.Sub(first)) / float64(time.Millisecond)
+	}
 	return after, want == after
 }

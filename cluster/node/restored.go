@@ -17,8 +17,8 @@ func restoredStates(jobs map[string][]actors.RestoreStats) []cluster.RestoredSta
 	var out []cluster.RestoredState
 	for name, stats := range jobs {
 		r := cluster.RestoredState{Job: name}
-		var took time.Duration
-		var first, last time.Time
+		var took, decoded time.Duration
+		var first, last, lastDecoded time.Time
 		for _, s := range stats {
 			if s.Restores > 0 {
 				if first.IsZero() || s.First.Before(first) {
@@ -27,6 +27,9 @@ func restoredStates(jobs map[string][]actors.RestoreStats) []cluster.RestoredSta
 				if s.Last.After(last) {
 					last = s.Last
 				}
+				if s.LastDecoded.After(lastDecoded) {
+					lastDecoded = s.LastDecoded
+				}
 			}
 			r.Restores += s.Restores
 			r.LocalBytes += s.Read.LocalBytes
@@ -34,12 +37,18 @@ func restoredStates(jobs map[string][]actors.RestoreStats) []cluster.RestoredSta
 			r.LocalSections += s.Read.LocalSections
 			r.RemoteSections += s.Read.RemoteSections
 			took += s.Took
+			r.Decoded += s.DecodedRestores
+			decoded += s.Decoded
 		}
 		if r.Restores == 0 {
 			continue
 		}
 		r.TookMs = float64(took) / float64(time.Millisecond)
 		r.SpanMs = float64(last.Sub(first)) / float64(time.Millisecond)
+		r.DecodedMs = float64(decoded) / float64(time.Millisecond)
+		if !lastDecoded.IsZero() {
+			r.DecodedSpanMs = float64(lastDecoded.Sub(first)) / float64(time.Millisecond)
+		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
