@@ -15,7 +15,7 @@ import (
 
 // cancel is `node cancel JOB`.
 func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cf := newClientCommand(nil, "cancel", "node cancel JOB", "Stops a running job: its sources end, it drains and takes a final checkpoint.")
+	cf := newClientCommand(nil, "cancel", "node cancel JOB", "Stops a running job without draining it: a stop checkpoint is taken at once (its barrier overtakes queued records, stored with it), the sinks commit it and the job ends; a job submitted again with --restore latest continues from it.")
 	pos, help, err := cf.parse(args, stdout)
 	if help || err != nil {
 		return err
@@ -47,6 +47,6 @@ func (r *registry) cancel(ctx context.Context, args []string, stdout, stderr io.
 	if reply.Error != "" {
 		return fmt.Errorf("cancel: %s", reply.Error)
 	}
-	fmt.Fprintf(stdout, "job %s cancelled: its sources end and it drains\n", job)
+	fmt.Fprintf(stdout, "job %s cancelled: it stops at a stop checkpoint\n", job)
 	return nil
 }

@@ -47,6 +47,11 @@ type JobRecord struct {
 	RestartCauses map[string]int `msgpack:"restart_causes,omitempty" json:"restart_causes,omitempty"`
 	// Rescales are the job's latest live rescales (job_rescales.go).
 	Rescales *RescaleHistory `msgpack:"rescales,omitempty" json:"rescale_history,omitempty"`
+	// CancelRequested is set by the coordinator that accepted a cancel,
+	// before it stops the job: a node that takes the job over (the
+	// coordinator died or lost its lease while stopping) records it
+	// cancelled instead of running it again.
+	CancelRequested bool `msgpack:"cancel_requested,omitempty" json:"cancel_requested,omitempty"`
 }
 
 // check validates a record before it is written or after it is read.

@@ -410,6 +410,10 @@ func (a *Agent) adopt(rec cluster.JobRecord, dead string) {
 		a.release(ctx, rec.Name)
 		return
 	}
+	if cur.CancelRequested {
+		a.endCancelled(ctx, cur)
+		return
+	}
 	rec = cur
 	a.log.Warn().Str("job", rec.Name).Str("old_coordinator", rec.Coordinator).Uint64("epoch", act.Epoch).
 		Msg("taking over the coordination of the job from its latest checkpoint")
@@ -443,23 +447,4 @@ func (a *Agent) hasCheckpoint(job string) bool {
 	defer cancel()
 	m, err := st.Latest(ctx, job)
 	return m != nil && (err == nil || errors.Is(err, store.ErrCorrupt))
-}
-
-// onCancel stops a job this node coordinates.
-func (a *Agent) onCancel(m *nats.Msg) {
-	var req CancelRequest
-	if err := Decode(m, &req); err != nil {
-		a.counters.Malformed.Add(1)
-		return
-	}
-	a.mu.Lock()
-	cj := a.coord[req.Job]
-	a.mu.Unlock()
-	if cj == nil {
-		return // the coordinator answers
-	}
-	cj.cancelled.Store(true)
-	cj.job.Stop("cancelled")
-	a.log.Info().Str("job", req.Job).Msg("job cancelled: ending its sources")
-	a.reply(m, CmdReply{})
 }

@@ -42,7 +42,7 @@ func TestClusterRequiresCredentials(t *testing.T) {
 	}
 	verifyKeycount(t, out, n, k)
 
-	// An unbounded job, detached, then cancelled: it drains and ends as
+	// An unbounded job, detached, then cancelled: it stops and ends as
 	// cancelled.
 	if code, stdout, stderr := c.client("submit", "keycount", "--records", "-1", "--detach"); code != 0 || !strings.Contains(stdout, "submitted") {
 		t.Fatalf("submit --detach: exit %d\n%s\n%s", code, stdout, stderr)
