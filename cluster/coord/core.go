@@ -75,6 +75,9 @@ type Core struct {
 	// ownScanned: the job registry was listed before the settle period
 	// ended, for the jobs this node's earlier incarnation coordinated.
 	ownScanned bool
+	// listening is when the node began to hear the others (Listening); the
+	// settle period counts from it. Boot until then.
+	listening time.Time
 }
 
 // lease is a coordinator lease this node holds.
@@ -96,7 +99,17 @@ type setUp struct {
 func New(cfg Config) *Core {
 	return &Core{cfg: cfg, members: cluster.NewMembers(cfg.HeartbeatTimeout), left: map[string]bool{}, seen: map[string]int64{},
 		leases: map[string]lease{}, claimed: map[string]bool{}, coord: map[string]bool{}, setups: map[string]*setUp{},
-		awaited: map[string]time.Time{}, gone: map[string]time.Time{}, closed: map[string]bool{}}
+		awaited: map[string]time.Time{}, gone: map[string]time.Time{}, closed: map[string]bool{}, listening: cfg.Boot}
+}
+
+// Listening records when the node began to hear the others' heartbeats
+// (its subscriptions are in place). The settle period counts from then: a
+// node whose start-up work (reconciling its local copy) took a while has
+// still heard the others for a whole heartbeat timeout when it settles.
+func (c *Core) Listening(at time.Time) {
+	if at.After(c.listening) {
+		c.listening = at
+	}
 }
 
 // Heartbeat takes a heartbeat received at now. A node that restarted (a new
@@ -187,7 +200,7 @@ func (c *Core) Tick(now time.Time) []Action {
 // that has just (re)started sees only itself and would place a whole job on
 // its own slots, or take over jobs whose coordinator it has not heard yet.
 func (c *Core) settled(now time.Time) bool {
-	return now.Sub(c.cfg.Boot) >= c.cfg.HeartbeatTimeout
+	return now.Sub(c.listening) >= c.cfg.HeartbeatTimeout
 }
 
 // JobRecords takes the job registry's records, listed after a ScanJobs: a
@@ -329,7 +342,7 @@ func (c *Core) TryPlace(now time.Time, job string, allHeld bool) Action {
 	if !s.placing && !c.settled(now) {
 		if !allHeld {
 			s.waiting = Settling
-			return Action{Kind: Wait, Job: job, After: c.cfg.Boot.Add(c.cfg.HeartbeatTimeout).Sub(now), Reason: Settling}
+			return Action{Kind: Wait, Job: job, After: c.listening.Add(c.cfg.HeartbeatTimeout).Sub(now), Reason: Settling}
 		}
 		early = true
 	}

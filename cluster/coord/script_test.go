@@ -22,6 +22,7 @@ import (
 //	gone on=a from=b at=D | answered on=a from=b    (a probe of b: no responders | answered)
 //	probes on=a
 //	tick on=a at=D
+//	listening on=a at=D   (the node's subscriptions are in place: the settle period counts from D)
 //	leaving on=a from=b
 //	records on=a at=D jobs=job[:state]:coordinator,...   (state: running unless named)
 //	claim on=a job=J | unclaim on=a job=J
@@ -105,6 +106,9 @@ func (s *script) run(t *testing.T, a *scripttest.Command) []string {
 		return c.ProbeTargets()
 	case "tick":
 		return lines(c.Tick(at(a))...)
+	case "listening":
+		c.Listening(at(a))
+		return nil
 	case "leaving":
 		return lines(c.Leaving(a.StringOr("from", ""))...)
 	case "records":

@@ -104,6 +104,12 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	a.remote = actors.NewRemote(cfg.ID, nc, a.counters, a.log)
 	a.remote.SetFence(a.fence)
 	a.node.AttachRemote(a.remote)
+	// The settle period counts from here: the node hears the others from
+	// now on (its start-up work above may have taken a while).
+	listening := time.Now()
+	a.mu.Lock()
+	a.core.Listening(listening)
+	a.mu.Unlock()
 	if err := a.subscribe(); err != nil {
 		a.Shutdown()
 		return nil, err
@@ -118,7 +124,7 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	// Leases are renewed on their own goroutine: a slow takeover, placement
 	// or prepare never delays a renewal.
 	go a.every(cfg.HeartbeatTimeout/4, a.renewLeases)
-	a.log.Info().Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).
+	a.log.Info().Int("slots", cfg.Slots).Str("workdir", cfg.Workdir).Dur("settle", cfg.HeartbeatTimeout).Time("listening_since", listening).
 		Msg("node started: learning the cluster's membership before placing or taking over jobs")
 	return a, nil
 }
