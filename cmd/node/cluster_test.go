@@ -202,9 +202,11 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 		t.Fatalf("node submit after n3 restarted: %v\n%s", err, sout.String())
 	}
 	verifyKeycount(t, out, n600k, k100)
-	logs := c.nodes["n2"].stderr.String()
+	// The job's coordinator, n2 unless a busy machine let its lease lapse
+	// and n1 took the job over, noticed the new incarnation.
+	logs := c.nodes["n1"].stderr.String() + c.nodes["n2"].stderr.String()
 	if !strings.Contains(logs, "n3 returned: placing its tasks back") {
-		t.Fatalf("the coordinator did not notice n3's restart:\n%s", lastBytes(logs, 3000))
+		t.Fatalf("no coordinator noticed n3's restart:\n%s\n%s", lastBytes(c.nodes["n1"].stderr.String(), 2000), lastBytes(c.nodes["n2"].stderr.String(), 2000))
 	}
 }
 

@@ -52,7 +52,10 @@ func TestInflightCount(t *testing.T) {
 	}
 	stateDir := filepath.Join(dir, "state")
 	res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(weir.CheckpointConfig{
-		Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, Retain: 1000, StateDir: stateDir}),
+		Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, Retain: 1000, StateDir: stateDir,
+		// Every group whole in every checkpoint: the check below reads each
+		// checkpoint's key-group sections on their own, without chains.
+		FullCheckpoints: true}),
 		weir.WithRuntime(weir.RuntimeOptions{BatchSize: 64, ChannelCapacity: 4}))
 	if err != nil {
 		t.Fatal(err)
