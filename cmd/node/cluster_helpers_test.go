@@ -233,3 +233,22 @@ func keycountArgs(out string, n int64, k int) []string {
 	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--log-level", "warn"}
 }
+
+// waitRecoveredWithout waits until keycount runs again after a restart,
+// on no task of victim, with a checkpoint.
+func waitRecoveredWithout(c *testCluster, victim string) statusView {
+	c.t.Helper()
+	return c.waitStatus("the job recovered after the node was lost", func(s statusView) bool {
+		for _, job := range s.Jobs {
+			if job.Name == "keycount" && job.State == "running" && job.Restarts >= 1 {
+				for _, node := range job.Tasks {
+					if node == victim {
+						return false
+					}
+				}
+				return len(job.Checkpoints) > 0
+			}
+		}
+		return false
+	})
+}

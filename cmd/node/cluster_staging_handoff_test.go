@@ -1,3 +1,5 @@
+//go:build clusterlong
+
 package main
 
 import (
@@ -242,25 +244,6 @@ func (j *stagingJob) recovered(t *testing.T, victim, coordinator string) string 
 	}
 	t.Fatalf("the job recovered, and no coordinator (%s was placed) logged the rescale's commit or its abort", coordinator)
 	return ""
-}
-
-// waitRecoveredWithout waits until keycount runs again after a restart,
-// on no task of victim, with a checkpoint.
-func waitRecoveredWithout(c *testCluster, victim string) statusView {
-	c.t.Helper()
-	return c.waitStatus("the job recovered after the node was lost", func(s statusView) bool {
-		for _, job := range s.Jobs {
-			if job.Name == "keycount" && job.State == "running" && job.Restarts >= 1 {
-				for _, node := range job.Tasks {
-					if node == victim {
-						return false
-					}
-				}
-				return len(job.Checkpoints) > 0
-			}
-		}
-		return false
-	})
 }
 
 // holdAndKill creates the staging hold, rescales sink to p (detached),
