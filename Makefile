@@ -17,7 +17,7 @@ run:
 
 # Vet and run every test with the race detector.
 test:
-	$(GO) vet ./... && $(GO) test -race -count=1 -timeout 11m ./...
+	$(GO) vet ./... && $(GO) test -race -count=1 -timeout 25m ./...
 
 # The long process tests kept out of make test for its time: a two-phase
 # (staging) sink shrunk live between three node processes, with the removed
