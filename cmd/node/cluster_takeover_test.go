@@ -84,6 +84,15 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 			coordinating = ev.Time
 		}
 	}
+	if len(took) == 0 {
+		// The others may declare n3 dead from its closed connection
+		// (200 ms grace) before the new n3's first heartbeat reaches
+		// them; then one of them takes the job over, which is as right.
+		if !strings.Contains(c.nodes["n1"].stderr.String(), "taking over the coordination") && !strings.Contains(c.nodes["n2"].stderr.String(), "taking over the coordination") {
+			t.Fatalf("neither the restarted n3 nor another node took the job over:\n%s", lastBytes(n3.stderr.String(), 3000))
+		}
+		return
+	}
 	if len(took) != 1 || took[0] != 3 {
 		t.Fatalf("the restarted n3 coordinated the job over %v nodes, want once over 3:\n%s", took, lastBytes(n3.stderr.String(), 3000))
 	}

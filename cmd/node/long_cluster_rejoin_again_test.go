@@ -1,3 +1,5 @@
+//go:build clusterlong
+
 package main
 
 import (
