@@ -60,11 +60,15 @@ type CheckpointConfig struct {
 	// SyncSnapshots every checkpoint is written whole whatever this says.
 	FullCheckpoints bool
 	// IncrementalMaxDeltas bounds a key group's chain: after this many
-	// deltas on its whole section the group is written whole again (0: 32).
+	// deltas on its whole section the group is due to be written whole
+	// again (0: 32). Of the due groups a task writes at most 1/this of its
+	// groups whole per checkpoint, the most grown first, so that groups
+	// written whole together are not rewritten together; a chain twice over
+	// either limit is written whole at once.
 	IncrementalMaxDeltas int
-	// IncrementalCompactRatio writes a key group whole again once its
-	// deltas add up to more than this fraction of its whole section
-	// (0: 0.5).
+	// IncrementalCompactRatio makes a key group due to be written whole
+	// again once its deltas add up to more than this fraction of its whole
+	// section (0: 0.5).
 	IncrementalCompactRatio float64
 }
 

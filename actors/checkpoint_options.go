@@ -43,11 +43,14 @@ type CheckpointOptions struct {
 	// Incremental writes key groups as deltas on the sections of earlier
 	// checkpoints (task_chains.go); it needs asynchronous snapshots.
 	Incremental bool
-	// MaxDeltas is how many deltas a key group's chain may hold before the
-	// group is written whole again (0: DefaultMaxDeltas).
+	// MaxDeltas is how many deltas a key group's chain holds when the group
+	// is due to be written whole again (0: DefaultMaxDeltas); at most
+	// 1/MaxDeltas of a task's groups are, per checkpoint, unless a chain
+	// reaches twice a limit (chainsToCompact).
 	MaxDeltas int
-	// CompactRatio writes a key group whole again once its deltas exceed
-	// this fraction of its whole section (0: DefaultCompactRatio).
+	// CompactRatio makes a key group due to be written whole again once its
+	// deltas exceed this fraction of its whole section (0:
+	// DefaultCompactRatio).
 	CompactRatio float64
 }
 

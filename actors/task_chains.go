@@ -8,9 +8,10 @@ import (
 	"github.com/weirstream/weir/store"
 )
 
-// Compaction defaults of incremental checkpoints: a key group is written
-// whole again after DefaultMaxDeltas deltas on its whole section, or once
-// its deltas add up to more than DefaultCompactRatio of that section.
+// Compaction defaults of incremental checkpoints: a key group is due to be
+// written whole again after DefaultMaxDeltas deltas on its whole section, or
+// once its deltas add up to more than DefaultCompactRatio of that section
+// (chainsToCompact spreads the due groups over checkpoints).
 const (
 	DefaultMaxDeltas    = 32
 	DefaultCompactRatio = 0.5
@@ -68,9 +69,9 @@ func (t *task) encodePending(ck *taskCheckpoint) (plan.Snapshot, error) {
 		ratio = DefaultCompactRatio
 	}
 	view := ck.chain
+	compact := chainsToCompact(view.groups, maxDeltas, ratio)
 	snap, err := ip.EncodeIncremental(func(g int) bool {
-		c := view.groups[g]
-		return view.at != 0 && c != nil && len(c.links)-1 < maxDeltas && float64(c.deltaBytes) <= ratio*float64(c.wholeBytes)
+		return view.at != 0 && view.groups[g] != nil && !compact[g]
 	})
 	if err == nil && len(snap.Deltas) > 0 && snap.DeltaSince != view.at {
 		return snap, fmt.Errorf("snapshot deltas build on checkpoint %d, the task's chains are of checkpoint %d", snap.DeltaSince, view.at)
