@@ -2,9 +2,7 @@ package weir_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,51 +124,6 @@ func TestLiveRescaleKeycountCheckpoints(t *testing.T) {
 			}
 			verifyKeycount(t, out, n, k)
 		})
-	}
-}
-
-// TestLiveRescaleUnderChaosKills rescales keycount 2 → 3 → 1 → 4 with
-// checkpoints while chaos kills a random task or channel actor every 60 ms:
-// a failure during a rescale aborts it and the job restarts from its latest
-// checkpoint (old tables), a failure after a commit restores at the new
-// parallelism, and the committed output is exactly once and in order. Each
-// step either committed or was aborted by a failure.
-func TestLiveRescaleUnderChaosKills(t *testing.T) {
-	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
-		for _, seed := range []int64{1, 2} {
-			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
-				t.Logf("chaos seed %d", seed)
-				const n, k = 80_000, 40
-				dir := t.TempDir()
-				out := filepath.Join(dir, "out.jsonl")
-				g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.05})
-				if err != nil {
-					t.Fatal(err)
-				}
-				sup := weir.DefaultSupervision()
-				sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
-				sup.ChaosKillEvery, sup.ChaosSeed = 60*time.Millisecond, seed
-				res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(weir.CheckpointConfig{Mode: mode, Interval: 30 * time.Millisecond, Timeout: 30 * time.Second, Retain: 2,
-					StateDir: filepath.Join(dir, "state")}),
-					weir.WithSupervision(sup),
-					countTo3To1To4(100*time.Millisecond))
-				if err != nil {
-					t.Fatal(err)
-				}
-				committed := 0
-				for _, r := range res.Rescales {
-					t.Logf("rescale %d: %s %s", r.Step, r.Changes, r.Err)
-					switch {
-					case r.Err == "":
-						committed++
-					case !strings.Contains(r.Err, "aborted") && !strings.Contains(r.Err, "restarting"):
-						t.Fatalf("rescale %d: %s", r.Step, r.Err)
-					}
-				}
-				t.Logf("%d kills, %d restarts, %d of %d rescales committed", res.Kills, res.Restarts, committed, len(res.Rescales))
-				verifyKeycount(t, out, n, k)
-			})
-		}
 	}
 }
 

@@ -93,40 +93,6 @@ func chaosStopped(err string) bool {
 	return false
 }
 
-// TestLiveRescaleStagingSinkUnderChaosKills is TestLiveRescaleStagingSink
-// while chaos kills a random task or channel actor every 150 ms: a failure
-// during a rescale (before or after a removed instance handed its staged
-// output off, before the instance that took it over is done) restores the
-// old sink parallelism from the latest checkpoint, one after a commit
-// restores that checkpoint at the new one (each old instance that remains
-// recovers its own transactions and those of the removed instances it
-// takes over, the added ones start empty); the committed output is
-// exactly once either way (verifyUnordered: a restore replays the channel
-// state of removed instances' inputs to the remaining ones).
-func TestLiveRescaleStagingSinkUnderChaosKills(t *testing.T) {
-	for _, mode := range []weir.CheckpointMode{weir.CheckpointAligned, weir.CheckpointUnaligned} {
-		for _, seed := range []int64{1, 2} {
-			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
-				t.Logf("chaos seed %d", seed)
-				const n, k = 60_000, 40
-				log := newCommitLog()
-				g := weir.NewGraph("keycount")
-				stagedKeycount(g, "", n, k, 2, 2, 0.05, log)
-				ctx, cancel := chaosDeadline(t)
-				defer cancel()
-				res, err := weir.Run(ctx, g, checkpointsEvery30ms(mode, t.TempDir()), chaosKills(150*time.Millisecond, seed),
-					weir.WithRescaleSchedule(stretched(stagingSinkSteps, 8)...))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%d kills, %d restarts", res.Kills, res.Restarts)
-				checkStagingSinkSteps(t, res.Rescales, true)
-				log.verifyUnordered(t, n, k)
-			})
-		}
-	}
-}
-
 // chaosKills kills a random task or channel actor every period (seeded),
 // with restarts enough for the whole run.
 func chaosKills(every time.Duration, seed int64) weir.RunOption {
@@ -141,16 +107,6 @@ func chaosKills(every time.Duration, seed int64) weir.RunOption {
 func chaosDeadline(t *testing.T) (context.Context, context.CancelFunc) {
 	t.Helper()
 	return context.WithTimeout(context.Background(), time.Minute)
-}
-
-// stretched is steps with their times multiplied by f: under chaos, a
-// region restart after a kill takes longer than the steps' usual gaps.
-func stretched(steps []weir.RescaleStep, f time.Duration) []weir.RescaleStep {
-	out := make([]weir.RescaleStep, len(steps))
-	for i, st := range steps {
-		out[i] = weir.RescaleStep{After: st.After * f, Parallelism: st.Parallelism}
-	}
-	return out
 }
 
 // TestLiveRescaleSinkWithoutStagingCheckpoints rescales a sink that writes

@@ -1,4 +1,4 @@
-//go:build clusterlong
+//go:build long
 
 package main
 

