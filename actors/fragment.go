@@ -224,7 +224,7 @@ func (f *fragment) ofThisRun(run int, what string) bool {
 // toCoordinator forwards m to the coordinator.
 func (f *fragment) toCoordinator(ctx actor.Context, m any) {
 	if f.coord == nil {
-		f.job.log.Warn().Str("message", fmt.Sprintf("%T", m)).Msg("no coordinator known yet: dropped")
+		f.job.log.Warn().Str("msg_type", fmt.Sprintf("%T", m)).Msg("no coordinator known yet: dropped")
 		return
 	}
 	ctx.Send(f.coord, m)

@@ -153,7 +153,7 @@ func (r *Remote) send(j *Job, from string, gen int, to WireRef, m any, buf *send
 	}
 	typ, body, err := r.encode(j, to, m, buf)
 	if errors.Is(err, errNotRemote) {
-		r.log.Debug().Str("message", fmt.Sprintf("%T", m)).Msg("local-only message for a remote actor: dropped")
+		r.log.Debug().Str("msg_type", fmt.Sprintf("%T", m)).Msg("local-only message for a remote actor: dropped")
 		return nil
 	}
 	if err != nil {

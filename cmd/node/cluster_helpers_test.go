@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir/samples/keycount"
 
+	"github.com/weirstream/weir/internal/logcheck"
 	"github.com/weirstream/weir/internal/poll"
 )
 
@@ -110,7 +111,24 @@ func (c *testCluster) kill(id string) {
 		c.t.Fatalf("kill %s: %v", id, err)
 	}
 	<-n.exited
+	c.checkLog(id, n)
 	delete(c.nodes, id)
+}
+
+// checkLog fails the test for every log line of node id with a key twice or
+// a duration without its unit (logcheck), the first five of them shown.
+func (c *testCluster) checkLog(id string, n *testNode) {
+	bad, err := logcheck.Problems(strings.NewReader(n.stderr.String()))
+	if err != nil {
+		c.t.Errorf("node %s: read its log: %v", id, err)
+	}
+	for i, b := range bad {
+		if i == 5 {
+			c.t.Errorf("node %s: %d more log lines like these", id, len(bad)-i)
+			break
+		}
+		c.t.Errorf("node %s: %s", id, b)
+	}
 }
 
 // stopAll kills what is left; on failure it prints the nodes' logs.
@@ -118,6 +136,7 @@ func (c *testCluster) stopAll() {
 	for id, n := range c.nodes {
 		_ = n.cmd.Process.Signal(syscall.SIGKILL)
 		<-n.exited
+		c.checkLog(id, n)
 		if c.t.Failed() {
 			c.t.Logf("stderr of node %s (last 4000 bytes):\n%s", id, lastBytes(n.stderr.String(), 4000))
 		}
