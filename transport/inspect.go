@@ -14,7 +14,8 @@ import (
 )
 
 // Inspect subscribes to subject (AllWildcard when empty) and writes one JSON
-// line per message to w, as described by DescribeMsg, until ctx is done; it
+// line per message to w, as described by DescribeMsg (a message sent in
+// parts once, joined, with "parts"; see describeJoined), until ctx is done; it
 // then returns nil. It returns an error if it cannot subscribe, cannot
 // write, or the connection closes. Messages dropped because w is too slow
 // are reported as an "error" line and inspection goes on.
@@ -30,6 +31,7 @@ func Inspect(ctx context.Context, nc *nats.Conn, subject string, w io.Writer, ma
 	if err := sub.SetPendingLimits(PendingMsgsLimit, PendingBytesLimit); err != nil {
 		return fmt.Errorf("inspect %q: pending limits: %w", subject, err)
 	}
+	var parts partJoiner
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
 		var line map[string]any
@@ -41,12 +43,42 @@ func Inspect(ctx context.Context, nc *nats.Conn, subject string, w io.Writer, ma
 		case err != nil:
 			return fmt.Errorf("inspect %q: %w", subject, err)
 		default:
-			line = DescribeMsg(m, maxRecords)
+			line = describeJoined(&parts, m, maxRecords)
+		}
+		if line == nil {
+			continue // a part of a message still being joined
 		}
 		if err := writeJSONLine(w, line); err != nil {
 			return fmt.Errorf("inspect %q: write: %w", subject, err)
 		}
 	}
+}
+
+// describeJoined describes m, or, when m is one of the parts of a message
+// too large for one NATS message, nothing until its last part and then
+// the joined message, with "parts" (how many). A part that does not
+// continue its link's message is described with the joiner's error.
+func describeJoined(j *partJoiner, m *nats.Msg, maxRecords int) map[string]any {
+	n := 0
+	if i, total, ok := parsePart(m.Header.Values(HeaderPart)); ok && i == total {
+		n = total
+	}
+	joined, err := j.join(m)
+	switch {
+	case err != nil:
+		d := map[string]any{"subject": m.Subject, "bytes": len(m.Data), "error": err.Error()}
+		if len(m.Header) > 0 {
+			d["headers"] = map[string][]string(m.Header)
+		}
+		return d
+	case joined == nil:
+		return nil
+	}
+	d := DescribeMsg(joined, maxRecords)
+	if n > 0 {
+		d["parts"] = n
+	}
+	return d
 }
 
 // DescribeMsg describes one message for `node inspect`: subject, type,

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -219,5 +220,80 @@ func TestDescribeMsgIntMapKeys(t *testing.T) {
 	snap, ok := body["snap"].(map[string]any)
 	if !ok || fmt.Sprint(snap["7"]) != "2" {
 		t.Fatalf("snap %#v", body["snap"])
+	}
+}
+
+// TestInspectJoinsParts publishes envelopes too large for the server's
+// max payload (4096 bytes), so each goes as parts, from two links whose
+// parts interleave, and one part that continues nothing: Inspect prints
+// each envelope once, joined (its whole size, "parts"), and the stray part
+// as an error line.
+func TestInspectJoinsParts(t *testing.T) {
+	const max = 4096
+	s := natstest.Start(t, natstest.Options{MaxPayload: max})
+	nc := s.Connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out logbuf.Buffer
+	done := make(chan error, 1)
+	go func() { done <- Inspect(ctx, nc, "", &out, 2) }()
+	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })
+
+	subj := ControlSubject("keycount", "n1")
+	var wg sync.WaitGroup
+	for _, from := range []string{"n2/a", "n3/b"} {
+		pub := NewPublisher(s.Connect(t))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := &Envelope{Type: TypeControl, Job: "keycount", From: from, To: "n1/c", Gen: 1,
+				Payload: mustPack(t, map[string]any{"blob": bytes.Repeat([]byte{7}, 10_000)})}
+			if err := pub.Publish(subj, e); err != nil {
+				t.Errorf("publish from %s: %v", from, err)
+			}
+		}()
+	}
+	wg.Wait()
+	stray := nats.NewMsg(subj)
+	stray.Header.Set(HeaderPart, "2/3")
+	stray.Header.Set(HeaderFrom, "n4/d")
+	stray.Header.Set(HeaderTo, "n1/c")
+	stray.Data = []byte{1, 2, 3}
+	if err := nc.PublishMsg(stray); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "3 lines", func() bool { return len(out.Lines()) >= 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Inspect: %v", err)
+	}
+	lines := out.Lines()
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	froms := map[string]bool{}
+	for _, l := range lines {
+		var d struct {
+			From  string `json:"from"`
+			Bytes int    `json:"bytes"`
+			Parts int    `json:"parts"`
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		switch {
+		case d.Error != "":
+			if !strings.Contains(d.Error, "does not continue") {
+				t.Errorf("stray part: %s", l)
+			}
+		case d.Parts < 3 || d.Bytes < 10_000:
+			t.Errorf("want a joined envelope of ≥ 10000 bytes in ≥ 3 parts: %s", l)
+		default:
+			froms[d.From] = true
+		}
+	}
+	if !froms["n2/a"] || !froms["n3/b"] {
+		t.Errorf("joined envelopes from %v, want n2/a and n3/b:\n%s", froms, strings.Join(lines, "\n"))
 	}
 }
