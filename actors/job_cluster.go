@@ -122,7 +122,7 @@ func (a *jobActor) spawnRemote(ctx actor.Context, op *plan.Operator, i, gen int,
 	target := WireRef{Node: node, ID: ctx.Self().Id + fmt.Sprintf("/%s-%d", op.Name, i), Kind: refTask, Op: op.ID, Instance: i}
 	spawn := &spawnTaskMsg{op: op.ID, instance: i, gen: gen, token: stamp(), run: a.cl.run, manifest: m, rescale: a.rescaleOf(op)}
 	p := newProxy(a.cl.r, a.job, target, spawn)
-	pid, err := ctx.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return p }), name)
+	pid, err := ctx.SpawnNamed(proxyProps(p), name)
 	if err != nil {
 		return nil, fmt.Errorf("deploy task %s on node %s: %w", taskName(op, i), node, err)
 	}

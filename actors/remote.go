@@ -213,7 +213,7 @@ func (r *Remote) resolve(j *Job, ref WireRef) *actor.PID {
 		return e.pid
 	}
 	p := newProxy(r, j, ref, nil)
-	props := actor.PropsFromProducer(func() actor.Actor { return p })
+	props := proxyProps(p)
 	name := fmt.Sprintf("remote/%s/%s", ref.Node, ref.ID)
 	pid, err := r.sys.Root.SpawnNamed(props, name)
 	if errors.Is(err, actor.ErrNameExists) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/weirstream/weir/actors/mailbox"
 	"github.com/weirstream/weir/transport"
 )
 
@@ -57,6 +58,14 @@ type quietStopMsg struct{ priority }
 // by then.
 func newProxy(r *Remote, j *Job, target WireRef, spawn *spawnTaskMsg) *proxy {
 	return &proxy{r: r, owner: j, job: j.Plan.Name, target: target, gen: stamp(), spawn: spawn}
+}
+
+// proxyProps spawns p. Its mailbox keeps every message in the order posted
+// (a barrier must not overtake the data ahead of it on its way to the remote
+// channel) and holds what a sender with a stale PID posts while a stand-in is
+// respawned under its old name until the new one has started.
+func proxyProps(p *proxy) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor { return p }, actor.WithMailbox(mailbox.New(mailbox.InOrder())))
 }
 
 // Receive forwards messages to the target.

@@ -29,6 +29,7 @@ func New(opts ...Option) actor.MailboxProducer {
 			system:      newRing(4),
 			stats:       cfg.stats,
 			middlewares: cfg.middlewares,
+			inOrder:     cfg.inOrder,
 		}
 		if cfg.probe != nil {
 			cfg.probe.m.Store(m)
@@ -63,10 +64,15 @@ type mailbox struct {
 	status         atomic.Int32 // idle or running
 	suspended      atomic.Bool
 
-	// handlers is set once by RegisterHandlers. protoactor publishes a new
-	// actor's process before it registers the handlers, so a message can be
-	// posted before: it waits in its lane and RegisterHandlers schedules it.
+	// handlers is set once by RegisterHandlers, and started by Start.
+	// protoactor publishes a new actor's process before it registers the
+	// handlers and posts Started, and a sender holding a stale PID of an
+	// actor stopped under the same name reaches the new process by that name,
+	// so a message can be posted before: it waits in its lane, and Start,
+	// which the spawner calls after posting Started, schedules it.
 	handlers    atomic.Pointer[handlers]
+	started     atomic.Bool
+	inOrder     bool // every user message in the normal lane
 	stats       *Stats
 	middlewares []actor.MailboxMiddleware
 }
@@ -110,7 +116,7 @@ func (m *mailbox) PostUserMessage(msg any) {
 	for _, mw := range m.middlewares {
 		mw.MessagePosted(msg)
 	}
-	prio := isPriority(msg)
+	prio := !m.inOrder && isPriority(msg)
 	m.mu.Lock()
 	if prio {
 		m.priority.push(msg)
@@ -146,19 +152,22 @@ func (m *mailbox) PostSystemMessage(msg any) {
 	m.schedule()
 }
 
-// RegisterHandlers sets the actor's invoker and dispatcher, and schedules
-// what was posted before.
+// RegisterHandlers sets the actor's invoker and dispatcher. Nothing runs
+// before Start.
 func (m *mailbox) RegisterHandlers(invoker actor.MessageInvoker, dispatcher actor.Dispatcher) {
 	m.handlers.Store(&handlers{invoker: invoker, dispatcher: dispatcher})
-	if m.sysMessages.Load() > 0 || m.userMessages.Load() > 0 {
-		m.schedule()
-	}
 }
 
-// Start tells the middlewares the mailbox has started.
+// Start tells the middlewares the mailbox has started and schedules what was
+// posted before, Started among it: system messages run first, so the actor
+// sees Started before any user message.
 func (m *mailbox) Start() {
 	for _, mw := range m.middlewares {
 		mw.MailboxStarted()
+	}
+	m.started.Store(true)
+	if m.sysMessages.Load() > 0 || m.userMessages.Load() > 0 {
+		m.schedule()
 	}
 }
 
@@ -168,11 +177,11 @@ func (m *mailbox) UserMessageCount() int {
 }
 
 // schedule runs the mailbox on its dispatcher unless it runs already; before
-// RegisterHandlers it leaves the messages queued (RegisterHandlers schedules
-// them: a poster either sees the handlers or its count is seen there).
+// Start it leaves the messages queued (Start schedules them: a poster either
+// sees started or its count is seen there).
 func (m *mailbox) schedule() {
 	h := m.handlers.Load()
-	if h == nil {
+	if h == nil || !m.started.Load() {
 		return
 	}
 	if m.status.CompareAndSwap(idle, running) {

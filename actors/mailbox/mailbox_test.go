@@ -306,6 +306,7 @@ func TestPriorityOvertakesConsumerBatch(t *testing.T) {
 	inv := &postingInvoker{mb: mb}
 	d := &manual{throughput: 300}
 	mb.RegisterHandlers(inv, d)
+	mb.Start()
 	for i := 0; i < 4; i++ {
 		mb.PostUserMessage(data(i))
 	}
@@ -327,22 +328,41 @@ func TestNilMessagesDropped(t *testing.T) {
 	}
 }
 
-// TestPostedBeforeHandlersWaits: protoactor publishes a new actor's process
-// before it registers the mailbox's handlers, so a message can arrive first.
-// It waits in its lane (nothing is scheduled, nothing races) and is
-// delivered once the handlers are registered.
-func TestPostedBeforeHandlersWaits(t *testing.T) {
+// TestPostedBeforeStartWaits: protoactor publishes a new actor's process
+// before it registers the mailbox's handlers and posts Started, so a message
+// can arrive first. It waits in its lane (nothing is scheduled, nothing
+// races) and is delivered after Started once the spawner starts the mailbox.
+func TestPostedBeforeStartWaits(t *testing.T) {
 	mb := New()().(*mailbox)
 	mb.PostUserMessage(data(1))
 	mb.PostUserMessage(barrier(2))
-	mb.PostSystemMessage(sysMsg("started"))
 	rec, d := &recorder{}, &manual{throughput: 300}
 	mb.RegisterHandlers(rec, d)
+	mb.PostUserMessage(data(3))
+	mb.PostSystemMessage(sysMsg("started"))
+	if len(d.queued) != 0 {
+		t.Fatalf("%d runs scheduled before Start, want none", len(d.queued))
+	}
+	mb.Start()
 	if len(d.queued) != 1 {
-		t.Fatalf("registering scheduled %d runs, want 1", len(d.queued))
+		t.Fatalf("starting scheduled %d runs, want 1", len(d.queued))
 	}
 	d.runAll()
-	want := []any{sysMsg("started"), barrier(2), data(1)}
+	want := []any{sysMsg("started"), barrier(2), data(1), data(3)}
+	if !slices.Equal(rec.log, want) {
+		t.Fatalf("delivered %v, want %v", rec.log, want)
+	}
+}
+
+// TestInOrderKeepsPriorityInLine: with InOrder a barrier waits behind the
+// data posted before it.
+func TestInOrderKeepsPriorityInLine(t *testing.T) {
+	mb, rec, d := newTestMailbox(InOrder())
+	mb.PostUserMessage(data(1))
+	mb.PostUserMessage(barrier(2))
+	mb.PostUserMessage(data(3))
+	d.runAll()
+	want := []any{data(1), barrier(2), data(3)}
 	if !slices.Equal(rec.log, want) {
 		t.Fatalf("delivered %v, want %v", rec.log, want)
 	}

@@ -41,6 +41,15 @@ type config struct {
 	middlewares []actor.MailboxMiddleware
 	capacity    int
 	probe       *Probe
+	inOrder     bool
+}
+
+// InOrder makes the mailboxes deliver every user message in the order posted,
+// Priority or not: for actors that forward what they receive, such as the
+// stand-ins of remote actors, where a barrier must not overtake the data
+// sent before it on the way to the channel that records what it overtakes.
+func InOrder() Option {
+	return func(c *config) { c.inOrder = true }
 }
 
 // WithStats makes the mailboxes keep lane lengths in s.

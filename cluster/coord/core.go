@@ -33,6 +33,11 @@ import (
 // lapsed or was taken over meanwhile.
 var ErrLeaseLapsed = errors.New("coordinator lease lapsed: another node may coordinate the job")
 
+// ErrUnreachable marks a prepare that no node answered (it is gone, or has
+// not answered in time): the set-up waits and places the job again, on the
+// nodes live then, instead of failing it.
+var ErrUnreachable = errors.New("node did not answer")
+
 // ErrStopping is why a set-up ends when the node stops.
 var ErrStopping = errors.New("node stopping")
 
@@ -390,12 +395,27 @@ func (c *Core) Placed(now time.Time, job string, nodes []string, err error) Acti
 	return Action{Kind: Wait, Job: job, After: d, Reason: s.waiting}
 }
 
-// Prepared takes node's answer to the prepare of its part of job.
+// Prepared takes node's answer to the prepare of its part of job. A node
+// that did not answer (ErrUnreachable: it died since the membership was read,
+// and is not declared dead yet) makes the set-up wait, with the placement's
+// backoff and timeout, and then place the job again; any other error fails
+// the set-up.
 func (c *Core) Prepared(now time.Time, job, node string, err error) Action {
+	s := c.setUp(job)
+	if errors.Is(err, ErrUnreachable) {
+		wait := placement.Wait{Timeout: c.cfg.PlacementTimeout, First: c.cfg.HeartbeatTimeout / 4, Max: c.cfg.HeartbeatTimeout}
+		d, giveUp := wait.Next(s.start, now, s.attempt)
+		s.attempt++
+		if giveUp {
+			return Action{Kind: GiveUp, Job: job, Err: fmt.Errorf("prepare node %s: %w (waited %v for the live nodes to answer: --placement-timeout %v)",
+				node, err, now.Sub(s.start).Round(time.Millisecond), c.cfg.PlacementTimeout)}
+		}
+		s.waiting = fmt.Sprintf("node %s did not answer its prepare: placing again", node)
+		return Action{Kind: Wait, Job: job, After: d, Reason: s.waiting}
+	}
 	if err != nil {
 		return Action{Kind: GiveUp, Job: job, Err: fmt.Errorf("prepare node %s: %w", node, err)}
 	}
-	s := c.setUp(job)
 	if len(s.prepare) > 0 && s.prepare[0] == node {
 		s.prepare = s.prepare[1:]
 	}

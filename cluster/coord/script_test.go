@@ -76,6 +76,8 @@ func scriptErr(word string) error {
 		return ErrStopping
 	case "lost":
 		return cluster.ErrLeaseLost
+	case "unreachable":
+		return fmt.Errorf("%w: no responders", ErrUnreachable)
 	}
 	return errors.New(word)
 }

@@ -148,34 +148,19 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if m := rt.Checkpoint.Restore; m != nil {
 		restored = m.CheckpointID
 	}
-	placed, nodes, act, err := a.placeJob(name, p, restored, storedState(rt.Checkpoint.Restore))
-	if err != nil {
-		return fmt.Errorf("job %s: %w", name, err)
-	}
-	placedAt := time.Now()
 	// One deploy of the job by this coordinator: its parts act only on its
 	// messages, whatever a late message of an earlier run of the same name
 	// (even at the same epoch) says. Increasing, also across restarts.
 	run := int(time.Now().UnixNano())
+	placed, nodes, placedAt, err := a.placeAndPrepare(name, args, p, restored, storedState(rt.Checkpoint.Restore), epoch, run)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", name, err)
+	}
 	var used []string
 	incarn := map[string]int64{}
 	for _, n := range nodes {
 		used = append(used, n.Node)
 		incarn[n.Node] = n.StartedUnixNano
-	}
-	for act.Kind == coord.Prepare {
-		var r CmdReply
-		err := Request(a.nc, CmdSubject(act.Node), Cmd{Kind: CmdPrepare, Job: name, Args: args,
-			Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Run: run, Restore: restored}, &r, prepareTimeout)
-		if err == nil && r.Error != "" {
-			err = errors.New(r.Error)
-		}
-		a.mu.Lock()
-		act = a.core.Prepared(time.Now(), name, act.Node, err)
-		a.mu.Unlock()
-	}
-	if act.Kind == coord.GiveUp {
-		return fmt.Errorf("job %s: %w", name, act.Err)
 	}
 	preparedAt := time.Now()
 	if fresh && spec.Out != "" {
@@ -435,6 +420,57 @@ func (a *Agent) adopt(rec cluster.JobRecord, dead string) {
 		return
 	}
 	a.tookOver(rec.Name, rec.Restarts, rec.RestartCauses)
+}
+
+// placeAndPrepare places job name (p) and prepares its part on every other
+// node the placement uses, in turn. A node that does not answer its prepare
+// (it died after the membership was read and is not declared dead yet) makes
+// the set-up wait and place the job again, on the nodes live then, until the
+// placement timeout (see coord.Core.Prepared). It returns the placement, the
+// nodes it was made over and when it was made.
+func (a *Agent) placeAndPrepare(name string, args []string, p *plan.Job, restored uint64, stored map[string]placement.Stored,
+	epoch uint64, run int) (map[task.ID]string, []cluster.Heartbeat, time.Time, error) {
+	for {
+		placed, nodes, act, err := a.placeJob(name, p, restored, stored)
+		if err != nil {
+			return nil, nil, time.Time{}, err
+		}
+		placedAt := time.Now()
+		for act.Kind == coord.Prepare {
+			var r CmdReply
+			err := Request(a.nc, CmdSubject(act.Node), Cmd{Kind: CmdPrepare, Job: name, Args: args,
+				Fingerprint: p.Fingerprint(), Coordinator: a.cfg.ID, Epoch: epoch, Run: run, Restore: restored}, &r, prepareTimeout)
+			switch {
+			case unanswered(err):
+				err = fmt.Errorf("%w: %w", coord.ErrUnreachable, err)
+			case err == nil && r.Error != "":
+				err = errors.New(r.Error)
+			}
+			a.mu.Lock()
+			act = a.core.Prepared(time.Now(), name, act.Node, err)
+			a.mu.Unlock()
+			if act.Kind == coord.Wait {
+				a.log.Warn().Str("job", name).Err(err).Dur("retry_in", act.After).Dur("placement_timeout", a.cfg.PlacementTimeout).
+					Msg("a node did not answer the job's prepare: placing the job again")
+				if err := a.sleep(act.After); err != nil {
+					return nil, nil, time.Time{}, err
+				}
+			}
+		}
+		switch act.Kind {
+		case coord.GiveUp:
+			return nil, nil, time.Time{}, act.Err
+		case coord.Wait:
+			continue
+		}
+		return placed, nodes, placedAt, nil
+	}
+}
+
+// unanswered reports whether a request failed for want of an answer: nobody
+// listens on the subject, or nobody answered in time.
+func unanswered(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
 }
 
 // hasCheckpoint reports whether the job has a completed checkpoint.

@@ -45,6 +45,36 @@ func TestClusterCoordinatorKilledJustEnoughSlots(t *testing.T) {
 	verifyKeycount(t, out, n600k, k100)
 }
 
+// TestClusterCoordinatorKilledWithAnotherNode: n3 and the coordinator's node
+// n2 are SIGKILLed together. n1 takes the job over within the disconnect
+// grace, when it has not yet declared n3 dead (it probes only the
+// coordinator's connection; n3 is declared dead when silent for the
+// heartbeat timeout), so its first placement can use n3, whose prepare
+// finds no responders. The set-up then places the job again on the nodes
+// live by then, and the job finishes exactly once. Before, the unanswered
+// prepare failed the job.
+func TestClusterCoordinatorKilledWithAnotherNode(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
+	out := filepath.Join(c.dir, "out.jsonl")
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	s := c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
+		id, by := jobCheckpoints(s, "keycount")
+		return id >= 2 && by == "n2"
+	})
+	if len(tasksOn(s, "n3")) == 0 {
+		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)
+	}
+	c.kill("n3")
+	c.kill("n2")
+	if err := waitSubmit(t, done, sout); err != nil {
+		t.Fatalf("node submit after killing n3 and the coordinator's node n2: %v\n%s", err, sout.String())
+	}
+	verifyKeycount(t, out, n600k, k100)
+	t.Logf("n1 placed again after an unanswered prepare: %v",
+		strings.Contains(c.nodes["n1"].stderr.String(), "a node did not answer the job's prepare"))
+}
+
 // TestClusterCoordinatorRestartedAtOnce (issue 10, reproduction 8): the
 // coordinator's node is SIGKILLed and started again at once with the same
 // id and workdir. The new incarnation learns the membership before it takes
