@@ -201,7 +201,7 @@ func (t *task) restore(actx actor.Context) error {
 		Int("channels", len(ownChannels)+redistributed).Int64("offset", offset).
 		Int64("local_bytes", read.LocalBytes).Int64("remote_bytes", read.RemoteBytes).
 		Int("local_sections", read.LocalSections).Int("remote_sections", read.RemoteSections).
-		Int("key_groups_encoded", encoded).Dur("took", took).Msg("restored from checkpoint")
+		Int("key_groups_encoded", encoded).Dur("reading", read.Took).Dur("took", took).Msg("restored from checkpoint")
 	return nil
 }
 
