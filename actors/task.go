@@ -58,9 +58,14 @@ type task struct {
 	remote rescaleSubs
 	late   lateBarriers // inputs whose barrier of a committed rescale is still due
 
-	pumpQueued   bool // a pumpMsg is queued
-	closedInst   bool // the operator instance was closed (once)
-	recordsTaken int64
+	pumpQueued bool // a pumpMsg is queued
+	closedInst bool // the operator instance was closed (once)
+	// uncommitted are the checkpoints a two-phase sink snapshotted that
+	// have neither completed (and been committed) nor aborted; its
+	// instance stays open until they have (closeWhenCommitted).
+	uncommitted        map[uint64]bool
+	closeWhenCommitted bool
+	recordsTaken       int64
 
 	wm taskWatermarks // event time: input watermarks and the one sent on
 }
@@ -374,8 +379,50 @@ func (t *task) finish(ctx actor.Context) {
 	}
 	if t.phase.work == workFinishing && t.out.allEnded() {
 		t.move(evAllEnded)
-		t.closeInstance()
+		t.closeCommitted()
 		ctx.Send(ctx.Parent(), &taskFinishedMsg{op: t.op.ID, instance: t.instance, gen: t.gen})
+	}
+}
+
+// closeCommitted closes the operator instance once it has finished, unless
+// it is a two-phase sink with a checkpoint it snapshotted still to commit:
+// then once that checkpoint is committed or aborted. The final
+// checkpoint's completion and the end of input it lets the sources send
+// travel by different routes (in a cluster, different subjects), so the end
+// of input can reach a sink first; closing then would leave it nothing to
+// commit with (a JetStream sink's connection is closed).
+func (t *task) closeCommitted() {
+	if len(t.uncommitted) > 0 {
+		t.closeWhenCommitted = true
+		return
+	}
+	t.closeInstance()
+}
+
+// snapshottedForCommit records that a two-phase sink snapshotted checkpoint
+// id: it is committed when id completes.
+func (t *task) snapshottedForCommit(id uint64) {
+	if _, ok := t.inst.(plan.TwoPhaseSink); !ok {
+		return
+	}
+	if t.uncommitted == nil {
+		t.uncommitted = map[uint64]bool{}
+	}
+	t.uncommitted[id] = true
+}
+
+// settledCommit records that checkpoint id completed (done: every
+// checkpoint up to it is committed) or aborted, and closes a finished
+// instance that waited for it.
+func (t *task) settledCommit(id uint64, done bool) {
+	for k := range t.uncommitted {
+		if k == id || (done && k < id) {
+			delete(t.uncommitted, k)
+		}
+	}
+	if t.closeWhenCommitted && len(t.uncommitted) == 0 {
+		t.closeWhenCommitted = false
+		t.closeInstance()
 	}
 }
 

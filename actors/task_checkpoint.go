@@ -295,6 +295,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 		t.fail(fmt.Errorf("checkpoint %d completed without its snapshot", id))
 	}
 	ack := &taskAckMsg{id: id, op: t.op.ID, instance: t.instance, alignment: alignment, unaligned: unaligned}
+	t.snapshottedForCommit(id)
 	job, root := t.job, ctx.ActorSystem().Root
 	jobPID := ctx.Parent()
 	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
@@ -445,6 +446,7 @@ func (t *task) onCheckpointDone(ctx actor.Context, id uint64) {
 		if err := s.CommitCheckpoint(id); err != nil {
 			t.fail(fmt.Errorf("commit checkpoint %d: %w", id, err))
 		}
+		t.settledCommit(id, true)
 	}
 	if t.sink != nil {
 		ctx.Send(ctx.Parent(), &sinkCommittedMsg{op: t.op.ID, instance: t.instance, gen: t.gen, id: id})
@@ -462,6 +464,7 @@ func (t *task) onCheckpointAbort(ctx actor.Context, id uint64) {
 		t.carryOut(ctx, t.aligner.Abort(id), nil)
 	}
 	t.frames.forget(id)
+	t.settledCommit(id, false)
 	for k := range t.ckpts {
 		if k == id || (t.job.opts.Checkpoint.MaxConcurrent <= 1 && k < id) {
 			t.dropCheckpoint(k)
