@@ -25,9 +25,12 @@ test:
 # the removed instance's node or its successor's SIGKILLed; the short
 # cluster soak (three seeds of node chaos cluster); a node paused and one
 # whose connection is cut, neither declared dead; a node killed again after
-# the whole cluster restarted; keycount under actor kills in both modes; and
-# live rescales under actor kills, of keycount and of a staging sink.
-LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills
+# the whole cluster restarted; keycount under actor kills in both modes,
+# also with incremental checkpoints and with a JetStream store; node chaos
+# rescale; the short metamorphic check; live rescales under actor kills, of
+# keycount and of a staging sink; and the smoke runs of node bench
+# recovery, nexmark and state.
+LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestChaosIncrementalExactlyOnce|TestChaosClusterIncrementalJetStream|TestChaosRescaleExactlyOnce|TestMetamorphicShort|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills|TestBenchRecoverySmoke|TestBenchNexmarkAll|TestBenchStateRows
 test-long:
 	$(GO) test -tags long -race -count=1 -timeout 15m -run '^($(LONG_TESTS))' . ./cmd/node
 

@@ -94,31 +94,6 @@ func TestRunNexmarkWritesResults(t *testing.T) {
 	}
 }
 
-// TestBenchNexmarkAll: --query all runs every query in a child process and
-// prints one row each.
-func TestBenchNexmarkAll(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command(buildNode(t), "bench", "nexmark", "--query", "all", "--events", "20000", "--json").Output()
-	if err != nil {
-		t.Fatalf("node bench nexmark --query all: %v", err)
-	}
-	var got []string
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for dec.More() {
-		var row nexmarkBenchRow
-		if err := dec.Decode(&row); err != nil {
-			t.Fatalf("rows %q: %v", out, err)
-		}
-		if row.Events != 20000 || row.EventsPerCore <= 0 {
-			t.Fatalf("row %+v", row)
-		}
-		got = append(got, row.Query)
-	}
-	if !slices.Equal(got, nexmark.Queries()) {
-		t.Fatalf("queries %v, want %v", got, nexmark.Queries())
-	}
-}
-
 func TestWithoutFlag(t *testing.T) {
 	got := withoutFlag([]string{"--query", "all", "--events", "5", "-query=q1", "--query=q2", "--queryx", "1"}, "query")
 	if want := []string{"--events", "5", "--queryx", "1"}; !slices.Equal(got, want) {

@@ -2,9 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,59 +27,6 @@ func TestFullCheckpoint(t *testing.T) {
 			t.Errorf("target %d: checkpoint %d with %d bytes, want %d with %d", c.target, id, held, c.id, c.heldSize)
 		}
 	}
-}
-
-// TestBenchRecoverySmoke runs `node bench recovery` on a small state, one
-// round: with local recovery on, the restarted node and the restarted
-// cluster read nothing remotely; with it off, nothing locally; the
-// whole-cluster restart restores a newer checkpoint than the one-node one.
-func TestBenchRecoverySmoke(t *testing.T) {
-	t.Parallel()
-	bin := buildNode(t)
-	svg := filepath.Join(t.TempDir(), "recovery.svg")
-	out, err := exec.Command(bin, "bench", "recovery", "--keys", "1000", "--value-bytes", "64", "--checkpoint-interval", "300ms",
-		"--sleep-ms", "0.05", "--timeout", "90s", "--rounds", "1", "--json", "--plot", svg).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node bench recovery: %v\n%s", err, lastBytes(string(stderr), 6000))
-	}
-	var res recoveryBenchResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("output %q: %v", out, err)
-	}
-	if len(res.Cases) != 4 {
-		t.Fatalf("%d cases, want 4: %s", len(res.Cases), out)
-	}
-	for i, c := range res.Cases {
-		if want := 1 + i/4; c.Round != want {
-			t.Errorf("case %d: round %d, want %d", i, c.Round, want)
-		}
-		if i%2 > 0 && c.Checkpoint <= res.Cases[i-1].Checkpoint {
-			t.Errorf("case %d restored checkpoint %d, not newer than the one before (%d)", i, c.Checkpoint, res.Cases[i-1].Checkpoint)
-		}
-		if c.TaskRestores == 0 || c.ToRunningS <= 0 || c.InstalledMs <= 0 || c.StateBytes < 1000*64 {
-			t.Errorf("%s, local recovery %v: %+v: want restores, a time and the state filled", c.Restart, c.LocalRecovery, c)
-		}
-		if c.LocalRecovery && (c.RemoteBytes != 0 || c.LocalBytes == 0) {
-			t.Errorf("%s with local recovery: %d bytes local, %d remote: want all local", c.Restart, c.LocalBytes, c.RemoteBytes)
-		}
-		if !c.LocalRecovery && (c.LocalBytes != 0 || c.RemoteBytes == 0) {
-			t.Errorf("%s without local recovery: %d bytes local, %d remote: want all remote", c.Restart, c.LocalBytes, c.RemoteBytes)
-		}
-	}
-	chart, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatalf("--plot: %v", err)
-	}
-	for _, series := range []string{"one node, local recovery on", "whole cluster, local recovery on", "one node, local recovery off", "whole cluster, local recovery off", "SIGKILL"} {
-		if !strings.Contains(string(chart), series) {
-			t.Errorf("the --plot chart has no %q", series)
-		}
-	}
-	t.Logf("%s", out)
 }
 
 // TestRecoveryTableComparesMedians: the summary compares the medians of the
