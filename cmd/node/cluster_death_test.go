@@ -160,7 +160,7 @@ func startDeathJob(t *testing.T, coordinator string, n int64, n2Args ...string) 
 // finishes exactly once.
 func TestClusterDeathWorkerKillNoticedByItsConnection(t *testing.T) {
 	t.Parallel()
-	c, w, out, sout, done := startDeathJob(t, "n1", n600k)
+	c, w, out, sout, done := startDeathJob(t, "n1", n300k)
 	killed := time.Now()
 	c.kill("n2")
 	l := w.firstLost(t, "n2")
@@ -173,7 +173,7 @@ func TestClusterDeathWorkerKillNoticedByItsConnection(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing n2: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 }
 
 // TestClusterDeathCoordinatorKillTakenOverAtOnce (issue 17): the
@@ -183,7 +183,7 @@ func TestClusterDeathWorkerKillNoticedByItsConnection(t *testing.T) {
 // again on a new coordinator well within that, and finishes exactly once.
 func TestClusterDeathCoordinatorKillTakenOverAtOnce(t *testing.T) {
 	t.Parallel()
-	c, w, out, sout, done := startDeathJob(t, "n3", n600k)
+	c, w, out, sout, done := startDeathJob(t, "n3", n300k)
 	killed := time.Now()
 	c.kill("n3")
 	l := w.firstLost(t, "n3")
@@ -197,5 +197,5 @@ func TestClusterDeathCoordinatorKillTakenOverAtOnce(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing the coordinator's node: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 }

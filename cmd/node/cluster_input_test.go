@@ -20,7 +20,7 @@ func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
+	const n, k = 300000, 100
 	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
 	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
 

@@ -53,7 +53,7 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 	out := filepath.Join(c.dir, "out.jsonl")
 	// A slower stage than keycountArgs' (0.04 ms per record): the job runs
 	// for some seconds, through the scrapes, the status checks and the kill.
-	args := keycountArgs(out, n600k, k100)
+	args := keycountArgs(out, n300k, k100)
 	for i := range args {
 		if args[i] == "--sleep-ms" {
 			args[i+1] = "0.04"
@@ -120,7 +120,7 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing n3: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	code, stdout, stderr := c.client("status", "--json", "--wait", "500ms")
 	var s restartsView
 	if code != 0 || json.Unmarshal([]byte(stdout), &s) != nil {

@@ -40,12 +40,12 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 			// Aligned checkpoints run the job faster: a longer run leaves
 			// time for two checkpoints before the kill (and so does a busy
 			// machine).
-			n, k := int64(1200000), 100
+			n, k := int64(600000), 100
 			if tc.mode == "aligned" {
-				n = 1500000
+				n = 750000
 			}
 			_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-				"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", tc.mode, "--coordinator", "n2")
+				"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", tc.mode, "--coordinator", "n2")
 			s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 			before := tasksOn(s, "n3")
 			if len(before) == 0 {
@@ -164,9 +164,9 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	}
 	start("n2", "n3")
 	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 1200000, 100
+	const n, k = 600000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
+		"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
 	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	for _, id := range []string{"n3", "n2", "n1"} {
 		c.kill(id)
@@ -200,9 +200,9 @@ func TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing(t *testing.T) {
 	bin := buildNode(t)
 	c := startClusterWith(t, bin, []string{"n1", "n2", "n3"}, nil, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100
+	const n, k = 300000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
+		"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
 	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	if len(tasksOn(s, "n3")) == 0 {
 		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)

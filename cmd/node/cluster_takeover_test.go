@@ -16,13 +16,13 @@ import (
 var fourSlots = []string{"--slots", "4"}
 
 // runCoordinatedBy starts three 4-slot nodes and submits a keycount of
-// 600,000 records coordinated by coord, attached; it returns once the job
+// 300,000 records coordinated by coord, attached; it returns once the job
 // has two checkpoints.
 func runCoordinatedBy(t *testing.T, coord string) (*testCluster, string, *lockedBuffer, chan error) {
 	t.Helper()
 	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, fourSlots, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", coord)...)
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n300k, k100), "--coordinator", coord)...)
 	c.waitStatus("two checkpoints on coordinator "+coord, func(s statusView) bool {
 		id, by := jobCheckpoints(s, "keycount")
 		return id >= 2 && by == coord
@@ -42,7 +42,7 @@ func TestClusterCoordinatorKilledJustEnoughSlots(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing the coordinator's node: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 }
 
 // TestClusterCoordinatorKilledWithAnotherNode: n3 and the coordinator's node
@@ -57,7 +57,7 @@ func TestClusterCoordinatorKilledWithAnotherNode(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n300k, k100), "--coordinator", "n2")...)
 	s := c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
 		id, by := jobCheckpoints(s, "keycount")
 		return id >= 2 && by == "n2"
@@ -70,7 +70,7 @@ func TestClusterCoordinatorKilledWithAnotherNode(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing n3 and the coordinator's node n2: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	t.Logf("n1 placed again after an unanswered prepare: %v",
 		strings.Contains(c.nodes["n1"].stderr.String(), "a node did not answer the job's prepare"))
 }
@@ -89,7 +89,7 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after restarting the coordinator's node: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	// The new n3 took the job over knowing all three nodes: a heartbeat
 	// timeout (2 s, the nodes' --heartbeat-timeout) after it started, or
 	// before, once the nodes it heard held all the state of the checkpoint

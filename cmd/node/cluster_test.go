@@ -124,7 +124,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 		t.Fatalf("node submit after killing %s: %v\n%s", victim, err, sout.String())
 	}
 	t.Logf("job finished %v after the kill", time.Since(start))
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	after := c.status()
 	for _, node := range after.liveNodes() {
 		if node == victim {
@@ -147,7 +147,7 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing the coordinator: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	for _, j := range c.status().Jobs {
 		if j.Name == "keycount" && (j.Coordinator == "n2" || j.State != "finished") {
 			t.Fatalf("job record after takeover: %+v", j)
@@ -186,7 +186,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after n3 left: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 }
 
 // TestClusterNodeRestartedQuickly: a node SIGKILLed and started again with
@@ -201,7 +201,7 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after n3 restarted: %v\n%s", err, sout.String())
 	}
-	verifyKeycount(t, out, n600k, k100)
+	verifyKeycount(t, out, n300k, k100)
 	// The job's coordinator, n2 unless a busy machine let its lease lapse
 	// and n1 took the job over, noticed the new incarnation.
 	logs := c.nodes["n1"].stderr.String() + c.nodes["n2"].stderr.String()
@@ -210,18 +210,19 @@ func TestClusterNodeRestartedQuickly(t *testing.T) {
 	}
 }
 
-// runOnCluster starts three nodes and submits a keycount of 600,000 records
+// runOnCluster starts three nodes and submits a keycount of 300,000 records
 // coordinated by n2, attached; it returns when the job has run.
 func runOnCluster(t *testing.T) (*testCluster, string, *lockedBuffer, chan error) {
 	t.Helper()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n600k, k100), "--coordinator", "n2")...)
+	_, sout, done := c.submitAttached(append(keycountArgs(out, n300k, k100), "--coordinator", "n2")...)
 	return c, out, sout, done
 }
 
-// The size of the keycount runs of the failure tests.
-const n600k, k100 = 600000, 100
+// The size of the keycount runs of the failure tests: with keycountArgs'
+// 20 µs per record in the count stage, about 2 s of sleeping per instance.
+const n300k, k100 = 300000, 100
 
 // storeKeeps is the set of checkpoints of job the cluster's JetStream store
 // lists and those their manifests read sections of.
