@@ -250,7 +250,7 @@ func verifyKeycount(t *testing.T, path string, n int64, k int) {
 // count[i], and the single sink on one of them).
 func keycountArgs(out string, n int64, k int) []string {
 	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-		"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--log-level", "warn"}
+		"--out", out, "--sleep-ms", "0.03", "--checkpoint-interval", "100ms", "--log-level", "warn"}
 }
 
 // waitRecoveredWithout waits until keycount runs again after a restart,

@@ -202,7 +202,7 @@ func TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing(t *testing.T) {
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 300000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-		"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
+		"--out", out, "--sleep-ms", "0.03", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
 	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
 	if len(tasksOn(s, "n3")) == 0 {
 		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)

@@ -221,7 +221,7 @@ func runOnCluster(t *testing.T) (*testCluster, string, *lockedBuffer, chan error
 }
 
 // The size of the keycount runs of the failure tests: with keycountArgs'
-// 20 µs per record in the count stage, about 2 s of sleeping per instance.
+// 30 µs per record in the count stage, about 3 s of sleeping per instance.
 const n300k, k100 = 300000, 100
 
 // storeKeeps is the set of checkpoints of job the cluster's JetStream store
