@@ -22,7 +22,7 @@ import (
 // latest checkpoint, and the output stream holds every count exactly once.
 func TestJetStreamBridgeSurvivesANodeKill(t *testing.T) {
 	t.Parallel()
-	const n, k = 400000, 100
+	const n, k = 300000, 100
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	fill := exec.Command(bin, "js-fill", "--nats", c.url, "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k))

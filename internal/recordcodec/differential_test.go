@@ -48,7 +48,7 @@ func differential[T any](t *testing.T) {
 	if !ok {
 		t.Fatalf("For[%s]: not supported", reflect.TypeFor[T]())
 	}
-	testseed.Run(t, 24, 8, func(seed uint64) {
+	testseed.Run(t, 12, 8, func(seed uint64) {
 		g := gen{r: rand.New(rand.NewPCG(seed, 0))}
 		batch := batchOf[T](g)
 

@@ -60,7 +60,7 @@ func TestGarbage(t *testing.T) {
 	ev, _ := For[event]()
 	all, _ := For[allKinds]()
 	nest, _ := For[nested]()
-	testseed.Run(t, 600, 200, func(seed uint64) {
+	testseed.Run(t, 300, 200, func(seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 0))
 		var data []byte
 		if r.IntN(2) == 0 {
