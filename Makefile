@@ -28,9 +28,10 @@ test:
 # the whole cluster restarted; keycount under actor kills in both modes,
 # also with incremental checkpoints and with a JetStream store; node chaos
 # rescale; the short metamorphic check; live rescales under actor kills, of
-# keycount and of a staging sink; and the smoke runs of node bench
-# recovery, nexmark and state.
-LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestChaosIncrementalExactlyOnce|TestChaosClusterIncrementalJetStream|TestChaosRescaleExactlyOnce|TestMetamorphicShort|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills|TestBenchRecoverySmoke|TestBenchNexmarkAll|TestBenchStateRows
+# keycount, of a staging sink and of a job of several regions; session
+# windows under actor kills; and the smoke runs of node bench recovery,
+# nexmark and state.
+LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestChaosIncrementalExactlyOnce|TestChaosClusterIncrementalJetStream|TestChaosRescaleExactlyOnce|TestMetamorphicShort|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills|TestLiveRescaleSeveralRegionsUnderChaosKills|TestSessionWindowsExactlyOnceUnderActorKills|TestBenchRecoverySmoke|TestBenchNexmarkAll|TestBenchStateRows
 test-long:
 	$(GO) test -tags long -race -count=1 -timeout 15m -run '^($(LONG_TESTS))' . ./cmd/node
 

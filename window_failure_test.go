@@ -3,15 +3,10 @@ package weir_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/internal/logbuf"
-	"github.com/weirstream/weir/internal/testseed"
 	"github.com/weirstream/weir/samples/sessions"
 )
 
@@ -25,51 +20,6 @@ func sessionsJob(t *testing.T, dir string, n int64, p int, sleepMs float64) (*we
 		t.Fatal(err)
 	}
 	return g, cfg
-}
-
-// TestSessionWindowsExactlyOnceUnderActorKills: session windows (timers,
-// window state, the watermark) under random task and channel kills with
-// unaligned checkpoints give exactly the sessions and late clicks of the
-// straightforward computation, each once.
-func TestSessionWindowsExactlyOnceUnderActorKills(t *testing.T) {
-	testseed.Run(t, 2, 1, func(seed uint64) {
-		t.Logf("chaos seed %d", seed)
-		dir := t.TempDir()
-		const n = 60000
-		g, cfg := sessionsJob(t, dir, n, 3, 0.02)
-		sup := weir.DefaultSupervision()
-		sup.MaxRestarts = 1000 // every kill restarts; the test is about what comes out
-		sup.ChaosKillEvery, sup.ChaosSeed = 100*time.Millisecond, int64(seed)
-		cc := weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond, StateDir: filepath.Join(dir, "state")}
-		var logs logbuf.Buffer // the run's log, shown only if the run fails
-		defer func() {
-			if t.Failed() {
-				t.Logf("the run's log:\n%s", logs.String())
-			}
-		}()
-		logger := zerolog.New(&logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
-		res, err := weir.Run(context.Background(), g, weir.WithCheckpoints(cc), weir.WithSupervision(sup), weir.WithLogger(logger))
-		if err != nil && strings.Contains(err.Error(), "after the final checkpoint") {
-			// A kill between the final checkpoint and its commit fails the
-			// run by design, keeping the checkpoint: a restore finishes it.
-			t.Logf("killed while ending (%v): restoring", err)
-			g2, _ := sessionsJob(t, dir, n, 3, 0)
-			restoreLatest(t, g2, weir.WithCheckpoints(cc))
-			err = nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res != nil {
-			if res.Kills == 0 {
-				t.Fatal("no actor was killed")
-			}
-			t.Logf("%d kills, %d restarts, %d checkpoints", res.Kills, res.Restarts, len(res.Checkpoints))
-		}
-		if err := sessions.VerifyFiles(cfg.Out, cfg.LateOut, cfg.Seed, n, cfg.Users); err != nil {
-			t.Fatal(err)
-		}
-	})
 }
 
 // TestSessionWindowsRestoreAtAnotherParallelism: a run stopped part way
