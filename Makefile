@@ -30,8 +30,8 @@ test:
 # rescale; the short metamorphic check; live rescales under actor kills, of
 # keycount, of a staging sink and of a job of several regions; session
 # windows under actor kills; and the smoke runs of node bench recovery,
-# nexmark and state.
-LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestChaosIncrementalExactlyOnce|TestChaosClusterIncrementalJetStream|TestChaosRescaleExactlyOnce|TestMetamorphicShort|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills|TestLiveRescaleSeveralRegionsUnderChaosKills|TestSessionWindowsExactlyOnceUnderActorKills|TestBenchRecoverySmoke|TestBenchNexmarkAll|TestBenchStateRows
+# rescale, nexmark and state.
+LONG_TESTS := TestClusterStagingSink|TestChaosClusterShort|TestClusterDeathStoppedNodeIsNotDead|TestClusterDeathReconnectWithinGraceIsNotDead|TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack|TestChaosExactlyOnce|TestChaosIncrementalExactlyOnce|TestChaosClusterIncrementalJetStream|TestChaosRescaleExactlyOnce|TestMetamorphicShort|TestLiveRescaleUnderChaosKills|TestLiveRescaleStagingSinkUnderChaosKills|TestLiveRescaleSeveralRegionsUnderChaosKills|TestSessionWindowsExactlyOnceUnderActorKills|TestBenchRecoverySmoke|TestBenchRescaleSmoke|TestBenchNexmarkAll|TestBenchStateRows
 test-long:
 	$(GO) test -tags long -race -count=1 -timeout 15m -run '^($(LONG_TESTS))' . ./cmd/node
 

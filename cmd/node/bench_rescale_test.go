@@ -3,10 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -281,83 +277,6 @@ func TestBenchRescaleRefusesBadFlags(t *testing.T) {
 			t.Errorf("%v: no message naming the problem: %q", args, stderr.String())
 		}
 	}
-}
-
-// TestBenchRescaleSmoke runs `node bench rescale` small: both cases have
-// their two rescales, the live ones moved what the planner moves, the
-// restored jobs delivered, throughput and latencies are there, and the plot
-// is written. It asserts nothing about speed.
-func TestBenchRescaleSmoke(t *testing.T) {
-	t.Parallel()
-	svg := filepath.Join(t.TempDir(), "rescale.svg")
-	var stdout, stderr bytes.Buffer
-	code := runRescaleBench(context.Background(), []string{"--keys", "1000", "--rate", "5000", "--warmup", "200ms", "--steady", "500ms",
-		"--between", "1s", "--checkpoint-interval", "200ms", "--json", "--plot", svg}, &stdout, &stderr)
-	if code != cli.ExitOK {
-		t.Fatalf("exit %d\n%s", code, lastBytes(stderr.String(), 6000))
-	}
-	var res rescaleBenchResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("output %q: %v", stdout.String(), err)
-	}
-	if len(res.Cases) != 2 || res.Cases[0].Case != caseLive || res.Cases[1].Case != caseRestore {
-		t.Fatalf("cases %+v, want live then stop-and-restore", res.Cases)
-	}
-	for _, c := range res.Cases {
-		if len(c.RecordsPerS) != 27 { // 0.2 + 0.5 + 2 × 1 s in 100 ms buckets
-			t.Errorf("%s: %d throughput buckets, want 27", c.Case, len(c.RecordsPerS))
-		}
-		if c.Failures != 0 {
-			t.Errorf("%s: %d task failures", c.Case, c.Failures)
-		}
-		if c.SteadyPerS <= 0 {
-			t.Errorf("%s: steady throughput %v", c.Case, c.SteadyPerS)
-		}
-		if runtime.GOOS == "linux" && c.CPUWaitMsPerS == nil {
-			t.Errorf("%s: no cpu wait in the steady window", c.Case)
-		}
-		if len(c.Steps) != 2 || c.Steps[0].From != 2 || c.Steps[0].To != 3 || c.Steps[1].From != 3 || c.Steps[1].To != 2 {
-			t.Fatalf("%s: rescales %+v, want 2→3 and 3→2", c.Case, c.Steps)
-		}
-		for _, s := range c.Steps {
-			if runtime.GOOS == "linux" && (s.CPUWaitMs == nil || *s.CPUWaitMs < 0) {
-				t.Errorf("%s %d→%d: cpu wait %v, want a figure", c.Case, s.From, s.To, s.CPUWaitMs)
-			}
-			if s.Moved != 42 || s.Minimum != 42 || s.TookMs <= 0 || s.RequestS <= 0 {
-				t.Errorf("%s %d→%d: %+v: want 42 of 42 key groups moved and a time", c.Case, s.From, s.To, s)
-			}
-			if s.Before.Unmoved.Records == 0 || s.Before.Moved.Records == 0 || s.During.Unmoved.Records == 0 || s.During.Moved.Records == 0 {
-				t.Errorf("%s %d→%d: latencies %+v before, %+v during: want records of moved and unmoved keys in both", c.Case, s.From, s.To, s.Before, s.During)
-			}
-			if s.During.Unmoved.P99Ms < s.During.Unmoved.P50Ms || s.During.Unmoved.P50Ms < 0 {
-				t.Errorf("%s %d→%d: unmoved latency %+v", c.Case, s.From, s.To, s.During.Unmoved)
-			}
-		}
-	}
-	for _, s := range res.Cases[0].Steps {
-		if s.Runtime == nil || s.Runtime.FromSourceBefore.Records == 0 {
-			t.Errorf("live %d→%d: the runtime's flow figures %+v: want its latency from the source before the rescale", s.From, s.To, s.Runtime)
-		}
-	}
-	if res.Cases[0].Steps[0].Bytes == 0 {
-		t.Errorf("the live rescale handed off no state: %+v", res.Cases[0].Steps[0])
-	}
-	if res.Cases[1].Steps[0].StopMs <= 0 {
-		t.Errorf("stop-and-restore has no stop time: %+v", res.Cases[1].Steps[0])
-	}
-	if len(res.Targets) != 4 {
-		t.Errorf("targets %+v, want 4", res.Targets)
-	}
-	chart, err := os.ReadFile(svg)
-	if err != nil {
-		t.Fatalf("--plot: %v", err)
-	}
-	for _, want := range []string{caseLive, caseRestore, "count 2→3", "count 3→2", "<polyline"} {
-		if !strings.Contains(string(chart), want) {
-			t.Errorf("the --plot chart has no %q", want)
-		}
-	}
-	t.Logf("%s", stdout.String())
 }
 
 // TestRescaleFiguresCountFromTheStart: a live rescale that waited for a
