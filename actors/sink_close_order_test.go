@@ -2,6 +2,7 @@ package actors
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -55,6 +56,29 @@ func (s *closingSink) CommitCheckpoint(id uint64) error {
 	return nil
 }
 
+// finishedTwoPhaseSink drives a closingSink's task by hand: wired and
+// started, it snapshots checkpoint id, then its input ends before id
+// completes, and it reports that it finished.
+func finishedTwoPhaseSink(t *testing.T, name string, id uint64) (*closingSink, func(msg any), *probe) {
+	t.Helper()
+	n := startNode(t)
+	sink := &closingSink{}
+	b := newPlan(name)
+	src := b.source("src", 1, 0)
+	op := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return sink, nil })
+	b.connect(src, op, plan.Forward)
+	j := shellJob(t, n, b.job, 64)
+	task, parent, _ := spawnTaskUnder(t, j, op, nil)
+	send := func(msg any) { n.system.Root.Send(task, msg) }
+	send(&wireMsg{})
+	send(&startMsg{})
+	send(&barrierOvertakeMsg{input: 0, id: id, lastSeq: 0})
+	next[*taskAckMsg](t, parent, fmt.Sprintf("the acknowledgement of checkpoint %d", id))
+	send(&deliverEOSMsg{input: 0})
+	next[*taskFinishedMsg](t, parent, "the sink finished")
+	return sink, send, parent
+}
+
 // TestTwoPhaseSinkCommitsBeforeClosing: the end of input reaches a
 // two-phase sink before the completion of the final checkpoint it
 // snapshotted (in a cluster the two travel on different subjects). The sink
@@ -62,26 +86,11 @@ func (s *closingSink) CommitCheckpoint(id uint64) error {
 // it was closed at once and its commit failed ("publish to jsout.counts:
 // nats: connection closed"), failing the job after its final checkpoint.
 func TestTwoPhaseSinkCommitsBeforeClosing(t *testing.T) {
-	n := startNode(t)
-	sink := &closingSink{}
-	b := newPlan("sink-close-order")
-	src := b.source("src", 1, 0)
-	op := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return sink, nil })
-	b.connect(src, op, plan.Forward)
-	j := shellJob(t, n, b.job, 64)
-	task, parent, _ := spawnTaskUnder(t, j, op, nil)
-	root := n.system.Root
-	root.Send(task, &wireMsg{})
-	root.Send(task, &startMsg{})
-
-	root.Send(task, &barrierOvertakeMsg{input: 0, id: 5, lastSeq: 0})
-	next[*taskAckMsg](t, parent, "the acknowledgement of checkpoint 5")
-	root.Send(task, &deliverEOSMsg{input: 0})
-	next[*taskFinishedMsg](t, parent, "the sink finished")
+	sink, send, parent := finishedTwoPhaseSink(t, "sink-close-order", 5)
 	if got := sink.calls(); !slices.Equal(got, []string{"finish"}) {
 		t.Fatalf("after the end of input, before checkpoint 5 completed: calls %v, want [finish] (not closed yet)", got)
 	}
-	root.Send(task, &checkpointDoneMsg{id: 5})
+	send(&checkpointDoneMsg{id: 5})
 	if m := next[*sinkCommittedMsg](t, parent, "the sink's commit of checkpoint 5"); m.id != 5 {
 		t.Fatalf("sink committed checkpoint %d, want 5", m.id)
 	}
@@ -93,23 +102,8 @@ func TestTwoPhaseSinkCommitsBeforeClosing(t *testing.T) {
 // TestTwoPhaseSinkClosesWhenItsCheckpointAborts: a finished sink whose
 // snapshotted checkpoint aborts has nothing left to commit: it closes then.
 func TestTwoPhaseSinkClosesWhenItsCheckpointAborts(t *testing.T) {
-	n := startNode(t)
-	sink := &closingSink{}
-	b := newPlan("sink-close-abort")
-	src := b.source("src", 1, 0)
-	op := b.op("sink", plan.KindSink, 1, func(int) (plan.Instance, error) { return sink, nil })
-	b.connect(src, op, plan.Forward)
-	j := shellJob(t, n, b.job, 64)
-	task, parent, _ := spawnTaskUnder(t, j, op, nil)
-	root := n.system.Root
-	root.Send(task, &wireMsg{})
-	root.Send(task, &startMsg{})
-
-	root.Send(task, &barrierOvertakeMsg{input: 0, id: 7, lastSeq: 0})
-	next[*taskAckMsg](t, parent, "the acknowledgement of checkpoint 7")
-	root.Send(task, &deliverEOSMsg{input: 0})
-	next[*taskFinishedMsg](t, parent, "the sink finished")
-	root.Send(task, &checkpointAbortMsg{id: 7})
+	sink, send, _ := finishedTwoPhaseSink(t, "sink-close-abort", 7)
+	send(&checkpointAbortMsg{id: 7})
 	if !poll.Until(shellDeadline, time.Millisecond, func() bool { return slices.Equal(sink.calls(), []string{"finish", "close"}) }) {
 		t.Fatalf("after checkpoint 7 aborted: calls %v, want [finish close]", sink.calls())
 	}
