@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/plan"
+	"github.com/weirstream/weir/keygroups"
 	"github.com/weirstream/weir/rescale"
 	"github.com/weirstream/weir/rescale/flow"
 )
@@ -16,13 +17,21 @@ import (
 // the same under a rescale by whether the record's key group moves. Each incarnation of the task keeps its own, on
 // its goroutine.
 
-// flowSlots is how many buckets an instance keeps: the flow.BeforeWindow before a
-// rescale and the rescale itself must fit.
-const flowSlots = 80
+// flowCountSlots is how many buckets of record counts an instance keeps:
+// the flow.BeforeWindow before a rescale and the longest one (a rescale
+// times out after rescaleTimeout) must fit, or the figures would count the
+// buckets that fell out as empty.
+const flowCountSlots = int64((flow.BeforeWindow+rescaleTimeout)/flow.Bucket) + 8
+
+// flowWaitSlots is how many buckets of waits an instance keeps: those of
+// the flow.BeforeWindow, taken when its first record under a rescale
+// comes.
+const flowWaitSlots = int64(flow.BeforeWindow/flow.Bucket) + 2
 
 // taskFlow is one instance's record.
 type taskFlow struct {
-	slots [flowSlots]flowSlot
+	counts [flowCountSlots]countSlot
+	waits  [flowWaitSlots]waitSlot
 	// seq is the rescale the waits below are of (0: none yet); began the
 	// bucket of its first record; moving its key groups that move.
 	seq            uint64
@@ -30,6 +39,9 @@ type taskFlow struct {
 	beganAt        time.Time
 	moving         map[int]bool
 	moved, unmoved flow.WaitHist
+	// before and srcBefore are the waits and latency from the source in
+	// the flow.BeforeWindow before began.
+	before, srcBefore flow.WaitHist
 	// srcMoved and srcUnmoved are the same of the records' latency from
 	// their source (those whose buffer's origin is known).
 	srcMoved, srcUnmoved flow.WaitHist
@@ -44,22 +56,35 @@ type taskFlow struct {
 	touched    []int
 }
 
-// flowSlot is one bucket: its number, records and their waits and latency
-// from the source outside a rescale.
-type flowSlot struct {
+// countSlot is one bucket's number and records.
+type countSlot struct {
 	bucket  int64
 	records int64
-	wait    flow.WaitHist
-	src     flow.WaitHist
 }
 
-// slot is the slot of the bucket holding now, emptied if it held an older
+// waitSlot is one bucket's number and its records' waits and latency from
+// the source outside a rescale.
+type waitSlot struct {
+	bucket int64
+	wait   flow.WaitHist
+	src    flow.WaitHist
+}
+
+// count is the count slot of the bucket b, emptied if it held an older
 // bucket.
-func (f *taskFlow) slot(now time.Time) *flowSlot {
-	b := flow.BucketOf(now)
-	s := &f.slots[b%flowSlots]
+func (f *taskFlow) count(b int64) *countSlot {
+	s := &f.counts[b%flowCountSlots]
 	if s.bucket != b {
-		*s = flowSlot{bucket: b}
+		*s = countSlot{bucket: b}
+	}
+	return s
+}
+
+// wait is the wait slot of the bucket b, emptied if it held an older one.
+func (f *taskFlow) wait(b int64) *waitSlot {
+	s := &f.waits[b%flowWaitSlots]
+	if s.bucket != b {
+		*s = waitSlot{bucket: b}
 	}
 	return s
 }
@@ -76,9 +101,8 @@ func (t *task) flow() *taskFlow {
 // edge, were handed to the operator at now.
 func (t *task) flowProcessed(now time.Time, b *Buffer, recs plan.Batch, edge int) {
 	f := t.flow()
-	s := f.slot(now)
 	n := recs.Len()
-	s.records += int64(n)
+	f.count(flow.BucketOf(now)).records += int64(n)
 	if b.arrived.IsZero() {
 		return // restored channel state: it arrived in an earlier run
 	}
@@ -88,6 +112,7 @@ func (t *task) flowProcessed(now time.Time, b *Buffer, recs plan.Batch, edge int
 		src = max(0, now.Sub(b.origin))
 	}
 	if t.rs == nil {
+		s := f.wait(flow.BucketOf(now))
 		s.wait.Add(wait, n)
 		if src >= 0 {
 			s.src.Add(src, n)
@@ -150,7 +175,7 @@ func (t *task) flowByGroup(now time.Time, recs plan.Batch, edge int, wait, src t
 // (carried: their wait is from their delivery to the group's old owner).
 func (t *task) flowReleased(now time.Time, held, carried []heldBatch) {
 	f := t.flow()
-	s := f.slot(now)
+	s := f.count(flow.BucketOf(now))
 	t.flowUnder(now)
 	for _, hb := range slices.Concat(held, carried) {
 		n := hb.recs.Len()
@@ -167,16 +192,28 @@ func (t *task) flowReleased(now time.Time, held, carried []heldBatch) {
 // flowUnder starts, at the first record under the running rescale, its
 // waits.
 func (t *task) flowUnder(now time.Time) {
-	f := t.flow()
 	cfg := t.rs.m.Config()
-	if f.seq == cfg.Rescale {
+	t.flow().under(now, cfg.Rescale, slices.Concat(cfg.Out, cfg.In))
+}
+
+// under starts the waits of rescale seq, which moves moves, at now (once):
+// what the instance measured in the flow.BeforeWindow before it is kept.
+func (f *taskFlow) under(now time.Time, seq uint64, moves []keygroups.Move) {
+	if f.seq == seq {
 		return
 	}
-	f.seq, f.began, f.beganAt = cfg.Rescale, flow.BucketOf(now), now
+	f.seq, f.began, f.beganAt = seq, flow.BucketOf(now), now
 	f.moved, f.unmoved = flow.WaitHist{}, flow.WaitHist{}
+	f.before, f.srcBefore = flow.WaitHist{}, flow.WaitHist{}
+	for b := f.began - int64(flow.BeforeWindow/flow.Bucket); b < f.began; b++ {
+		if s := &f.waits[b%flowWaitSlots]; s.bucket == b {
+			f.before.Merge(s.wait)
+			f.srcBefore.Merge(s.src)
+		}
+	}
 	f.srcMoved, f.srcUnmoved = flow.WaitHist{}, flow.WaitHist{}
 	f.moving = map[int]bool{}
-	for _, m := range slices.Concat(cfg.Out, cfg.In) {
+	for _, m := range moves {
 		f.moving[m.Group] = true
 	}
 }
@@ -202,25 +239,28 @@ func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
 	if t.rs != nil {
 		t.flowUnder(now) // an instance that processed no record under it yet
 	}
-	f := t.flow()
+	r.Flow = t.flow().task(now, t.rs != nil && t.rs.m.Config().Removed)
+	return r
+}
+
+// task is what the instance measured up to now; ends: it ends with its
+// part.
+func (f *taskFlow) task(now time.Time, ends bool) *flow.Task {
 	last := flow.BucketOf(now)
-	first := last - flowSlots + 1
-	tf := &flow.Task{Moved: f.moved, Unmoved: f.unmoved, Ends: t.rs != nil && t.rs.m.Config().Removed}
+	first := last - flowCountSlots + 1
+	tf := &flow.Task{Moved: f.moved, Unmoved: f.unmoved, Ends: ends}
 	tf.FromSource.Moved, tf.FromSource.Unmoved = f.srcMoved, f.srcUnmoved
 	if f.seq != 0 {
 		moving := func(g int) bool { return f.moving[g] }
+		tf.Before, tf.FromSource.Before = f.before, f.srcBefore
 		tf.BeforeMoved, tf.BeforeUnmoved = f.groups.Before(f.beganAt, moving)
 		tf.FromSource.BeforeMoved, tf.FromSource.BeforeUnmoved = f.srcGroups.Before(f.beganAt, moving)
 	}
 	for b := first; b <= last; b++ {
-		s := &f.slots[b%flowSlots]
+		s := &f.counts[b%flowCountSlots]
 		n := int64(0)
 		if s.bucket == b {
 			n = s.records
-			if f.seq != 0 && b >= f.began-int64(flow.BeforeWindow/flow.Bucket) && b < f.began {
-				tf.Before.Merge(s.wait)
-				tf.FromSource.Before.Merge(s.src)
-			}
 		}
 		if n == 0 && len(tf.Records) == 0 {
 			continue // from the first bucket with records
@@ -234,8 +274,7 @@ func (t *task) flowResult(r rescale.TaskResult) rescale.TaskResult {
 		tf.First = last
 		tf.Records = []int64{0}
 	}
-	r.Flow = tf
-	return r
+	return tf
 }
 
 // deliveredAt is when b was delivered to the task, or, for a buffer the

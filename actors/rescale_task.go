@@ -79,6 +79,7 @@ func (t *task) onRescaleMsg(ctx actor.Context, m any) {
 				t.fail(err)
 			}
 		}
+		t.feedRetiredInProgress(ctx, fresh)
 	case *rescaleHandoffEncodedMsg:
 		t.rescaleHandoffEncoded(ctx, m)
 	case *rescaleHandoffStagedMsg:
@@ -484,17 +485,43 @@ func (t *task) feedRetired(ctx actor.Context, id uint64, final bool) {
 	}
 	t.retired.fed = id
 	for _, i := range t.retired.inputs {
-		last := takenSeq(t.in.chans[i])
-		var acts []barriers.Action
-		var err error
-		if final {
-			acts, err = t.aligner.OnFinalBarrier(i, id, last, t.now())
-		} else {
-			acts, err = t.aligner.OnBarrier(i, id, last, false, t.now())
-		}
-		if err != nil {
-			t.fail(fmt.Errorf("barrier %d on retired input %d: %w", id, i, err))
-		}
-		t.carryOut(ctx, acts, nil)
+		t.feedRetiredBarrier(ctx, i, id, final)
 	}
+}
+
+// feedRetiredInProgress gives the aligner, for each checkpoint in progress,
+// the barrier of every input of inputs (just retired) it waits for. In a
+// cluster the first barrier of the checkpoint triggered as a rescale
+// commits can reach the task before the commit's end message, which
+// retires the inputs from removed instances; they deliver no barrier.
+func (t *task) feedRetiredInProgress(ctx actor.Context, inputs []int) {
+	if len(inputs) == 0 || t.aligner == nil {
+		return
+	}
+	for _, id := range t.aligner.InProgressIDs() {
+		for _, i := range inputs {
+			if awaits, final := t.aligner.Awaits(id, i); awaits {
+				t.feedRetiredBarrier(ctx, i, id, final)
+			}
+		}
+		// Older retired inputs had it at the checkpoint's first barrier.
+		t.retired.fed = max(t.retired.fed, id)
+	}
+}
+
+// feedRetiredBarrier gives the aligner the barrier of checkpoint id on
+// retired input i, after all it delivered.
+func (t *task) feedRetiredBarrier(ctx actor.Context, i int, id uint64, final bool) {
+	last := takenSeq(t.in.chans[i])
+	var acts []barriers.Action
+	var err error
+	if final {
+		acts, err = t.aligner.OnFinalBarrier(i, id, last, t.now())
+	} else {
+		acts, err = t.aligner.OnBarrier(i, id, last, false, t.now())
+	}
+	if err != nil {
+		t.fail(fmt.Errorf("barrier %d on retired input %d: %w", id, i, err))
+	}
+	t.carryOut(ctx, acts, nil)
 }

@@ -115,6 +115,16 @@ func (a *Aligner) InProgressIDs() []uint64 {
 	return ids
 }
 
+// Awaits reports whether checkpoint id is in progress and waits for the
+// barrier of input, and whether it is the final checkpoint.
+func (a *Aligner) Awaits(id uint64, input int) (awaits, final bool) {
+	ck := a.find(id)
+	if ck == nil || uint(input) >= uint(len(ck.arrived)) || ck.arrived[input] {
+		return false, false
+	}
+	return true, ck.final
+}
+
 // OnBuffer is called before the task processes buffer seq from input. It
 // reports whether the buffer must be captured as channel state of a
 // checkpoint in progress; CapturedBy then names which ones (with several in

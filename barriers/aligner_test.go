@@ -99,3 +99,32 @@ func BenchmarkCheckpoint(b *testing.B) {
 		}
 	}
 }
+
+// TestAwaits: a checkpoint in progress awaits the barriers of the inputs
+// that have not delivered it, and says whether it is the final one.
+func TestAwaits(t *testing.T) {
+	a, err := NewAligner(Config{Inputs: 3, Mode: Unaligned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aw, _ := a.Awaits(1, 0); aw {
+		t.Fatal("Awaits(1, 0) before any barrier: true")
+	}
+	if _, err := a.OnBarrier(1, 1, 0, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	for input, want := range []bool{true, false, true, false} {
+		if aw, final := a.Awaits(1, input); aw != want || final {
+			t.Fatalf("Awaits(1, %d) = %v, %v; want %v, false", input, aw, final, want)
+		}
+	}
+	if aw, _ := a.Awaits(2, 0); aw {
+		t.Fatal("Awaits(2, 0) for a checkpoint not begun: true")
+	}
+	if _, err := a.OnFinalBarrier(0, 2, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if aw, final := a.Awaits(2, 2); !aw || !final {
+		t.Fatalf("Awaits(2, 2) of the final checkpoint = %v, %v; want true, true", aw, final)
+	}
+}
