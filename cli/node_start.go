@@ -190,10 +190,20 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 		return fmt.Errorf("start: %w", err)
 	}
 	defer nc.Close()
+	// A connection of its own for the checkpoint store: a checkpoint's or a
+	// restore's megabytes then queue on it, not ahead of the heartbeats,
+	// lease renewals and records on nc.
+	so := f.conn
+	so.Name = "weir node " + f.id + " checkpoint store"
+	storeNC, err := so.Connect(log.With().Str("connection", "checkpoint store").Logger())
+	if err != nil {
+		return fmt.Errorf("start: checkpoint store connection: %w", err)
+	}
+	defer storeNC.Close()
 	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
 		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, DisconnectGrace: f.disconnectGrace, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
-		Log: log, Counters: counters, Metrics: reg, HoldRescaleCommit: r.getenv(holdRescaleCommitEnv) == "1"}, nc)
+		Log: log, Counters: counters, Metrics: reg, HoldRescaleCommit: r.getenv(holdRescaleCommitEnv) == "1", StoreConn: storeNC}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}

@@ -29,6 +29,7 @@ type Agent struct {
 	log      zerolog.Logger
 	nc       *nats.Conn
 	js       jetstream.JetStream
+	storeJS  jetstream.JetStream // the checkpoint store's (Config.StoreConn)
 	node     *actors.Node
 	remote   *actors.Remote
 	counters *transport.Counters
@@ -75,8 +76,14 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
+	storeJS := js
+	if cfg.StoreConn != nil {
+		if storeJS, err = jetstream.New(cfg.StoreConn); err != nil {
+			return nil, fmt.Errorf("jetstream of the store connection: %w", err)
+		}
+	}
 	started := time.Now()
-	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
+	a := &Agent{cfg: cfg, log: cfg.Log, nc: nc, js: js, storeJS: storeJS, counters: cfg.Counters, pub: transport.NewPublisher(nc), started: started,
 		core: coord.New(coord.Config{Self: cfg.ID, Boot: started, HeartbeatTimeout: cfg.HeartbeatTimeout, PlacementTimeout: cfg.PlacementTimeout,
 			LocalWait: cfg.LocalWait, DisconnectGrace: cfg.DisconnectGrace}),
 		coord: map[string]*coordJob{}, parts: map[string]*actors.Job{}, fence: &lockedFence{f: cluster.NewFence()}, joined: make(chan struct{}), quit: make(chan struct{})}

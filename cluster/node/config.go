@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
@@ -64,6 +65,12 @@ type Config struct {
 	Counters *transport.Counters
 	// Metrics is the registry /metrics serves (nil: the node's own, unserved).
 	Metrics *metrics.Registry
+	// StoreConn, when set, carries the checkpoint store's transfers (the
+	// blobs and manifests the node writes and restores from), so that the
+	// megabytes of state a checkpoint or a restore moves do not queue
+	// ahead of heartbeats, lease renewals and records on the node's own
+	// connection; nil: they share it. The caller owns it.
+	StoreConn *nats.Conn
 	// HoldRescaleCommit is a test hook (actors.ClusterOptions): the live
 	// rescales of the jobs this node coordinates are held before their
 	// commit.

@@ -112,7 +112,7 @@ func sameHeld(x, y cluster.HeldState) bool {
 
 // mirror is the node's checkpoint store: the cluster's, with its local copy.
 func (a *Agent) mirror() (*store.Mirror, error) {
-	js, err := store.NewJetStream(a.js)
+	js, err := store.NewJetStream(a.storeJS)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
