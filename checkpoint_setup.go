@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -88,7 +89,7 @@ func withStore(ctx context.Context, p *plan.Job, co actors.CheckpointOptions, cf
 	restore, owns, log := cfg.Restore, cfg.OwnsStore, cfg.Logger
 	co.Store = st
 	if restore != "" {
-		m, err := loadManifest(ctx, st, p.Name, restore, log)
+		m, err := loadManifest(ctx, st, p.Name, restore, cfg.HeldByNodes, log)
 		var rp actors.RestorePlan
 		if err == nil {
 			// Before anything is deleted: a checkpoint of another graph or
@@ -216,7 +217,21 @@ func runtimeFor(ctx context.Context, p *plan.Job, cfg RunConfig, st store.Store)
 // whose manifest or blobs fail verification is skipped with a warning naming
 // it and what failed. An explicit id that fails verification is an error
 // naming the checkpoint, and the task and key group of a broken blob.
-func loadManifest(ctx context.Context, st store.Store, job, which string, log zerolog.Logger) (*store.Manifest, error) {
+func loadManifest(ctx context.Context, st store.Store, job, which string, heldBy func(uint64, string, int) bool, log zerolog.Logger) (*store.Manifest, error) {
+	verify := func(m *store.Manifest) error {
+		var held func(string, int) bool
+		if heldBy != nil {
+			held = func(op string, g int) bool { return heldBy(m.CheckpointID, op, g) }
+		}
+		start := time.Now()
+		v, err := store.VerifyCheckpointExcept(ctx, st, m, held)
+		if err == nil {
+			log.Info().Uint64("checkpoint", m.CheckpointID).Int64("bytes", v.Bytes).Int("sections", v.Sections).
+				Int64("held_bytes", v.HeldBytes).Int("held_sections", v.HeldSections).Dur("took", time.Since(start)).
+				Msg("checkpoint to restore verified")
+		}
+		return err
+	}
 	if which != "latest" {
 		id, err := strconv.ParseUint(which, 10, 64)
 		if err != nil {
@@ -226,7 +241,7 @@ func loadManifest(ctx context.Context, st store.Store, job, which string, log ze
 		if err != nil {
 			return nil, err
 		}
-		if err := store.VerifyCheckpoint(ctx, st, m); err != nil {
+		if err := verify(m); err != nil {
 			return nil, err
 		}
 		return m, nil
@@ -253,7 +268,7 @@ func loadManifest(ctx context.Context, st store.Store, job, which string, log ze
 	for i := len(ids) - 1; i >= 0; i-- {
 		m, err := st.Manifest(ctx, job, ids[i])
 		if err == nil {
-			err = store.VerifyCheckpoint(ctx, st, m)
+			err = verify(m)
 		}
 		switch {
 		case err == nil:

@@ -45,6 +45,12 @@ type RunConfig struct {
 	// its run; a cluster coordinator owns the job's bucket while it holds the
 	// job's lease (fenced coordinators write nothing the nodes accept).
 	OwnsStore bool
+	// HeldByNodes, when set, reports the key groups of a checkpoint that a
+	// live node of the cluster holds a copy of: choosing the checkpoint to
+	// restore does not read them from the store to verify them (the
+	// restore on that node verifies each section it reads, and reads the
+	// store for one whose copy fails).
+	HeldByNodes func(ckpt uint64, operator string, group int) bool
 	// OnJob, when set, is called with the job once it is submitted (see
 	// WithJobObserver).
 	OnJob func(*actors.Job)

@@ -13,35 +13,82 @@ import (
 // the section holds (a key group, the operator state or the channel state of
 // an input), as restoring it would.
 func VerifyCheckpoint(ctx context.Context, st Store, m *Manifest) error {
+	_, err := VerifyCheckpointExcept(ctx, st, m, nil)
+	return err
+}
+
+// Verified is what VerifyCheckpointExcept read and left out.
+type Verified struct {
+	// Bytes and Sections are the sections read and checked.
+	Bytes    int64
+	Sections int
+	// HeldBytes and HeldSections are the key-group sections left out.
+	HeldBytes    int64
+	HeldSections int
+}
+
+// VerifyCheckpointExcept is VerifyCheckpoint without reading the key-group
+// sections held(operator, group) reports (nil: none), nor the other
+// sections of their blobs: in a cluster, those a live node holds a copy of
+// (a node's copy holds whole blobs), which the restore there verifies,
+// reading the store only for a section whose copy fails.
+func VerifyCheckpointExcept(ctx context.Context, st Store, m *Manifest, held func(operator string, group int) bool) (Verified, error) {
+	var v Verified
 	if err := checkRounds(m); err != nil {
-		return err
+		return v, err
 	}
 	if err := checkSplits(m); err != nil {
-		return err
+		return v, err
 	}
 	if err := verifyReferencedParts(ctx, st, m); err != nil {
-		return err
+		return v, err
 	}
-	refs, what := manifestRefs(m)
+	refs, what := manifestRefs(m, held, &v)
 	if len(refs) == 0 {
-		return nil
+		return v, nil
 	}
 	_, err := GetSections(ctx, st, m.Job, m.CheckpointID, refs)
 	var se *SectionError
 	if errors.As(err, &se) && se.Index < len(what) {
-		return fmt.Errorf("checkpoint %d, %s: %w", m.CheckpointID, what[se.Index], err)
+		return v, fmt.Errorf("checkpoint %d, %s: %w", m.CheckpointID, what[se.Index], err)
 	}
 	if err != nil {
-		return fmt.Errorf("checkpoint %d: %w", m.CheckpointID, err)
+		return v, fmt.Errorf("checkpoint %d: %w", m.CheckpointID, err)
 	}
-	return nil
+	for _, r := range refs {
+		v.Bytes += r.Size
+	}
+	v.Sections = len(refs)
+	return v, nil
 }
 
 // manifestRefs lists every blob section of m with a description of what it
-// holds, in the manifest's task order (key groups ascending).
-func manifestRefs(m *Manifest) ([]BlobRef, []string) {
+// holds, in the manifest's task order (key groups ascending), but the
+// key-group sections held reports (nil: none) and every other section of a
+// blob one of them lies in (a node's copy holds whole blobs), which it
+// counts in v.
+func manifestRefs(m *Manifest, held func(operator string, group int) bool, v *Verified) ([]BlobRef, []string) {
+	heldBlobs := map[string]bool{}
+	if held != nil {
+		for _, ts := range m.Tasks {
+			for g, ref := range ts.KeyGroups {
+				if held(ts.Operator, g) {
+					heldBlobs[ref.Name] = true
+				}
+			}
+		}
+	}
 	var refs []BlobRef
 	var what []string
+	add := func(ref BlobRef, w string) {
+		if heldBlobs[ref.Name] {
+			v.HeldBytes += ref.Size
+			v.HeldSections++
+			return
+		}
+		refs = append(refs, ref)
+		what = append(what, w)
+	}
 	for _, ts := range m.Tasks {
 		task := fmt.Sprintf("task %s[%d]", ts.Operator, ts.Instance)
 		groups := make([]int, 0, len(ts.KeyGroups))
@@ -50,17 +97,14 @@ func manifestRefs(m *Manifest) ([]BlobRef, []string) {
 		}
 		sort.Ints(groups)
 		for _, g := range groups {
-			refs = append(refs, ts.KeyGroups[g])
-			what = append(what, fmt.Sprintf("%s, key group %d", task, g))
+			add(ts.KeyGroups[g], fmt.Sprintf("%s, key group %d", task, g))
 		}
 		if ts.OperatorState != nil {
-			refs = append(refs, *ts.OperatorState)
-			what = append(what, task+", operator state")
+			add(*ts.OperatorState, task+", operator state")
 		}
 		for _, cb := range ts.Channels {
 			for _, ref := range ownChannelRefs(m, cb) {
-				refs = append(refs, ref)
-				what = append(what, fmt.Sprintf("%s, channel state of input %d", task, cb.Input))
+				add(ref, fmt.Sprintf("%s, channel state of input %d", task, cb.Input))
 			}
 		}
 	}

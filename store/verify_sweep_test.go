@@ -85,6 +85,27 @@ func runVerifyAndSweep(t *testing.T, h harness, newStore func(*testing.T) Store)
 		}
 	})
 
+	t.Run("VerifyCheckpointExceptHeldKeyGroups", func(t *testing.T) {
+		// Key group 9's section is corrupt in the store. Held by a node,
+		// it is not read (its restore there verifies it), nor the rest of
+		// its blob; the other blobs are.
+		s := newStore(t)
+		m := commitSectioned(t, s, "job1", 4)
+		h.rawWrite(t, s, "job1", 4, "count/1/state", func(b []byte) []byte { b[24] ^= 1; return b }(h.rawRead(t, s, "job1", 4, "count/1/state")))
+		v, err := VerifyCheckpointExcept(testCtx(t), s, m, func(op string, g int) bool { return op == "count" && g == 9 })
+		if err != nil {
+			t.Fatalf("VerifyCheckpointExcept, key group 9 held: %v", err)
+		}
+		// Key group 5 lies in the same blob: that node's copy holds it too.
+		if v.HeldSections != 2 || v.HeldBytes != int64(len("nine")+len("state of key group five")) || v.Sections != 2 ||
+			v.Bytes != int64(len("in-flight buffers")+len("offset 12")) {
+			t.Fatalf("verified %+v, want the channel and operator state read and key groups 5 and 9 (one blob, 27 bytes) left out", v)
+		}
+		if v, err := VerifyCheckpointExcept(testCtx(t), s, m, func(string, int) bool { return false }); !errors.Is(err, ErrCorrupt) || v.HeldSections != 0 {
+			t.Fatalf("VerifyCheckpointExcept, nothing held: %+v, %v; want the corruption found", v, err)
+		}
+	})
+
 	t.Run("VerifyCheckpointReplayRounds", func(t *testing.T) {
 		s := newStore(t)
 		m := commitSectioned(t, s, "job1", 4)

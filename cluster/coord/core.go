@@ -208,6 +208,12 @@ func (c *Core) settled(now time.Time) bool {
 	return now.Sub(c.listening) >= c.cfg.HeartbeatTimeout
 }
 
+// SettleLeft is how long until the node has run for a heartbeat timeout
+// (see settled); 0 once it has.
+func (c *Core) SettleLeft(now time.Time) time.Duration {
+	return max(0, c.cfg.HeartbeatTimeout-now.Sub(c.listening))
+}
+
 // JobRecords takes the job registry's records, listed after a ScanJobs: a
 // running job whose coordinator is dead (or is this node, restarted) is
 // claimed here and its lease tried (the lease decides: one node wins).

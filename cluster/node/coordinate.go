@@ -139,6 +139,12 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	if err := a.endPart(name); err != nil {
 		return err
 	}
+	if restore != "" {
+		if err := a.awaitHolders(name); err != nil {
+			return err
+		}
+	}
+	awaitedAt := time.Now() // the nodes holding the state heard (or the settle period over)
 	rt, err := a.runtimeFor(spec, p, restore, true)
 	readAt := time.Now() // the checkpoint to restore read
 	if err != nil {
@@ -200,7 +206,7 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	a.core.Coordinating(name)
 	a.mu.Unlock()
 	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Int("run", run).
-		Int64("read_checkpoint_ms", readAt.Sub(begun).Milliseconds()).Int64("place_ms", placedAt.Sub(readAt).Milliseconds()).
+		Int64("await_holders_ms", awaitedAt.Sub(begun).Milliseconds()).Int64("read_checkpoint_ms", readAt.Sub(awaitedAt).Milliseconds()).Int64("place_ms", placedAt.Sub(readAt).Milliseconds()).
 		Int64("prepare_ms", preparedAt.Sub(placedAt).Milliseconds()).Msg("coordinating job")
 	a.wg.Add(1)
 	go a.watch(cj)

@@ -111,6 +111,9 @@ func (a *Agent) runtimeFor(spec *JobSpec, p *plan.Job, restore string, coordinat
 	// The coordinator, holding the job's lease, is the one writer of its
 	// checkpoints: it deletes those that never completed.
 	cfg.OwnsStore = coordinator
+	if coordinator && restore != "" {
+		cfg.HeldByNodes = a.heldByNodes(p.Name)
+	}
 	cfg.Duration = 0 // the coordinator ends the sources
 	// Checkpoints skipped as corrupt or deleted by a restore are logged.
 	cfg.Logger = a.log.With().Str("job", p.Name).Logger()

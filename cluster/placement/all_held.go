@@ -30,7 +30,7 @@ func MissingHeld(job string, ckpt uint64, want map[string]Stored, nodes []cluste
 	for op, s := range want {
 		stored = stored || len(s.KeyGroups) > 0 || s.OtherBytes > 0
 		for _, g := range s.KeyGroups {
-			if !heldAt(job, op, ckpt, g, nodes) {
+			if !HeldAt(job, op, ckpt, g, nodes) {
 				missing = append(missing, fmt.Sprintf("%s/%d", op, g))
 			}
 		}
@@ -45,9 +45,9 @@ func MissingHeld(job string, ckpt uint64, want map[string]Stored, nodes []cluste
 	return missing
 }
 
-// heldAt reports whether a node of nodes holds key group g of operator op of
+// HeldAt reports whether a node of nodes holds key group g of operator op of
 // job at checkpoint ckpt.
-func heldAt(job, op string, ckpt uint64, g int, nodes []cluster.Heartbeat) bool {
+func HeldAt(job, op string, ckpt uint64, g int, nodes []cluster.Heartbeat) bool {
 	for _, n := range nodes {
 		for _, h := range n.Held {
 			if h.Job != job || h.Operator != op || h.Checkpoint != ckpt {

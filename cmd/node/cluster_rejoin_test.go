@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -188,6 +189,28 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	}
 	t.Logf("after the whole cluster restarted: %d bytes restored locally, %d remotely (%.1f%% local)", local, remote,
 		100*float64(local)/float64(local+remote))
+	// The coordinator that took the job over verified the checkpoint
+	// without reading from the store what the nodes it had heard hold (a
+	// node heard only after its settle period would be read: so not all
+	// of it, on a loaded machine).
+	var verified []string
+	for _, id := range []string{"n0", "n1", "n2", "n3"} {
+		verified = append(verified, strings.Split(strings.TrimSpace(linesWith(c.nodes[id].stderr.String(), `"message":"checkpoint to restore verified"`)), "\n")...)
+	}
+	leftOut := false
+	for _, l := range verified {
+		var v struct {
+			Bytes     int64 `json:"bytes"`
+			HeldBytes int64 `json:"held_bytes"`
+		}
+		if l != "" && json.Unmarshal([]byte(l), &v) == nil && v.HeldBytes > 0 {
+			leftOut = true
+		}
+	}
+	if !leftOut {
+		t.Fatalf("no coordinator verified the checkpoint leaving out what the nodes hold: %q", verified)
+	}
+	t.Logf("verified: %q", verified)
 }
 
 // TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing: n3 runs tasks of
