@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -87,50 +88,69 @@ func (m *Mirror) readLocalFirst(ctx context.Context, job string, ckpt uint64, wa
 		return err
 	}
 	defer func() { stats.Took = time.Since(start) - delivering }()
+	// The sections to read locally, in order; the others and those whose
+	// copy fails are read from the primary.
+	var locals []int
+	var refs []BlobRef
+	var remote []int
+	for i := range want {
+		if ref, ok := local(i); ok && !m.Local.closed.Load() {
+			locals, refs = append(locals, i), append(refs, ref)
+		} else {
+			remote = append(remote, i)
+		}
+	}
 	files := &sectionFiles{l: m.Local, job: job, ckpt: ckpt}
 	defer files.Close()
 	var buf []byte // reused across local sections with reuse
-	var remote []int
-	for i := range want {
+	read := func(k int) sectionRead {
+		var into []byte
+		if reuse {
+			into = buf
+		}
+		data, err := files.readInto(refs[k], into)
+		if err == nil && reuse && cap(data) > cap(buf) {
+			buf = data[:0]
+		}
+		return sectionRead{data: data, err: err}
+	}
+	if !reuse && len(locals) > 1 {
+		// Each section in new memory: read ahead in parallel.
+		p := prefetchLocal(ctx, m.Local, job, ckpt, refs)
+		defer p.stop()
+		read = func(int) sectionRead { return p.next() }
+	}
+	failed := false
+	for k, i := range locals {
 		if err := ctx.Err(); err != nil {
 			return stats, err
 		}
-		ref, ok := local(i)
-		if ok && m.Local.closed.Load() {
-			ok = false
+		r := read(k)
+		if r.err == nil {
+			stats.LocalBytes += int64(len(r.data))
+			stats.LocalSections++
+			if err := hand(i, r.data); err != nil {
+				return stats, err
+			}
+			continue
 		}
-		if ok {
-			var into []byte
-			if reuse {
-				into = buf
-			}
-			data, err := files.readInto(ref, into)
-			if err == nil {
-				if reuse && cap(data) > cap(buf) {
-					buf = data[:0]
-				}
-				stats.LocalBytes += int64(len(data))
-				stats.LocalSections++
-				if err := hand(i, data); err != nil {
-					return stats, err
-				}
-				continue
-			}
-			if indexed || !errors.Is(err, ErrNotFound) {
-				describe(i, m.Log.Warn().Err(err).Str("job", job).Uint64("checkpoint", ckpt)).
-					Msg("local section damaged: reading it from the checkpoint store")
-			}
+		if indexed || !errors.Is(r.err, ErrNotFound) {
+			describe(i, m.Log.Warn().Err(r.err).Str("job", job).Uint64("checkpoint", ckpt)).
+				Msg("local section damaged: reading it from the checkpoint store")
 		}
-		remote = append(remote, i)
+		remote, failed = append(remote, i), true
+	}
+	if failed {
+		slices.Sort(remote)
 	}
 	if len(remote) == 0 {
 		return stats, nil
 	}
-	refs := make([]BlobRef, len(remote))
+	remoteRefs := make([]BlobRef, len(remote))
 	for j, i := range remote {
-		refs[j] = want[i]
+		remoteRefs[j] = want[i]
 	}
-	data, err := GetSections(ctx, m.Primary, job, ckpt, refs)
+	data, err := GetSections(ctx, m.Primary, job, ckpt, remoteRefs)
 	if err != nil {
 		var se *SectionError
 		if errors.As(err, &se) && se.Index < len(remote) {

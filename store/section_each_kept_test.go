@@ -2,9 +2,12 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/weirstream/weir/internal/leaktest"
 )
 
 // TestEachSectionKeptHandsOverBytesNoOneReuses: every section handed over
@@ -121,3 +124,44 @@ func TestOverlappingMarksAllButOneOfEachOverlap(t *testing.T) {
 
 // ptr is the address of b as an integer, for comparing positions.
 func ptr(b *byte) uintptr { return uintptr(unsafe.Pointer(b)) }
+
+// TestEachSectionKeptDeliversInOrderAndStopsAtAnError: the local sections,
+// read ahead on several goroutines, are handed over in order; an error of
+// the callback stops the read, is returned as it is, and leaves no reader
+// running.
+func TestEachSectionKeptDeliversInOrderAndStopsAtAnError(t *testing.T) {
+	leaktest.Check(t)
+	m, _, _, _ := newLoggedMirror(t)
+	groups := make([]int, 40)
+	for i := range groups {
+		groups[i] = i
+	}
+	ts := putTaskState(t, m, "j", 3, "count", 0, groups, 4096, 4)
+	var order []int
+	kept := make([][]byte, len(ts.secs))
+	if _, err := EachSectionKept(testCtx(t), m, "j", 3, ts.secs, func(i int, data []byte) error {
+		order = append(order, i)
+		kept[i] = data
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range order {
+		if i != k {
+			t.Fatalf("sections handed over in the order %v, want 0, 1, 2, …", order)
+		}
+	}
+	checkSections(t, kept, ts.want)
+	stop := errors.New("stop here")
+	n := 0
+	_, err := EachSectionKept(testCtx(t), m, "j", 3, ts.secs, func(i int, data []byte) error {
+		n++
+		if i == 5 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 6 {
+		t.Fatalf("callback error at section 5: %v after %d sections, want %v after 6", err, n, stop)
+	}
+}
