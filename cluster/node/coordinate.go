@@ -205,6 +205,12 @@ func (a *Agent) coordinate(name string, args []string, restore string, fresh boo
 	a.coord[name] = cj
 	a.core.Coordinating(name)
 	a.mu.Unlock()
+	if hb := a.hb.Load(); hb != nil {
+		// The other nodes learn at once that this node coordinates the
+		// job, so they probe its connection from now on (a coordinator
+		// killed before its next heartbeat is then not found by silence).
+		hb.Now()
+	}
 	a.log.Info().Str("job", name).Int("nodes", len(used)).Str("restore", restore).Uint64("epoch", epoch).Int("run", run).
 		Int64("await_holders_ms", awaitedAt.Sub(begun).Milliseconds()).Int64("read_checkpoint_ms", readAt.Sub(awaitedAt).Milliseconds()).Int64("place_ms", placedAt.Sub(readAt).Milliseconds()).
 		Int64("prepare_ms", preparedAt.Sub(placedAt).Milliseconds()).Msg("coordinating job")
