@@ -148,7 +148,7 @@ func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 	t.Parallel()
 	// Long enough that the new coordinator still runs the job when the old
 	// one resumes.
-	const n = 2000000
+	const n = 1000000
 	c := startCluster(t, buildNode(t), []string{"z", "n1", "n2", "n3"}, []string{"--slots", "1"}, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n1")...)
