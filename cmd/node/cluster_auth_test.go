@@ -47,7 +47,7 @@ func TestClusterRequiresCredentials(t *testing.T) {
 	if code, stdout, stderr := c.client("submit", "keycount", "--records", "-1", "--detach"); code != 0 || !strings.Contains(stdout, "submitted") {
 		t.Fatalf("submit --detach: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	c.waitStatus("a checkpoint of the unbounded job", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitCheckpoint("keycount", 1, "")
 	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
 		t.Fatalf("cancel: exit %d\n%s\n%s", code, stdout, stderr)
 	}

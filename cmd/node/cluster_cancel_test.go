@@ -35,7 +35,7 @@ func TestClusterCancelThenRestoreExactlyOnce(t *testing.T) {
 func cancelPartWay(t *testing.T, c *testCluster, args []string, out string, n int64) {
 	t.Helper()
 	_, sout, done := c.submitAttached(args...)
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitCheckpoint("keycount", 2, "")
 	if code, stdout, stderr := c.client("cancel", "keycount"); code != 0 {
 		t.Fatalf("cancel: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -147,10 +147,7 @@ func startDeathJob(t *testing.T, coordinator string, n int64, n2Args ...string) 
 	w := watchDeaths(t, c.url, "keycount")
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", coordinator)...)
-	c.waitStatus("two checkpoints on coordinator "+coordinator, func(s statusView) bool {
-		id, by := jobCheckpoints(s, "keycount")
-		return id >= 2 && by == coordinator
-	})
+	c.waitCheckpoint("keycount", 2, coordinator)
 	return c, w, out, sout, done
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/cluster"
 	"github.com/weirstream/weir/samples/keycount"
 
 	"github.com/weirstream/weir/internal/logcheck"
@@ -215,6 +216,27 @@ func (c *testCluster) waitStatus(what string, cond func(statusView) bool) status
 	}
 }
 
+// waitCheckpoint waits until job runs with checkpoint min or a later one
+// (coordinated by coord, unless it is empty) and fails at once, not at the
+// deadline, if the job ends first: a job too short for the machine's speed
+// is then reported as such.
+func (c *testCluster) waitCheckpoint(job string, min int, coord string) statusView {
+	c.t.Helper()
+	what := fmt.Sprintf("checkpoint %d of %s", min, job)
+	if coord != "" {
+		what += " coordinated by " + coord
+	}
+	return c.waitStatus(what, func(s statusView) bool {
+		for _, j := range s.Jobs {
+			if j.Name == job && (j.State == cluster.JobFinished || j.State == cluster.JobFailed || j.State == cluster.JobCancelled) {
+				c.t.Fatalf("waiting for %s: the job ended (%s) first; it is too short for this machine", what, j.State)
+			}
+		}
+		id, by := jobCheckpoints(s, job)
+		return id >= min && (coord == "" || by == coord)
+	})
+}
+
 // jobCheckpoints is how many checkpoints the job's coordinator reports.
 func jobCheckpoints(s statusView, job string) (int, string) {
 	for _, j := range s.Jobs {
@@ -249,8 +271,14 @@ func verifyKeycount(t *testing.T, path string, n int64, k int) {
 // parallelism 3 each of the three nodes runs a pipeline (source[i],
 // count[i], and the single sink on one of them).
 func keycountArgs(out string, n int64, k int) []string {
+	return pacedKeycountArgs(out, n, k, 0.03)
+}
+
+// pacedKeycountArgs is keycountArgs with sleepMs per record in the keyed
+// stage: the job lasts about n*sleepMs/3 ms.
+func pacedKeycountArgs(out string, n int64, k int, sleepMs float64) []string {
 	return []string{"keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
-		"--out", out, "--sleep-ms", "0.03", "--checkpoint-interval", "100ms", "--log-level", "warn"}
+		"--out", out, "--sleep-ms", fmt.Sprint(sleepMs), "--checkpoint-interval", "100ms", "--log-level", "warn"}
 }
 
 // waitRecoveredWithout waits until keycount runs again after a restart,

@@ -22,7 +22,7 @@ func TestClusterBadInputIsCountedNotFatal(t *testing.T) {
 	out := filepath.Join(c.dir, "out.jsonl")
 	const n, k = 300000, 100
 	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
-	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitCheckpoint("keycount", 1, "")
 
 	nc, err := nats.Connect(c.url)
 	if err != nil {

@@ -60,7 +60,7 @@ func TestClusterMetricsWhileANodeIsKilled(t *testing.T) {
 		}
 	}
 	_, sout, done := c.submitAttached(append(args, "--coordinator", "n2")...)
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitCheckpoint("keycount", 2, "")
 	job := map[string]string{"job": "keycount"}
 	for _, id := range []string{"n1", "n2", "n3"} {
 		f := c.scrapeNode(id)

@@ -47,7 +47,7 @@ func TestClusterRestartedNodeGetsItsTasksBack(t *testing.T) {
 			}
 			_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 				"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", tc.mode, "--coordinator", "n2")
-			s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+			s := c.waitCheckpoint("keycount", 2, "")
 			before := tasksOn(s, "n3")
 			if len(before) == 0 {
 				t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)
@@ -168,7 +168,7 @@ func TestClusterWholeRestartRestoresLocally(t *testing.T) {
 	const n, k = 600000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 		"--out", out, "--sleep-ms", "0.02", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitCheckpoint("keycount", 2, "")
 	for _, id := range []string{"n3", "n2", "n1"} {
 		c.kill(id)
 	}
@@ -226,7 +226,7 @@ func TestClusterNodeWithAnotherNodesWorkdirAdoptsNothing(t *testing.T) {
 	const n, k = 300000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 		"--out", out, "--sleep-ms", "0.03", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
-	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	s := c.waitCheckpoint("keycount", 2, "")
 	if len(tasksOn(s, "n3")) == 0 {
 		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)
 	}

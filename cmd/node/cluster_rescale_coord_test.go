@@ -72,7 +72,7 @@ func TestClusterLiveRescaleCoordinatorKilled(t *testing.T) {
 	c.waitStatus("every node seeing every node", func(s statusView) bool { return s.allSeeAll(3) })
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
-	c.waitStatus("a checkpoint", func(s statusView) bool { id, coord := jobCheckpoints(s, "keycount"); return id >= 1 && coord == "n2" })
+	c.waitCheckpoint("keycount", 1, "n2")
 	// Attached, it prints the plan, then every second that the rescale
 	// runs.
 	resc := exec.Command(c.bin, "rescale", "keycount", "--operator", "count", "--parallelism", "3", "--nats", c.url)
@@ -137,7 +137,7 @@ func TestClusterLiveRescaleCoordinatorKilled(t *testing.T) {
 		}
 	}
 	first, _ := jobCheckpoints(after, "keycount")
-	c.waitStatus("a checkpoint after the takeover", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
+	c.waitCheckpoint("keycount", first+1, "")
 	cancelAndVerify(t, c, done, sout, out)
 }
 

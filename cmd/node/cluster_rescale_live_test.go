@@ -53,7 +53,7 @@ func TestClusterLiveRescale(t *testing.T) {
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(liveRescaleArgs(out)...)
-	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitCheckpoint("keycount", 1, "")
 	for _, step := range []struct{ p, moves string }{{"3", "count 2→3 moves 42 of 128 (min 42)"}, {"1", "count 3→1 moves 85 of 128 (min 85)"},
 		{"4", "count 1→4 moves 96 of 128 (min 96)"}} {
 		code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", step.p)
@@ -216,7 +216,7 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 		}
 	}
 	_, sout, done := c.submitAttached(args...)
-	s := c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	s := c.waitCheckpoint("keycount", 1, "")
 	// n1 embeds NATS and n2 coordinates: n3 goes.
 	const victim = "n3"
 	if s.Jobs[0].Tasks["count[2]"] != victim && s.Jobs[0].Tasks["count[1]"] != victim && s.Jobs[0].Tasks["count[0]"] != victim {
@@ -240,7 +240,7 @@ func TestClusterLiveRescaleNodeKilled(t *testing.T) {
 	}
 	t.Logf("node rescale --detach:\n%sthe rescale: %s", stdout, outcome)
 	first, _ := jobCheckpoints(after, "keycount")
-	c.waitStatus("a checkpoint after the recovery", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id > first })
+	c.waitCheckpoint("keycount", first+1, "")
 	cancelAndVerify(t, c, done, sout, out)
 }
 
@@ -260,7 +260,7 @@ func TestClusterLiveRescaleTakeover(t *testing.T) {
 		}
 	}
 	_, sout, done := c.submitAttached(args...)
-	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitCheckpoint("keycount", 1, "")
 	code, stdout, stderr := c.client("rescale", "keycount", "--operator", "count", "--parallelism", "3")
 	if code != 0 || !strings.Contains(stdout, "committed: took") {
 		t.Fatalf("node rescale: exit %d\n%s\n%s", code, stdout, stderr)
@@ -303,7 +303,7 @@ func TestClusterRescaleErrors(t *testing.T) {
 		}
 	}
 	_, sout, done := c.submitAttached(args...)
-	c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	c.waitCheckpoint("keycount", 1, "")
 	refused(`no operator "nope"`, "keycount", "--operator", "nope", "--parallelism", "3")
 	refused(`source "source" cannot change parallelism live`, "keycount", "--operator", "source", "--parallelism", "3")
 	refused(`operator "count"`, "keycount", "--operator", "count", "--parallelism", "129")

@@ -17,16 +17,15 @@ var fourSlots = []string{"--slots", "4"}
 
 // runCoordinatedBy starts three 4-slot nodes and submits a keycount of
 // 300,000 records coordinated by coord, attached; it returns once the job
-// has two checkpoints.
+// has two checkpoints. The job lasts about 8 s: at the 3 s of
+// keycountArgs, one on a busy machine ended before a status poll saw its
+// second checkpoint.
 func runCoordinatedBy(t *testing.T, coord string) (*testCluster, string, *lockedBuffer, chan error) {
 	t.Helper()
 	c := startClusterWith(t, buildNode(t), []string{"n1", "n2", "n3"}, fourSlots, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n300k, k100), "--coordinator", coord)...)
-	c.waitStatus("two checkpoints on coordinator "+coord, func(s statusView) bool {
-		id, by := jobCheckpoints(s, "keycount")
-		return id >= 2 && by == coord
-	})
+	_, sout, done := c.submitAttached(append(pacedKeycountArgs(out, n300k, k100, 0.08), "--coordinator", coord)...)
+	c.waitCheckpoint("keycount", 2, coord)
 	return c, out, sout, done
 }
 
@@ -57,11 +56,8 @@ func TestClusterCoordinatorKilledWithAnotherNode(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n300k, k100), "--coordinator", "n2")...)
-	s := c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
-		id, by := jobCheckpoints(s, "keycount")
-		return id >= 2 && by == "n2"
-	})
+	_, sout, done := c.submitAttached(append(pacedKeycountArgs(out, n300k, k100, 0.08), "--coordinator", "n2")...)
+	s := c.waitCheckpoint("keycount", 2, "n2")
 	if len(tasksOn(s, "n3")) == 0 {
 		t.Fatalf("no task on n3 before the kill: %+v", s.Jobs)
 	}
@@ -152,10 +148,7 @@ func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 	c := startCluster(t, buildNode(t), []string{"z", "n1", "n2", "n3"}, []string{"--slots", "1"}, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n1")...)
-	s := c.waitStatus("two checkpoints on coordinator n1", func(s statusView) bool {
-		id, coord := jobCheckpoints(s, "keycount")
-		return id >= 2 && coord == "n1"
-	})
+	s := c.waitCheckpoint("keycount", 2, "n1")
 	for _, j := range s.Jobs {
 		if j.Name == "keycount" && j.Tasks["sink[0]"] != "n1" {
 			t.Fatalf("the sink runs on %s, want the coordinator's node n1: %v", j.Tasks["sink[0]"], j.Tasks)

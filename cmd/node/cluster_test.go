@@ -106,7 +106,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 func TestClusterSurvivesAWorkerKill(t *testing.T) {
 	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
-	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	s := c.waitCheckpoint("keycount", 2, "")
 	victim := ""
 	for _, j := range s.Jobs {
 		for _, node := range j.Tasks {
@@ -139,10 +139,7 @@ func TestClusterSurvivesAWorkerKill(t *testing.T) {
 func TestClusterCoordinatorTakeover(t *testing.T) {
 	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
-	c.waitStatus("two checkpoints on coordinator n2", func(s statusView) bool {
-		id, coord := jobCheckpoints(s, "keycount")
-		return id >= 2 && coord == "n2"
-	})
+	c.waitCheckpoint("keycount", 2, "n2")
 	c.kill("n2")
 	if err := waitSubmit(t, done, sout); err != nil {
 		t.Fatalf("node submit after killing the coordinator: %v\n%s", err, sout.String())
@@ -162,7 +159,7 @@ func TestClusterCoordinatorTakeover(t *testing.T) {
 func TestClusterGracefulLeave(t *testing.T) {
 	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitCheckpoint("keycount", 2, "")
 	local, _ := filepath.Glob(filepath.Join(c.dir, "n3", "state", "keycount", "chk-*", "*"))
 	if len(local) == 0 {
 		t.Fatal("node n3 keeps no copy of its tasks' state in its workdir")
@@ -195,7 +192,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 func TestClusterNodeRestartedQuickly(t *testing.T) {
 	t.Parallel()
 	c, out, sout, done := runOnCluster(t)
-	c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	c.waitCheckpoint("keycount", 2, "")
 	c.kill("n3")
 	c.startNode("n3", []string{"--nats", c.url})
 	if err := waitSubmit(t, done, sout); err != nil {

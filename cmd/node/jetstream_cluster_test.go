@@ -31,7 +31,7 @@ func TestJetStreamBridgeSurvivesANodeKill(t *testing.T) {
 	}
 	_, sout, done := c.submitAttached("jsbridge", "--parallelism", "3", "--checkpoint-interval", "100ms",
 		"--log-level", "warn", "--coordinator", "n2")
-	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "jsbridge"); return id >= 2 })
+	s := c.waitCheckpoint("jsbridge", 2, "")
 	onN3 := false
 	for _, j := range s.Jobs {
 		for _, node := range j.Tasks {

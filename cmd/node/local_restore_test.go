@@ -45,7 +45,7 @@ func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 			const n, k = 300000, 100
 			_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
 				"--out", out, "--sleep-ms", "0.03", "--checkpoint-interval", "100ms", "--checkpoint-mode", mode)
-			c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+			c.waitCheckpoint("keycount", 2, "")
 			c.kill("n1")
 			damaged := 0
 			if tc.name == "damaged" {

@@ -59,10 +59,7 @@ func TestClusterDeathReconnectWithinGraceIsNotDead(t *testing.T) {
 	const n = 1_200_000
 	out := filepath.Join(c.dir, "out.jsonl")
 	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n1")...)
-	c.waitStatus("two checkpoints on coordinator n1", func(s statusView) bool {
-		id, by := jobCheckpoints(s, "keycount")
-		return id >= 2 && by == "n1"
-	})
+	c.waitCheckpoint("keycount", 2, "n1")
 	reconnects := func(want int) func() bool {
 		return func() bool { return strings.Count(n2.stderr.String(), "reconnected to NATS") >= want }
 	}

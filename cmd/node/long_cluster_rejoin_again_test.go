@@ -46,7 +46,7 @@ func TestClusterNodeKilledAgainAfterWholeRestartGetsItsTasksBack(t *testing.T) {
 	const n, k = 2400000, 100
 	_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--parallelism", "3",
 		"--out", out, "--sleep-ms", "0.01", "--checkpoint-interval", "100ms", "--checkpoint-mode", "unaligned", "--coordinator", "n2")
-	s := c.waitStatus("two checkpoints", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 2 })
+	s := c.waitCheckpoint("keycount", 2, "")
 	first, _ := jobCheckpoints(s, "keycount")
 	for _, id := range []string{"n3", "n2", "n1"} {
 		c.kill(id)

@@ -85,7 +85,7 @@ func submitStaging(t *testing.T, c *testCluster, coordinator string, want map[st
 	submit, sout, done := c.submitAttached(stagingShrinkArgs(j.dir, coordinator, extra...)...)
 	j.sout, j.done = sout, done
 	t.Cleanup(func() { _ = submit.Process.Kill() }) // a failed test leaves no attached submit behind
-	s := c.waitStatus("a checkpoint", func(s statusView) bool { id, _ := jobCheckpoints(s, "keycount"); return id >= 1 })
+	s := c.waitCheckpoint("keycount", 1, "")
 	for task, node := range want {
 		if got := s.Jobs[0].Tasks[task]; got != node {
 			t.Fatalf("%s runs on %q, want %s (the test's roles depend on it): placement %v", task, got, node, s.Jobs[0].Tasks)
