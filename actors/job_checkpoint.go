@@ -65,6 +65,11 @@ type jobCheckpoints struct {
 	coord       *checkpoints.Coordinator
 	acks        map[uint64]map[taskid.ID]*taskAckMsg // per checkpoint in flight
 	triggeredAt map[uint64]time.Time
+	// retiring is set while a retire of old checkpoints runs; the ids of
+	// the retires asked for meanwhile wait in retireNext. One at a time: a
+	// retire reads the manifests of checkpoints another would be deleting.
+	retiring   bool
+	retireNext []uint64
 }
 
 // ended forgets checkpoint id's acknowledgements and trigger time.
@@ -138,6 +143,11 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		acts = c.coord.OnDecline(m.id, taskID(op, m.instance), m.reason, now)
 	case *retiredMsg:
 		a.pruneParts(m.deleted)
+		c.retiring = false
+		if next := c.retireNext; len(next) > 0 {
+			c.retireNext = nil
+			a.retireCheckpoints(ctx, next)
+		}
 		return true
 	case *manifestDoneMsg:
 		if m.err != nil {
