@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/natstest"
 )
 
 func BenchmarkLocalPutBlob(b *testing.B) {
@@ -63,4 +66,47 @@ func BenchmarkEncodeDecodeManifest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkJetStreamGetObject reads a 32 MiB object from an embedded
+// server's file storage with the store's pull reader and, to compare, with
+// ObjectStore.GetBytes.
+func BenchmarkJetStreamGetObject(b *testing.B) {
+	js := natstest.Start(b, natstest.Options{JetStream: true}).JetStream(b)
+	s, err := NewJetStream(js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	data := make([]byte, 32<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if _, err := s.PutBlob(ctx, "bench", 1, "big", data); err != nil {
+		b.Fatal(err)
+	}
+	obs, err := js.ObjectStore(ctx, bucketName(s.cfg.prefix, "bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := objectName(1, "big")
+	b.Run("pull", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := s.getObject(ctx, obs, "bench", name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("nats-get", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			c, cancel := context.WithTimeout(ctx, time.Minute)
+			_, err := obs.GetBytes(c, name)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -154,22 +154,6 @@ func (s *JetStream) objectStore(ctx context.Context, job string, create bool) (j
 	return obs, nil
 }
 
-// getObject reads a whole object; a missing object wraps ErrNotFound and a
-// JetStream digest mismatch wraps ErrCorrupt.
-func getObject(ctx context.Context, obs jetstream.ObjectStore, name string) ([]byte, error) {
-	data, err := obs.GetBytes(ctx, name)
-	switch {
-	case err == nil:
-		return data, nil
-	case errors.Is(err, jetstream.ErrObjectNotFound):
-		return nil, fmt.Errorf("object %s: %w", name, ErrNotFound)
-	case errors.Is(err, jetstream.ErrDigestMismatch):
-		return nil, fmt.Errorf("object %s: %v: %w", name, err, ErrCorrupt)
-	default:
-		return nil, fmt.Errorf("object %s: %w", name, err)
-	}
-}
-
 // PutBlob implements Store.
 func (s *JetStream) PutBlob(ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error) {
 	wrap := func(err error) error {
@@ -219,7 +203,7 @@ func (s *JetStream) readObject(ctx context.Context, job string, ckpt uint64, nam
 	if err != nil {
 		return nil, err
 	}
-	return getObject(ctx, obs, objectName(ckpt, name))
+	return s.getObject(ctx, obs, job, objectName(ckpt, name))
 }
 
 // CommitManifest implements Store.
@@ -242,7 +226,7 @@ func (s *JetStream) CommitManifest(ctx context.Context, m *Manifest) error {
 		return wrap(err)
 	}
 	name := objectName(m.CheckpointID, manifestName)
-	old, err := getObject(ctx, obs, name)
+	old, err := s.getObject(ctx, obs, m.Job, name)
 	switch {
 	case err == nil:
 		same, conflict := compareCommitted(m.Job, m.CheckpointID, old, data)
@@ -275,11 +259,12 @@ func (s *JetStream) Manifest(ctx context.Context, job string, ckpt uint64) (*Man
 	if err != nil {
 		return nil, fmt.Errorf("manifest of job %q checkpoint %d: %w", job, ckpt, err)
 	}
-	return readJSManifest(ctx, obs, job, ckpt)
+	return s.readManifest(ctx, obs, job, ckpt)
 }
 
-func readJSManifest(ctx context.Context, obs jetstream.ObjectStore, job string, ckpt uint64) (*Manifest, error) {
-	data, err := getObject(ctx, obs, objectName(ckpt, manifestName))
+// readManifest reads and decodes the manifest of checkpoint ckpt of job.
+func (s *JetStream) readManifest(ctx context.Context, obs jetstream.ObjectStore, job string, ckpt uint64) (*Manifest, error) {
+	data, err := s.getObject(ctx, obs, job, objectName(ckpt, manifestName))
 	if err != nil {
 		return nil, fmt.Errorf("manifest of job %q checkpoint %d: %w", job, ckpt, err)
 	}
@@ -337,7 +322,7 @@ func (s *JetStream) prepareJob(ctx context.Context, op, job string) ([]uint64, r
 		if err := s.check(ctx); err != nil {
 			return nil, err
 		}
-		return readJSManifest(ctx, obs, job, ckpt)
+		return s.readManifest(ctx, obs, job, ckpt)
 	}
 	return ids, read, nil
 }
