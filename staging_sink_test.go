@@ -41,15 +41,21 @@ func stagedKeycount(g *weir.Graph, prefix string, n int64, k, p, sinkP int, slee
 
 // stagedKeycountInto is stagedKeycount into the sinks newSink makes.
 func stagedKeycountInto(g *weir.Graph, prefix string, n int64, k, p, sinkP int, sleepMs float64, newSink func(int) weir.Sink[keycount.Count]) {
+	sleepers := weir.NewSleepers(time.Duration(sleepMs * float64(time.Millisecond)))
+	stagedKeycountTicked(g, prefix, n, k, p, sinkP, func(i int) { sleepers[i].Tick() }, newSink)
+}
+
+// stagedKeycountTicked is stagedKeycountInto with tick(instance) called
+// for each record the count stage processes.
+func stagedKeycountTicked(g *weir.Graph, prefix string, n int64, k, p, sinkP int, tick func(int), newSink func(int) weir.Sink[keycount.Count]) {
 	keys := keycount.Keys(k)
 	events := weir.Generate(g, prefix+"source", n, func(i int64) keycount.Event {
 		return keycount.Event{Key: keys[i%int64(k)], Seq: i}
 	}, weir.Parallelism(p))
 	counts := weir.NewValueState[int64](g, prefix+"count")
-	sleepers := weir.NewSleepers(time.Duration(sleepMs * float64(time.Millisecond)))
 	out := weir.Process(weir.KeyBy(events, func(e keycount.Event) string { return e.Key }), prefix+"count",
 		func(ctx *weir.KeyedContext[string], e keycount.Event, out *weir.Emitter[keycount.Count]) error {
-			sleepers[ctx.Instance()].Tick()
+			tick(ctx.Instance())
 			c := counts.Get(ctx) + 1
 			counts.Set(ctx, c)
 			out.Emit(keycount.Count{Key: e.Key, Count: c})

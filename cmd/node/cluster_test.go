@@ -22,7 +22,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 900000, 100 // about 3 s at 0.01 ms per record and parallelism 3: long enough to watch
+	const n, k = 600000, 100 // about 6 s at 0.03 ms per record and parallelism 3: long enough to watch
 
 	inspect := exec.Command(bin, "inspect", "weir.keycount.>", "--for", "60s", "--nats", c.url)
 	lines := &lockedBuffer{}
