@@ -314,6 +314,9 @@ func (a *jobActor) stopIO() {
 	if a.job.uploads != nil {
 		a.job.uploads.stop()
 	}
+	if a.ckpt != nil && a.ckpt.retirer != nil {
+		a.ckpt.retirer.stop()
+	}
 }
 
 // failure turns a supervisor report into an error naming the task.
@@ -348,6 +351,7 @@ func (a *jobActor) end(ctx actor.Context, err error) {
 	a.stopStopTimer()
 	a.stopFlushTicker()
 	a.stopChaos()
+	a.finishRetires()
 	a.stopIO()
 	reason := "finished"
 	if err != nil {

@@ -70,6 +70,7 @@ type jobCheckpoints struct {
 	// retire reads the manifests of checkpoints another would be deleting.
 	retiring   bool
 	retireNext []uint64
+	retirer    *uploader // one worker: retires, in order
 }
 
 // ended forgets checkpoint id's acknowledgements and trigger time.
@@ -99,6 +100,7 @@ func (a *jobActor) startCheckpoints() error {
 	}
 	a.ckpt = &jobCheckpoints{coord: c, acks: map[uint64]map[taskid.ID]*taskAckMsg{}, triggeredAt: map[uint64]time.Time{}}
 	a.job.uploads = newUploader(a.job.node.quit, 2, 2*len(tasks)+16, co.Timeout)
+	a.ckpt.retirer = newUploader(a.job.node.quit, 1, 4, co.Timeout)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,5 +87,45 @@ func TestRetiresRunOneAtATime(t *testing.T) {
 	}
 	if most := st.most.Load(); most != 1 {
 		t.Fatalf("%d retires ran at once, want 1", most)
+	}
+}
+
+// TestStopRetiresWhatItsCheckpointPushedOut: a job with --retain 1 stopped
+// with a checkpoint leaves that checkpoint only in the store. Before, the
+// stop checkpoint's retire of the one before was cancelled by the job's
+// end, which left two and logged "retire old checkpoints ... canceled".
+func TestStopRetiresWhatItsCheckpointPushedOut(t *testing.T) {
+	for round := range 3 {
+		st, err := store.NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{BatchSize: 256, ChannelCapacity: 4, FlushInterval: time.Millisecond,
+			Checkpoint: CheckpointOptions{Mode: barriers.Unaligned, Interval: 20 * time.Millisecond, Timeout: time.Minute, Retain: 1, Store: st}}
+		var log lockedLog
+		node := NewNode(zerolog.New(&log).Level(zerolog.DebugLevel))
+		var counter atomic.Pointer[gatedCounter]
+		j, err := node.Submit(counterPlan("retire-stop", 1, 200000, nil, 16, &counter), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !poll.Until(flowDeadline, poll.Every, func() bool { return len(j.Checkpoints()) >= 2 }) {
+			t.Fatal("no two checkpoints")
+		}
+		j.Stop("test over")
+		if err := waitJob(t, j); err != nil {
+			t.Fatal(err)
+		}
+		<-j.Gone()
+		node.Shutdown()
+		ids, err := st.List(context.Background(), "retire-stop")
+		last := j.Checkpoints()[len(j.Checkpoints())-1].ID
+		if err != nil || len(ids) != 1 || ids[0] != last {
+			t.Fatalf("round %d: the store holds checkpoints %v (%v), want only the last, %d (--retain 1)\n%s", round, ids, err, last, log.String())
+		}
+		if strings.Contains(log.String(), "retire old checkpoints") {
+			t.Fatalf("round %d: a retire failed:\n%s", round, log.String())
+		}
+		st.Close()
 	}
 }

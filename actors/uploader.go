@@ -28,6 +28,11 @@ type uploader struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	once     sync.Once
+
+	mu      sync.Mutex
+	pending int           // submitted and not yet returned
+	idle    chan struct{} // closed when pending falls to 0 (made by drain)
+	closing bool          // drain began: no new work
 }
 
 // newUploader starts workers goroutines with a queue of depth jobs, each job
@@ -58,9 +63,21 @@ func newUploader(quit <-chan struct{}, workers, depth int, deadline time.Duratio
 
 // run calls fn with a context that ends at the deadline or at stop.
 func (u *uploader) run(fn func(context.Context)) {
+	defer u.done()
 	ctx, cancel := context.WithTimeout(u.ctx, u.deadline)
 	defer cancel()
 	fn(ctx)
+}
+
+// done counts a piece of work as returned.
+func (u *uploader) done() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.pending--
+	if u.pending == 0 && u.idle != nil {
+		close(u.idle)
+		u.idle = nil
+	}
 }
 
 // submit queues fn without blocking. It returns errUploadsFull when the queue
@@ -70,12 +87,42 @@ func (u *uploader) submit(fn func(context.Context)) error {
 	if u.ctx.Err() != nil {
 		return errUploaderStopped
 	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closing {
+		return errUploaderStopped
+	}
 	select {
 	case u.work <- fn:
+		u.pending++
 		return nil
 	default:
 		return fmt.Errorf("%w (%d queued)", errUploadsFull, cap(u.work))
 	}
+}
+
+// drain lets the queued and running work finish, for at most bound, then
+// stops; it refuses new work at once.
+func (u *uploader) drain(bound time.Duration) {
+	u.mu.Lock()
+	u.closing = true
+	var idle chan struct{}
+	if u.pending > 0 && u.ctx.Err() == nil {
+		if u.idle == nil {
+			u.idle = make(chan struct{})
+		}
+		idle = u.idle
+	}
+	u.mu.Unlock()
+	if idle != nil {
+		t := time.NewTimer(bound)
+		select {
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	u.stop()
 }
 
 // stop cancels pending I/O and waits for the workers; idempotent.

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,53 @@ func TestUploaderStopCancelsRunningUpload(t *testing.T) {
 	if err := <-ended; !errors.Is(err, context.Canceled) {
 		t.Fatalf("upload ended with %v, want canceled by stop", err)
 	}
+}
+
+// TestUploaderDrainLetsQueuedWorkFinish: drain waits for the running and
+// the queued work (neither cancelled) and refuses new work at once.
+func TestUploaderDrainLetsQueuedWorkFinish(t *testing.T) {
+	u := newUploader(nil, 1, 2, time.Hour)
+	started, gate := make(chan struct{}), make(chan struct{})
+	errs := make(chan error, 2)
+	if err := u.submit(func(c context.Context) { close(started); <-gate; errs <- c.Err() }); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.submit(func(c context.Context) { errs <- c.Err() }); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, started, "the first upload to start")
+	drained := make(chan struct{})
+	go func() { defer close(drained); u.drain(time.Hour) }()
+	for u.submit(func(context.Context) {}) == nil {
+		// drain has not begun yet: what this queued runs before it ends
+		runtime.Gosched()
+	}
+	close(gate)
+	waitClosed(t, drained, "drain to return")
+	for i := range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("work %d ended with %v, want it to finish uncancelled", i, err)
+		}
+	}
+	if err := u.submit(func(context.Context) {}); !errors.Is(err, errUploaderStopped) {
+		t.Fatalf("submit after drain: %v, want errUploaderStopped", err)
+	}
+}
+
+// TestUploaderDrainIsBounded: work that does not finish within drain's
+// bound is cancelled, and drain returns.
+func TestUploaderDrainIsBounded(t *testing.T) {
+	u := newUploader(nil, 1, 1, time.Hour)
+	started, ended := make(chan struct{}), make(chan error, 1)
+	if err := u.submit(func(c context.Context) { close(started); <-c.Done(); ended <- c.Err() }); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, started, "the upload to start")
+	u.drain(time.Millisecond)
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("hung upload ended with %v, want cancelled after the bound", err)
+	}
+	u.drain(time.Hour) // after stop: returns at once
 }
 
 // hungStore is a store whose PutBlob blocks until its context ends.
