@@ -51,11 +51,22 @@
 // Commit. Restoring a checkpoint older than the newest committed one
 // retracts (deletes) the newer output, as the file sink truncates.
 //
+// Rescaling: the sink is a weir.HandOffSink, so it may also have fewer
+// instances, live or at a restore. An instance a live rescale removes hands
+// its sealed batches and the records it staged since its last checkpoint to
+// another; the taker seals the records into its next batch and adopts the
+// batches as its own (Weir-Sink is the taker's): the removed instance never
+// published them, and if a checkpoint from before the rescale is restored,
+// the removed instance's Recover publishes them under its own identity while
+// the taker's deletes its copies, published after that checkpoint. A
+// restore at fewer instances has an instance recover each removed one's
+// state under the removed one's identity (RecoverRemoved), by the same
+// rules as Recover.
+//
 // What it needs: the stream must keep the sink's messages since the restored
 // checkpoint (limits that discard them undo the scan) and allow deletes; a
 // sink's staged output is held in memory and in the checkpoint until it
-// commits, so checkpoint often when output is large; a sink with checkpoint
-// state keeps its parallelism on a restore.
+// commits, so checkpoint often when output is large.
 //
 // # Encoding
 //

@@ -1,14 +1,17 @@
 package jetstream
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/weirstream/weir"
 )
@@ -127,13 +130,13 @@ func (s *sink[T]) PrepareCommit(id uint64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.pending = append(s.pending, batch{Checkpoint: id, Nonce: nonce, Msgs: s.current})
+	s.pending = append(s.pending, batch{Checkpoint: id, Nonce: nonce, Msgs: s.current, Writer: s.id})
 	s.current = nil
 	last, err := s.lastSeq()
 	if err != nil {
 		return nil, err
 	}
-	return encodeSinkState(sinkState{ScanFrom: last, Batches: s.pending})
+	return encodeSinkState(sinkState{ScanFrom: last, Batches: s.pending, Writer: s.id})
 }
 
 // Commit publishes every batch sealed up to checkpoint id, oldest first,
@@ -163,7 +166,34 @@ func (s *sink[T]) Recover(id uint64, state []byte) error {
 	if err != nil {
 		return fmt.Errorf("jetstream sink %s: checkpoint %d: %w", s.id, id, err)
 	}
-	present, stale, err := s.scan(st)
+	return s.recoverAs(id, s.id, st)
+}
+
+// RecoverRemoved is Recover for the state of checkpoint id of an instance
+// a restore at fewer instances removed: its messages are published, and
+// deleted where stale, under its own Weir-Sink value.
+func (s *sink[T]) RecoverRemoved(id uint64, state []byte) error {
+	if len(state) == 0 {
+		return nil
+	}
+	st, err := decodeSinkState(state)
+	if err != nil {
+		return fmt.Errorf("jetstream sink %s: removed instance's checkpoint %d: %w", s.id, id, err)
+	}
+	if st.Writer == "" {
+		if len(st.Batches) == 0 {
+			return nil
+		}
+		return fmt.Errorf("jetstream sink %s: removed instance's checkpoint %d was written before sinks recorded their identity: restore it at its own parallelism", s.id, id)
+	}
+	return s.recoverAs(id, st.Writer, st)
+}
+
+// recoverAs makes the stream hold what st (of writer, checkpoint id)
+// covers: it deletes writer's messages after st.ScanFrom of batches st
+// does not hold, and publishes the messages of st's batches not stored.
+func (s *sink[T]) recoverAs(id uint64, writer string, st sinkState) error {
+	present, stale, err := s.scan(st, writer)
 	if err != nil {
 		return fmt.Errorf("jetstream sink %s: checkpoint %d: %w", s.id, id, err)
 	}
@@ -176,20 +206,64 @@ func (s *sink[T]) Recover(id uint64, state []byte) error {
 	}
 	for i := range st.Batches {
 		b := &st.Batches[i]
-		if err := s.publish(b.Msgs, b, present[b.id()]); err != nil {
+		if b.Writer == "" {
+			b.Writer = writer
+		}
+		if err := s.publish(b.Msgs, b, present[b.key()]); err != nil {
 			return fmt.Errorf("jetstream sink %s: recover batch %s: %w", s.id, b.id(), err)
 		}
 	}
 	return nil
 }
 
-// scan reads, headers only, the stream's messages after st.ScanFrom and
-// returns, per batch of st, the indexes already stored, and the sequences of
-// this instance's messages from batches st does not hold.
-func (s *sink[T]) scan(st sinkState) (map[string]map[int]bool, []uint64, error) {
+// HandOff returns the sealed, uncommitted batches and the messages written
+// since the last checkpoint, and keeps none of them.
+func (s *sink[T]) HandOff() ([]byte, error) {
+	h := handOff{Batches: s.pending, Open: s.current}
+	s.pending, s.current = nil, nil
+	b, err := msgpack.Marshal(&h)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream sink %s: hand off: %w", s.id, err)
+	}
+	return b, nil
+}
+
+// TakeOver adopts what a removed instance handed off: its batches become
+// this instance's (published under its Weir-Sink, with its checkpoints of
+// the same or a later id); its open messages go before this instance's, to
+// be sealed at the next checkpoint.
+//
+// Adopted batches take this instance's identity because a later rescale
+// may add an instance with the removed one's number, whose Recover deletes
+// messages under that identity it does not hold. The removed instance never
+// published them, and a restore of a checkpoint from before the rescale
+// publishes them again under its identity, while this instance's Recover
+// deletes its copies, which were published after that checkpoint.
+func (s *sink[T]) TakeOver(state []byte) error {
+	var h handOff
+	if err := msgpack.Unmarshal(state, &h); err != nil {
+		return fmt.Errorf("jetstream sink %s: take over (%d bytes): %w", s.id, len(state), err)
+	}
+	for i := range h.Batches {
+		h.Batches[i].Writer = s.id
+	}
+	s.pending = append(s.pending, h.Batches...)
+	slices.SortStableFunc(s.pending, func(a, b batch) int { return cmp.Compare(a.Checkpoint, b.Checkpoint) })
+	s.current = append(h.Open, s.current...)
+	return nil
+}
+
+// scan reads, headers only, the stream's messages after st.ScanFrom. It
+// returns, per batch of st (by writer and id), the indexes already stored,
+// and the sequences of writer's messages from batches st does not hold.
+func (s *sink[T]) scan(st sinkState, writer string) (map[string]map[int]bool, []uint64, error) {
 	held := map[string]bool{}
 	for i := range st.Batches {
-		held[st.Batches[i].id()] = true
+		b := st.Batches[i]
+		if b.Writer == "" {
+			b.Writer = writer
+		}
+		held[b.key()] = true
 	}
 	last, err := s.lastSeq()
 	if err != nil || last <= st.ScanFrom {
@@ -217,22 +291,22 @@ func (s *sink[T]) scan(st sinkState) (map[string]map[int]bool, []uint64, error) 
 				return nil, nil, fmt.Errorf("scan after sequence %d: %w", seq, err)
 			}
 			seq = meta.Sequence.Stream
-			if msg.Headers().Get(HeaderSink) != s.id {
-				continue
-			}
-			bid := msg.Headers().Get(HeaderBatch)
-			if !held[bid] {
-				stale = append(stale, seq)
+			from := msg.Headers().Get(HeaderSink)
+			key := batchKey(from, msg.Headers().Get(HeaderBatch))
+			if !held[key] {
+				if from == writer {
+					stale = append(stale, seq)
+				}
 				continue
 			}
 			idx, err := strconv.Atoi(msg.Headers().Get(HeaderIndex))
 			if err != nil {
-				return nil, nil, fmt.Errorf("message %d of batch %s: bad %s header: %w", seq, bid, HeaderIndex, err)
+				return nil, nil, fmt.Errorf("message %d of batch %s: bad %s header: %w", seq, key, HeaderIndex, err)
 			}
-			if present[bid] == nil {
-				present[bid] = map[int]bool{}
+			if present[key] == nil {
+				present[key] = map[int]bool{}
 			}
-			present[bid][idx] = true
+			present[key][idx] = true
 		}
 		if err := mb.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
 			return nil, nil, fmt.Errorf("scan after sequence %d: %w", seq, err)
@@ -259,11 +333,12 @@ func (s *sink[T]) publish(msgs []staged, b *batch, skip map[int]bool) error {
 		msg := &nats.Msg{Subject: m.Subject, Data: m.Data}
 		var opts []jetstream.PublishOpt
 		if b != nil {
+			writer := cmp.Or(b.Writer, s.id)
 			msg.Header = nats.Header{}
-			msg.Header.Set(HeaderSink, s.id)
+			msg.Header.Set(HeaderSink, writer)
 			msg.Header.Set(HeaderBatch, b.id())
 			msg.Header.Set(HeaderIndex, strconv.Itoa(i))
-			opts = append(opts, jetstream.WithMsgID(s.id+"/"+b.id()+"/"+strconv.Itoa(i)))
+			opts = append(opts, jetstream.WithMsgID(writer+"/"+b.id()+"/"+strconv.Itoa(i)))
 		}
 		f, err := s.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
@@ -319,3 +394,5 @@ func newNonce() (string, error) {
 	}
 	return hex.EncodeToString(b[:]), nil
 }
+
+var _ weir.HandOffSink[[]byte] = (*sink[[]byte])(nil)

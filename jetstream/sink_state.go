@@ -19,10 +19,21 @@ type batch struct {
 	Checkpoint uint64   `msgpack:"c"`
 	Nonce      string   `msgpack:"n"`
 	Msgs       []staged `msgpack:"m"`
+	// Writer is the Weir-Sink value the batch is published under: the
+	// instance's whose state holds it (a restore at fewer instances
+	// publishes a removed instance's batches under its identity). Empty in
+	// states written before it was recorded: the instance's own.
+	Writer string `msgpack:"w,omitempty"`
 }
 
 // id is the batch's Weir-Batch header value.
 func (b *batch) id() string { return fmt.Sprintf("%d-%s", b.Checkpoint, b.Nonce) }
+
+// key names the batch among every writer's: its Weir-Sink and Weir-Batch.
+func (b *batch) key() string { return batchKey(b.Writer, b.id()) }
+
+// batchKey is the key of batch id of writer.
+func batchKey(writer, id string) string { return writer + " " + id }
 
 // sinkState is what a sink instance stores in a checkpoint: its sealed,
 // uncommitted batches, and the stream's last sequence when they were sealed
@@ -31,6 +42,16 @@ func (b *batch) id() string { return fmt.Sprintf("%d-%s", b.Checkpoint, b.Nonce)
 type sinkState struct {
 	ScanFrom uint64  `msgpack:"f"`
 	Batches  []batch `msgpack:"b"`
+	// Writer is the instance's Weir-Sink value (empty in older states).
+	Writer string `msgpack:"w,omitempty"`
+}
+
+// handOff is what an instance a live rescale removes hands to another: its
+// sealed, uncommitted batches (each with its writer), and the messages it
+// wrote since its last checkpoint.
+type handOff struct {
+	Batches []batch  `msgpack:"b"`
+	Open    []staged `msgpack:"o"`
 }
 
 func encodeSinkState(st sinkState) ([]byte, error) {
