@@ -33,6 +33,7 @@ type uploader struct {
 	pending int           // submitted and not yet returned
 	idle    chan struct{} // closed when pending falls to 0 (made by drain)
 	closing bool          // drain began: no new work
+	quit    <-chan struct{}
 }
 
 // newUploader starts workers goroutines with a queue of depth jobs, each job
@@ -41,7 +42,7 @@ type uploader struct {
 // stop the job's actors) is closed; a nil quit never is.
 func newUploader(quit <-chan struct{}, workers, depth int, deadline time.Duration) *uploader {
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &uploader{work: make(chan func(context.Context), depth), deadline: deadline, ctx: ctx, cancel: cancel}
+	u := &uploader{work: make(chan func(context.Context), depth), deadline: deadline, ctx: ctx, cancel: cancel, quit: quit}
 	for i := 0; i < workers; i++ {
 		u.wg.Add(1)
 		go func() {
@@ -101,8 +102,9 @@ func (u *uploader) submit(fn func(context.Context)) error {
 	}
 }
 
-// drain lets the queued and running work finish, for at most bound, then
-// stops; it refuses new work at once.
+// drain lets the queued and running work finish, for at most bound (or
+// until the node quits: its workers then run nothing more), then stops; it
+// refuses new work at once.
 func (u *uploader) drain(bound time.Duration) {
 	u.mu.Lock()
 	u.closing = true
@@ -119,6 +121,7 @@ func (u *uploader) drain(bound time.Duration) {
 		select {
 		case <-idle:
 		case <-t.C:
+		case <-u.quit:
 		}
 		t.Stop()
 	}

@@ -211,3 +211,20 @@ func waitEntered(t *testing.T, hs *hungStore) {
 		t.Fatalf("no upload reached the store within %v", shellDeadline)
 	}
 }
+
+// TestUploaderDrainEndsWhenItsNodeQuits: once the node quits, drain does
+// not wait out its bound for the work its workers hold (here until it is
+// cancelled, which only the stop after the wait does).
+func TestUploaderDrainEndsWhenItsNodeQuits(t *testing.T) {
+	quit := make(chan struct{})
+	u := newUploader(quit, 1, 2, time.Hour)
+	started := make(chan struct{})
+	if err := u.submit(func(c context.Context) { close(started); <-c.Done() }); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, started, "the upload to start")
+	close(quit)
+	drained := make(chan struct{})
+	go func() { defer close(drained); u.drain(time.Hour) }()
+	waitClosed(t, drained, "drain to return after the node quit")
+}
