@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -23,6 +24,7 @@ type JetStream struct {
 	mu     sync.Mutex
 	bucket map[string]jetstream.ObjectStore // job → bound bucket
 	closed atomic.Bool
+	idle   time.Duration // objectIdle; shorter in tests
 }
 
 var _ Store = (*JetStream)(nil)
@@ -67,7 +69,7 @@ func NewJetStream(js jetstream.JetStream, opts ...JetStreamOption) (*JetStream, 
 	if cfg.prefix != "" && sanitizeBucket(cfg.prefix) != cfg.prefix {
 		return nil, fmt.Errorf("open jetstream store: bucket prefix %q: only letters, digits, '-' and '_' allowed: %w", cfg.prefix, ErrInvalidName)
 	}
-	return &JetStream{js: js, cfg: cfg, bucket: make(map[string]jetstream.ObjectStore)}, nil
+	return &JetStream{js: js, cfg: cfg, bucket: make(map[string]jetstream.ObjectStore), idle: objectIdle}, nil
 }
 
 // BucketName returns the object-store bucket that holds the checkpoints of

@@ -70,7 +70,7 @@ func (s *JetStream) readChunks(ctx context.Context, obs jetstream.ObjectStore, b
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		wait := objectIdle
+		wait := s.idle
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
 			wait = max(time.Until(d), time.Millisecond)
 		}

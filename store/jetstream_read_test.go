@@ -20,6 +20,7 @@ func jsObject(t *testing.T) (*JetStream, jetstream.ObjectStore, *jetstream.Objec
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.idle = 100 * time.Millisecond // the idle pull the tests wait for
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
 	if _, err := s.PutBlob(testCtx(t), "j", 1, "b", data); err != nil {
 		t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 // is exactly one uninterrupted run.
 func TestClusterRestoreAtNewParallelism(t *testing.T) {
 	t.Parallel()
-	const n, k = 600000, 100 // 6 s of sleep in count: cancelled after two checkpoints, long before its end
+	const n, k = 300000, 100 // 6 s of sleep in count: cancelled after two checkpoints, long before its end
 	c := startCluster(t, buildNode(t), []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	args := append(keycountArgs(out, n, k), "--coordinator", "n2", "--checkpoint-mode", "unaligned")
+	args := append(pacedKeycountArgs(out, n, k, 0.06), "--coordinator", "n2", "--checkpoint-mode", "unaligned")
 	cancelPartWay(t, c, args, out, n)
 	_, sout2, done2 := c.submitAttached(append(args, "--restore", "latest", "--parallelism", "5")...)
 	if err := waitSubmit(t, done2, sout2); err != nil {

@@ -142,12 +142,13 @@ func TestClusterCoordinatorRestartedAtOnce(t *testing.T) {
 // with the sink goes to n1, the coordinator's node.
 func TestClusterPausedCoordinatorIsFenced(t *testing.T) {
 	t.Parallel()
-	// Long enough that the new coordinator still runs the job when the old
-	// one resumes.
-	const n = 1000000
+	// Long enough (about 10 s) that the new coordinator still runs the job
+	// when the old one resumes; paced by sleep rather than records, which
+	// cost CPU.
+	const n = 400000
 	c := startCluster(t, buildNode(t), []string{"z", "n1", "n2", "n3"}, []string{"--slots", "1"}, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	_, sout, done := c.submitAttached(append(keycountArgs(out, n, k100), "--coordinator", "n1")...)
+	_, sout, done := c.submitAttached(append(pacedKeycountArgs(out, n, k100, 0.075), "--coordinator", "n1")...)
 	s := c.waitCheckpoint("keycount", 2, "n1")
 	for _, j := range s.Jobs {
 		if j.Name == "keycount" && j.Tasks["sink[0]"] != "n1" {

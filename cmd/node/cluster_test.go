@@ -22,7 +22,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	bin := buildNode(t)
 	c := startCluster(t, bin, []string{"n1", "n2", "n3"}, nil, nil)
 	out := filepath.Join(c.dir, "out.jsonl")
-	const n, k = 600000, 100 // about 6 s at 0.03 ms per record and parallelism 3: long enough to watch
+	const n, k = 300000, 100 // about 6 s at 0.06 ms per record and parallelism 3: long enough to watch
 
 	inspect := exec.Command(bin, "inspect", "weir.keycount.>", "--for", "60s", "--nats", c.url)
 	lines := &lockedBuffer{}
@@ -32,7 +32,7 @@ func TestClusterRunsAJobOverNodes(t *testing.T) {
 	}
 	defer func() { _ = inspect.Process.Kill(); _ = inspect.Wait() }()
 
-	_, sout, done := c.submitAttached(keycountArgs(out, n, k)...)
+	_, sout, done := c.submitAttached(pacedKeycountArgs(out, n, k, 0.06)...)
 	s := c.waitStatus("tasks on several nodes and a checkpoint", func(s statusView) bool {
 		id, _ := jobCheckpoints(s, "keycount")
 		nodes := map[string]bool{}
