@@ -18,7 +18,7 @@ run:
 # Vet and run every test with the race detector; cmd/node, the longest
 # package, is listed first so that it starts first.
 test:
-	$(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./cmd/node ./...
+	$(GO) vet ./... && $(GO) test -race -count=1 -p 3 -timeout 15m ./cmd/node ./...
 
 # The long tests kept out of make test for its time (build tag long): a
 # two-phase (staging) sink shrunk live between three node processes, with
