@@ -47,7 +47,7 @@ type sinkState struct {
 }
 
 // handOff is what an instance a live rescale removes hands to another: its
-// sealed, uncommitted batches (each with its writer), and the messages it
+// sealed, uncommitted batches (the taker adopts them as its own), and the messages it
 // wrote since its last checkpoint.
 type handOff struct {
 	Batches []batch  `msgpack:"b"`
