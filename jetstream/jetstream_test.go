@@ -26,7 +26,9 @@ func TestRoundTripExactlyOnceUnderKills(t *testing.T) {
 	sup.MaxRestarts, sup.RestartWindow = 1000, time.Minute
 	sup.ChaosKillEvery, sup.ChaosSeed = 250*time.Millisecond, 7
 	t.Logf("chaos seed %d", sup.ChaosSeed)
-	res, err := weir.Run(context.Background(), countGraph(nc, 2, 2, 2, true),
+	// The count works 0.2 ms a record (about a second of input): without
+	// the race detector the job ended in 0.5 s, before the first kill.
+	res, err := weir.Run(context.Background(), slowCountGraph(nc, 2, 2, 2, true, 200*time.Microsecond),
 		weir.WithCheckpoints(weir.CheckpointConfig{Mode: weir.CheckpointUnaligned, Interval: 20 * time.Millisecond,
 			StateDir: filepath.Join(t.TempDir(), "state")}),
 		weir.WithRuntime(weir.RuntimeOptions{BatchSize: 64}),
