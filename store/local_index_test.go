@@ -135,6 +135,24 @@ func checkStats(t *testing.T, got ReadStats, localSecs, remoteSecs int, localByt
 	}
 }
 
+// readOneRemotely reads ts's sections of checkpoint ckpt through m and
+// checks that they are the checkpoint's and that only section damaged came
+// from the checkpoint store.
+func readOneRemotely(t *testing.T, m *Mirror, primary *countingStore, ckpt uint64, ts taskState, damaged int) [][]byte {
+	t.Helper()
+	got, stats, err := ReadSections(testCtx(t), m, "j", ckpt, ts.secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSections(t, got, ts.want)
+	size := ts.secs[damaged].Ref.Size
+	checkStats(t, stats, len(ts.secs)-1, 1, sumSizes(ts.secs)-size, size)
+	if n := primary.read(); n != 1 {
+		t.Fatalf("%d sections read from the checkpoint store, want 1", n)
+	}
+	return got
+}
+
 func sumSizes(secs []SectionRequest) int64 {
 	var n int64
 	for _, s := range secs {
@@ -174,16 +192,7 @@ func TestMirrorReadsOnlyTheDamagedSectionRemotely(t *testing.T) {
 	ts := putTaskState(t, m, "j", 7, "count", 2, groups, 1024, 2)
 	damaged := 3 // key group 13
 	flipLocalByte(t, local, "j", 7, "count/2/state", ts.secs[damaged].Ref.Offset+100)
-	got, stats, err := ReadSections(testCtx(t), m, "j", 7, ts.secs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSections(t, got, ts.want)
-	size := ts.secs[damaged].Ref.Size
-	checkStats(t, stats, len(ts.secs)-1, 1, sumSizes(ts.secs)-size, size)
-	if n := primary.read(); n != 1 {
-		t.Fatalf("%d sections read from the checkpoint store, want 1", n)
-	}
+	readOneRemotely(t, m, primary, 7, ts, damaged)
 	lines := logs.Lines(`"message":"local section damaged: reading it from the checkpoint store"`)
 	if len(lines) != 1 {
 		t.Fatalf("%d damaged-section log lines, want 1; log:\n%s", len(lines), logs)

@@ -22,10 +22,12 @@ type sectionRead struct {
 }
 
 // localPrefetch reads the local sections refs of a checkpoint, in order, on
-// up to localReadAhead goroutines, each section into a new buffer; next
+// up to localReadAhead goroutines, each section into new memory of its own
+// (its room in one shared buffer when they are large: sectionSlab); next
 // hands them over in order. stop ends the readers and waits for them.
 type localPrefetch struct {
 	refs    []BlobRef
+	bufs    [][]byte // per section, its room in one shared buffer (sectionSlab), or nil
 	results []chan sectionRead
 	taken   atomic.Int64 // the next section a reader takes
 	halt    atomic.Bool
@@ -35,7 +37,7 @@ type localPrefetch struct {
 
 // prefetchLocal starts reading refs of job's checkpoint ckpt from l.
 func prefetchLocal(ctx context.Context, l *Local, job string, ckpt uint64, refs []BlobRef) *localPrefetch {
-	p := &localPrefetch{refs: refs, results: make([]chan sectionRead, len(refs))}
+	p := &localPrefetch{refs: refs, bufs: sectionSlab(refs), results: make([]chan sectionRead, len(refs))}
 	for k := range p.results {
 		p.results[k] = make(chan sectionRead, 1)
 	}
@@ -59,7 +61,11 @@ func (p *localPrefetch) read(ctx context.Context, files *sectionFiles) {
 			p.results[k] <- sectionRead{err: err}
 			continue
 		}
-		data, err := files.readInto(p.refs[k], nil)
+		var buf []byte
+		if p.bufs != nil {
+			buf = p.bufs[k]
+		}
+		data, err := files.readInto(p.refs[k], buf)
 		p.results[k] <- sectionRead{data: data, err: err}
 	}
 }

@@ -5,6 +5,7 @@ package keycount
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -37,13 +38,42 @@ type Config struct {
 	Sink func(instance int) weir.Sink[Count]
 }
 
-// Keys precomputes the K key strings so the source does not format per record.
+// Keys precomputes the K key strings ("k000000", "k000001", ...: "k%06d")
+// so the source does not format per record. They are cut from one string:
+// every node builds them whenever it builds the graph, and a million
+// formatted one by one cost a node 0.2–0.3 s of CPU at each restart (beside
+// its restore) and a million allocations.
 func Keys(k int) []string {
+	if k <= 0 {
+		return []string{}
+	}
+	var all []byte
+	ends := make([]int, k)
+	for i := range k {
+		all = append(all, 'k')
+		for pad := 6 - decimalLen(i); pad > 0; pad-- {
+			all = append(all, '0')
+		}
+		all = strconv.AppendInt(all, int64(i), 10)
+		ends[i] = len(all)
+	}
+	joined := string(all)
 	keys := make([]string, k)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%06d", i)
+	start := 0
+	for i, end := range ends {
+		keys[i] = joined[start:end]
+		start = end
 	}
 	return keys
+}
+
+// decimalLen is the number of decimal digits of i ≥ 0.
+func decimalLen(i int) int {
+	n := 1
+	for ; i >= 10; i /= 10 {
+		n++
+	}
+	return n
 }
 
 // Build makes the keycount graph.

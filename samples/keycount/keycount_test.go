@@ -43,3 +43,25 @@ func TestKeycountExactlyOnceInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysAreFormattedLikeSprintf checks the keys cut from one string
+// against fmt's "k%06d", across the widths (padding, six digits, more).
+func TestKeysAreFormattedLikeSprintf(t *testing.T) {
+	keys := Keys(1_000_012)
+	if len(keys) != 1_000_012 {
+		t.Fatalf("%d keys, want 1000012", len(keys))
+	}
+	for _, i := range []int{0, 1, 9, 10, 99, 100, 9999, 10000, 99999, 100000, 123456, 999999, 1_000_000, 1_000_011} {
+		if want := fmt.Sprintf("k%06d", i); keys[i] != want {
+			t.Errorf("key %d is %q, want %q", i, keys[i], want)
+		}
+	}
+	for i := range keys {
+		if keys[i] != fmt.Sprintf("k%06d", i) {
+			t.Fatalf("key %d is %q, want %q", i, keys[i], fmt.Sprintf("k%06d", i))
+		}
+	}
+	if got := Keys(0); len(got) != 0 {
+		t.Errorf("Keys(0) has %d keys", len(got))
+	}
+}
