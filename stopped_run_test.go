@@ -26,16 +26,22 @@ type stoppedRun struct {
 	listed        []uint64 // the checkpoints retained
 }
 
+// stoppedRunSlowdown is how many times longer the stopped run of
+// runKeycountUntil sleeps per record than its kc says.
+const stoppedRunSlowdown = 4
+
 // runKeycountUntil runs keycount (kc's Out is set to the run's own file;
-// parallelism 2) with checkpoints cc (StateDir set to the run's own) until
-// at least minCkpts checkpoints completed, and stops it. A run that ends
-// before fails the test at once, saying after how many.
+// parallelism 2; stoppedRunSlowdown times kc's sleep per record) with
+// checkpoints cc (StateDir set to the run's own) until at least minCkpts
+// checkpoints completed, and stops it; the run's build makes the job as kc
+// says, for restores. A run that ends before fails the test at once, saying
+// after how many.
 func runKeycountUntil(t *testing.T, kc keycount.Config, cc weir.CheckpointConfig, minCkpts int) stoppedRun {
 	t.Helper()
 	dir := t.TempDir()
 	r := stoppedRun{out: filepath.Join(dir, "out.jsonl"), stateDir: filepath.Join(dir, "state"), cc: cc}
 	kc.Out, r.cc.StateDir = r.out, r.stateDir
-	r.build = func(p int) *weir.Graph {
+	build := func(kc keycount.Config, p int) *weir.Graph {
 		kc.Parallelism = p
 		g, err := keycount.Build(kc)
 		if err != nil {
@@ -43,6 +49,14 @@ func runKeycountUntil(t *testing.T, kc keycount.Config, cc weir.CheckpointConfig
 		}
 		return g
 	}
+	r.build = func(p int) *weir.Graph { return build(kc, p) }
+	// The stopped run sleeps longer per record than the restores: it is
+	// stopped once its checkpoints completed, so a longer run costs nothing
+	// where checkpoints are quick, and it still outlives minCkpts
+	// checkpoints on a loaded machine (a full make test saw 9 and 11 of 10
+	// and 12 before the run ended, at the sleep the restores keep).
+	slow := kc
+	slow.SleepMs *= stoppedRunSlowdown
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -52,7 +66,7 @@ func runKeycountUntil(t *testing.T, kc keycount.Config, cc weir.CheckpointConfig
 	}
 	done := make(chan ended, 1)
 	go func() {
-		res, err := weir.Run(ctx, r.build(2), weir.WithCheckpoints(r.cc),
+		res, err := weir.Run(ctx, build(slow, 2), weir.WithCheckpoints(r.cc),
 			weir.WithJobObserver(func(j *actors.Job) { mu.Lock(); r.job = j; mu.Unlock() }))
 		done <- ended{res, err}
 	}()

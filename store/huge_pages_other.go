@@ -3,4 +3,4 @@
 package store
 
 // hugePages does nothing where there is no madvise.
-func hugePages([]byte) {}
+func hugePages([]byte, bool) {}

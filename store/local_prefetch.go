@@ -24,10 +24,12 @@ type sectionRead struct {
 // localPrefetch reads the local sections refs of a checkpoint, in order, on
 // up to localReadAhead goroutines, each section into new memory of its own
 // (its room in one shared buffer when they are large: sectionSlab); next
-// hands them over in order. stop ends the readers and waits for them.
+// hands them over in order. stop ends the readers, waits for them and
+// withdraws the shared buffer's huge-page advice.
 type localPrefetch struct {
 	refs    []BlobRef
 	bufs    [][]byte // per section, its room in one shared buffer (sectionSlab), or nil
+	slab    []byte   // that buffer
 	results []chan sectionRead
 	taken   atomic.Int64 // the next section a reader takes
 	halt    atomic.Bool
@@ -37,7 +39,8 @@ type localPrefetch struct {
 
 // prefetchLocal starts reading refs of job's checkpoint ckpt from l.
 func prefetchLocal(ctx context.Context, l *Local, job string, ckpt uint64, refs []BlobRef) *localPrefetch {
-	p := &localPrefetch{refs: refs, bufs: sectionSlab(refs), results: make([]chan sectionRead, len(refs))}
+	p := &localPrefetch{refs: refs, results: make([]chan sectionRead, len(refs))}
+	p.bufs, p.slab = sectionSlab(refs)
 	for k := range p.results {
 		p.results[k] = make(chan sectionRead, 1)
 	}
@@ -82,4 +85,7 @@ func (p *localPrefetch) next() sectionRead {
 func (p *localPrefetch) stop() {
 	p.halt.Store(true)
 	p.wg.Wait()
+	if p.slab != nil {
+		hugePages(p.slab, false)
+	}
 }

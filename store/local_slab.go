@@ -9,8 +9,9 @@ const slabMax = 8 << 30
 
 // sectionSlab returns, for each section of refs that is read at an offset
 // (Whole > 0), a zero-length buffer with room for exactly that section,
-// all cut from one allocation that the operating system is asked to back
-// with huge pages (hugePages); nil entries get buffers of their own. A
+// all cut from one allocation, slab, that the operating system is asked to
+// back with huge pages (hugePages; the caller withdraws the advice once the
+// sections are read); nil entries get buffers of their own. A
 // restore reads most of its sections from a node's own disk into memory the
 // process never touched, and the page faults of that memory are most of the
 // read: 90 MB in 2 MB sections into new buffers took 404–452 ms in a new
@@ -18,32 +19,32 @@ const slabMax = 8 << 30
 // whose page faults are slow. The sections' buffers share one allocation:
 // it lives as long as any of them (restored state adopts its bytes), which
 // is at most the bytes restored.
-func sectionSlab(refs []BlobRef) [][]byte {
+func sectionSlab(refs []BlobRef) (rooms [][]byte, slab []byte) {
 	var total int64
 	for _, r := range refs {
 		if r.Whole <= 0 {
 			continue
 		}
 		if r.Size <= 0 || r.Size > slabMax || r.Offset < 0 || r.Offset+r.Size > r.Whole {
-			return nil // readInto reports it
+			return nil, nil // readInto reports it
 		}
 		if total += r.Size; total > slabMax {
-			return nil
+			return nil, nil
 		}
 	}
 	if total < slabMin {
-		return nil
+		return nil, nil
 	}
-	slab := make([]byte, total)
-	hugePages(slab)
-	out := make([][]byte, len(refs))
+	slab = make([]byte, total)
+	hugePages(slab, true)
+	rooms = make([][]byte, len(refs))
 	var off int64
 	for k, r := range refs {
 		if r.Whole <= 0 {
 			continue
 		}
-		out[k] = slab[off : off : off+r.Size]
+		rooms[k] = slab[off : off : off+r.Size]
 		off += r.Size
 	}
-	return out
+	return rooms, slab
 }

@@ -16,7 +16,10 @@ func TestSectionSlabCarvesExactRooms(t *testing.T) {
 		{Name: "b"}, // read whole
 		{Name: "a", Offset: 3 * mb, Size: 5 * mb, Whole: 8 * mb},
 	}
-	bufs := sectionSlab(refs)
+	bufs, slab := sectionSlab(refs)
+	if len(slab) != 8<<20 {
+		t.Fatalf("shared buffer of %d bytes, want the 8 MiB of the sections read at an offset", len(slab))
+	}
 	if len(bufs) != 3 || bufs[1] != nil {
 		t.Fatalf("rooms %d (whole-blob room %v), want 3 with none for the whole blob", len(bufs), bufs[1] != nil)
 	}
@@ -40,7 +43,7 @@ func TestSectionSlabCarvesExactRooms(t *testing.T) {
 		{"past the blob", []BlobRef{{Name: "a", Offset: 4 * mb, Size: 8 * mb, Whole: 8 * mb}}},
 		{"absurd", []BlobRef{{Name: "a", Size: slabMax, Whole: slabMax}, {Name: "b", Size: slabMax, Whole: slabMax}}},
 	} {
-		if bufs := sectionSlab(c.refs); bufs != nil {
+		if bufs, slab := sectionSlab(c.refs); bufs != nil || slab != nil {
 			t.Errorf("%s: got a shared buffer, want none", c.name)
 		}
 	}
