@@ -8,7 +8,7 @@ const slabMin = 4 << 20
 const slabMax = 8 << 30
 
 // sectionSlab returns, for each section of refs that is read at an offset
-// (Whole > 0), a zero-length buffer with room for exactly that section,
+// (Whole > 0) and is not empty, a zero-length buffer with room for exactly that section,
 // all cut from one allocation, slab, that the operating system is asked to
 // back with huge pages (hugePages; the caller withdraws the advice once the
 // sections are read); nil entries get buffers of their own. A
@@ -22,10 +22,10 @@ const slabMax = 8 << 30
 func sectionSlab(refs []BlobRef) (rooms [][]byte, slab []byte) {
 	var total int64
 	for _, r := range refs {
-		if r.Whole <= 0 {
-			continue
+		if r.Whole <= 0 || r.Size == 0 {
+			continue // read whole, or nothing to read
 		}
-		if r.Size <= 0 || r.Size > slabMax || r.Offset < 0 || r.Offset+r.Size > r.Whole {
+		if r.Size < 0 || r.Size > slabMax || r.Offset < 0 || r.Offset+r.Size > r.Whole {
 			return nil, nil // readInto reports it
 		}
 		if total += r.Size; total > slabMax {
@@ -40,7 +40,7 @@ func sectionSlab(refs []BlobRef) (rooms [][]byte, slab []byte) {
 	rooms = make([][]byte, len(refs))
 	var off int64
 	for k, r := range refs {
-		if r.Whole <= 0 {
+		if r.Whole <= 0 || r.Size == 0 {
 			continue
 		}
 		rooms[k] = slab[off : off : off+r.Size]
