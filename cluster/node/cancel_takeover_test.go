@@ -51,8 +51,14 @@ func TestAgentEndsACancelledJobItTakesOver(t *testing.T) {
 	if rec.Coordinator != "a" || !rec.CancelRequested {
 		t.Fatalf("record after the takeover: %+v, want cancelled by a with the request kept", rec)
 	}
-	lease, _, err := a.leases.Get(ctx, "keycount")
-	if err != nil || lease.Node != "" {
+	// endCancelled records the end, then releases the lease: the record can
+	// be read between the two.
+	var lease cluster.LeaseValue
+	released := func() bool {
+		lease, _, err = a.leases.Get(ctx, "keycount")
+		return err == nil && lease.Node == ""
+	}
+	if !poll.Until(30*time.Second, 10*time.Millisecond, released) {
 		t.Fatalf("lease after the cancelled job's end: %+v (%v), want released", lease, err)
 	}
 }
