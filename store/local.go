@@ -29,6 +29,7 @@ type Local struct {
 	// checkpoints, for every Mirror sharing this store (one per job).
 	indexMu sync.Mutex
 	closed  atomic.Bool
+	warm    warmMemory // for restores after a restart (Prewarm)
 }
 
 var _ Store = (*Local)(nil)
@@ -327,5 +328,6 @@ func (l *Local) Delete(ctx context.Context, job string, ckpt uint64) error {
 // Close implements Store; it is idempotent.
 func (l *Local) Close() error {
 	l.closed.Store(true)
+	l.warm.close()
 	return nil
 }

@@ -40,7 +40,7 @@ type localPrefetch struct {
 // prefetchLocal starts reading refs of job's checkpoint ckpt from l.
 func prefetchLocal(ctx context.Context, l *Local, job string, ckpt uint64, refs []BlobRef) *localPrefetch {
 	p := &localPrefetch{refs: refs, results: make([]chan sectionRead, len(refs))}
-	p.bufs, p.slab = sectionSlab(refs)
+	p.bufs, p.slab = sectionSlab(refs, &l.warm)
 	for k := range p.results {
 		p.results[k] = make(chan sectionRead, 1)
 	}

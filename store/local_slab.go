@@ -9,8 +9,9 @@ const slabMax = 8 << 30
 
 // sectionSlab returns, for each section of refs that is read at an offset
 // (Whole > 0) and is not empty, a zero-length buffer with room for exactly that section,
-// all cut from one allocation, slab, that the operating system is asked to
-// back with huge pages (hugePages; the caller withdraws the advice once the
+// all cut from one allocation, slab: memory warm faulted in ahead when it
+// has enough left (Prewarm), else new memory that the operating system is
+// asked to back with huge pages (hugePages; the caller withdraws the advice once the
 // sections are read); nil entries get buffers of their own. A
 // restore reads most of its sections from a node's own disk into memory the
 // process never touched, and the page faults of that memory are most of the
@@ -19,7 +20,7 @@ const slabMax = 8 << 30
 // whose page faults are slow. The sections' buffers share one allocation:
 // it lives as long as any of them (restored state adopts its bytes), which
 // is at most the bytes restored.
-func sectionSlab(refs []BlobRef) (rooms [][]byte, slab []byte) {
+func sectionSlab(refs []BlobRef, warm *warmMemory) (rooms [][]byte, slab []byte) {
 	var total int64
 	for _, r := range refs {
 		if r.Whole <= 0 || r.Size == 0 {
@@ -35,7 +36,9 @@ func sectionSlab(refs []BlobRef) (rooms [][]byte, slab []byte) {
 	if total < slabMin {
 		return nil, nil
 	}
-	slab = make([]byte, total)
+	if slab = warm.take(total); slab == nil {
+		slab = make([]byte, total)
+	}
 	hugePages(slab, true)
 	rooms = make([][]byte, len(refs))
 	var off int64

@@ -16,7 +16,7 @@ func TestSectionSlabCarvesExactRooms(t *testing.T) {
 		{Name: "b"}, // read whole
 		{Name: "a", Offset: 3 * mb, Size: 5 * mb, Whole: 8 * mb},
 	}
-	bufs, slab := sectionSlab(refs)
+	bufs, slab := sectionSlab(refs, nil)
 	if len(slab) != 8<<20 {
 		t.Fatalf("shared buffer of %d bytes, want the 8 MiB of the sections read at an offset", len(slab))
 	}
@@ -43,7 +43,7 @@ func TestSectionSlabCarvesExactRooms(t *testing.T) {
 		{"past the blob", []BlobRef{{Name: "a", Offset: 4 * mb, Size: 8 * mb, Whole: 8 * mb}}},
 		{"absurd", []BlobRef{{Name: "a", Size: slabMax, Whole: slabMax}, {Name: "b", Size: slabMax, Whole: slabMax}}},
 	} {
-		if bufs, slab := sectionSlab(c.refs); bufs != nil || slab != nil {
+		if bufs, slab := sectionSlab(c.refs, nil); bufs != nil || slab != nil {
 			t.Errorf("%s: got a shared buffer, want none", c.name)
 		}
 	}

@@ -27,7 +27,8 @@ func heldStates(hs []store.LocalHolding) []cluster.HeldState {
 // reconcileLocal makes the node's local copy follow the checkpoint store
 // before the node runs tasks: the local state of jobs the registry says
 // ended, and of checkpoints the store no longer holds, is deleted. Then it
-// takes the inventory the heartbeats report.
+// takes the inventory the heartbeats report and faults memory in for
+// restoring what it holds (prewarm).
 func (a *Agent) reconcileLocal(ctx context.Context) error {
 	recs, err := a.jobs.List(ctx)
 	if err != nil {
@@ -52,6 +53,7 @@ func (a *Agent) reconcileLocal(ctx context.Context) error {
 		a.log.Warn().Err(err).Msg("reconcile local state")
 	}
 	a.refreshHeld(ctx)
+	a.prewarm()
 	return nil
 }
 
