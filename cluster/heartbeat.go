@@ -37,6 +37,9 @@ type HeldState struct {
 	// Bytes adds the operator's other sections (operator and channel state).
 	KeyGroupBytes int64 `msgpack:"kgb,omitempty" json:"key_group_bytes"`
 	Bytes         int64 `msgpack:"b,omitempty" json:"bytes"`
+	// ChainBytes is the part of KeyGroupBytes in key groups stored
+	// incrementally (store.LocalHolding.ChainBytes).
+	ChainBytes int64 `msgpack:"kcb,omitempty" json:"chain_bytes,omitempty"`
 }
 
 // RestoredState sums the restores of one job's tasks on a node: how many,

@@ -26,6 +26,10 @@ type LocalHolding struct {
 	ChannelSections    int   `json:"channel_sections,omitempty" msgpack:"chs,omitempty"`
 	ChannelBytes       int64 `json:"channel_bytes,omitempty" msgpack:"chb,omitempty"`
 	Bytes              int64 `json:"bytes" msgpack:"b"`
+	// ChainBytes is the part of KeyGroupBytes in key groups stored
+	// incrementally: a restore applies a chain's sections in turn and keeps
+	// none of their bytes, where it adopts those of a whole section.
+	ChainBytes int64 `json:"chain_bytes,omitempty" msgpack:"kcb,omitempty"`
 }
 
 // Inventory summarises the local copy from its indexes: per job, operator
@@ -124,6 +128,9 @@ func (l *Local) holdings(x *localIndex, indexOf func(uint64) *localIndex) ([]Loc
 		case KindKeyGroup:
 			groups[e.Key.Operator] = append(groups[e.Key.Operator], e.Key.KeyGroup)
 			h.KeyGroupBytes += size
+			if len(e.Chain) > 0 {
+				h.ChainBytes += size
+			}
 		case KindOperatorState:
 			h.OperatorStateBytes += size
 		case KindChannel:

@@ -178,8 +178,8 @@ func TestIndexNeverRecreatesADeletedCheckpoint(t *testing.T) {
 
 // TestMirrorInventoryCountsWholeChains: a key group of an incremental
 // checkpoint counts the bytes of its whole chain (the whole section an
-// earlier checkpoint wrote and the delta on it), not the delta alone, and
-// counts only while every link of the chain is held.
+// earlier checkpoint wrote and the delta on it), not the delta alone, also
+// as chain bytes, and counts only while every link of the chain is held.
 func TestMirrorInventoryCountsWholeChains(t *testing.T) {
 	m, _, local, _ := newLoggedMirror(t)
 	ctx := testCtx(t)
@@ -202,7 +202,7 @@ func TestMirrorInventoryCountsWholeChains(t *testing.T) {
 	want := []LocalHolding{
 		{Job: "j", Operator: "count", Checkpoint: 1, KeyGroups: []keygroups.Range{{Start: 0, End: 1}}, KeyGroupBytes: 200, Bytes: 200},
 		{Job: "j", Operator: "count", Checkpoint: 2, KeyGroups: []keygroups.Range{{Start: 0, End: 1}, {Start: 5, End: 5}},
-			KeyGroupBytes: 2*(100+10) + 10, Bytes: 2*(100+10) + 10},
+			KeyGroupBytes: 2*(100+10) + 10, Bytes: 2*(100+10) + 10, ChainBytes: 2 * (100 + 10)},
 	}
 	if !reflect.DeepEqual(hs, want) {
 		t.Fatalf("inventory\n%+v\nwant\n%+v", hs, want)

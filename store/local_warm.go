@@ -21,7 +21,8 @@ const pageSize = 4096
 // its time runs out; what is left then goes back to the collector.
 type warmMemory struct {
 	mu      sync.Mutex
-	started bool
+	pending bool   // being faulted in, or offered (buf)
+	gen     uint64 // counts Prewarm's accepted calls: an expiry is for one of them
 	buf     []byte // faulted in and not taken yet
 	timer   *time.Timer
 	halt    atomic.Bool
@@ -34,8 +35,9 @@ type warmMemory struct {
 // the checkpoints it expects to restore). They take it over the next keep;
 // after that what is left is given back. It does nothing and returns false
 // when n is below what one restore would share a buffer for (slabMin) or
-// above slabMax, when keep is not positive, when the store is closed, or on
-// a second call. Close stops it.
+// above slabMax, when keep is not positive, when the store is closed, or
+// while memory of an earlier call is still being faulted in or offered.
+// Close stops it.
 func (l *Local) Prewarm(n int64, keep time.Duration, log zerolog.Logger) bool {
 	w := &l.warm
 	if n < slabMin || n > slabMax || keep <= 0 || l.closed.Load() {
@@ -43,25 +45,26 @@ func (l *Local) Prewarm(n int64, keep time.Duration, log zerolog.Logger) bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.started {
+	if w.pending || w.halt.Load() {
 		return false
 	}
-	w.started, w.log = true, log
+	w.pending, w.log = true, log
+	w.gen++
 	w.wg.Add(1)
-	go w.fault(n, keep)
+	go w.fault(n, keep, w.gen)
 	return true
 }
 
 // fault allocates n bytes, touches every page of them and offers them to
-// take for keep.
-func (w *warmMemory) fault(n int64, keep time.Duration) {
+// take for keep (gen: of the Prewarm call).
+func (w *warmMemory) fault(n int64, keep time.Duration, gen uint64) {
 	defer w.wg.Done()
 	start := time.Now()
 	b := make([]byte, n)
 	hugePages(b, true)
 	for i := 0; i < len(b); i += pageSize {
 		if i%(2<<20) == 0 && w.halt.Load() {
-			return
+			return // closed: stays pending, nothing more is offered
 		}
 		b[i] = 0
 	}
@@ -72,7 +75,7 @@ func (w *warmMemory) fault(n int64, keep time.Duration) {
 		return
 	}
 	w.buf = b
-	w.timer = time.AfterFunc(keep, w.expire)
+	w.timer = time.AfterFunc(keep, func() { w.expire(gen) })
 	w.log.Info().Int64("bytes", n).Dur("took", time.Since(start)).Dur("kept_for", keep).
 		Msg("memory for restoring local state faulted in")
 }
@@ -97,11 +100,14 @@ func (w *warmMemory) take(n int64) []byte {
 	return b
 }
 
-// expire gives back what is left once the restores had their time.
-func (w *warmMemory) expire() {
+// expire gives back what is left of Prewarm call gen once the restores had
+// their time (a later call's memory is not its to give back).
+func (w *warmMemory) expire(gen uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.releaseLocked("not taken in time")
+	if gen == w.gen {
+		w.releaseLocked("not taken in time")
+	}
 }
 
 // releaseLocked drops the memory not taken (it is freed once the restored
@@ -111,6 +117,7 @@ func (w *warmMemory) releaseLocked(why string) {
 		w.timer.Stop()
 		w.timer = nil
 	}
+	w.pending = false
 	if w.buf == nil {
 		return
 	}
@@ -120,7 +127,9 @@ func (w *warmMemory) releaseLocked(why string) {
 
 // close stops faulting memory in, waits for it and drops what is left.
 func (w *warmMemory) close() {
-	w.halt.Store(true)
+	w.mu.Lock()
+	w.halt.Store(true) // under mu: no Prewarm starts a fault-in after this
+	w.mu.Unlock()
 	w.wg.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -98,9 +98,10 @@ func TestPrewarmedMemoryServesRestores(t *testing.T) {
 }
 
 // TestPrewarmBoundaries: sizes no restore shares a buffer for, no time to
-// keep it, a second call and a closed store are refused; a restore larger
-// than what is left leaves it for others; memory not taken in time is
-// given back (logged); Close stops a fault-in under way.
+// keep it, a second call while memory is offered and a closed store are
+// refused; a restore larger than what is left leaves it for others; once
+// used up, memory is faulted in again on request; memory not taken in time
+// is given back (logged); Close stops a fault-in under way.
 func TestPrewarmBoundaries(t *testing.T) {
 	logs := &logbuf.Buffer{}
 	log := zerolog.New(logs)
@@ -145,6 +146,20 @@ func TestPrewarmBoundaries(t *testing.T) {
 	}
 	if left, _ := warmLeft(l); left != slabMin {
 		t.Fatalf("%d bytes left after refused takes, want %d", left, slabMin)
+	}
+
+	// Used up: a later call faults memory in again; the expiry of the
+	// first call does not give the second call's memory back.
+	if b := l.warm.take(slabMin); len(b) != slabMin {
+		t.Fatalf("took %d bytes, want %d", len(b), slabMin)
+	}
+	if !l.Prewarm(2*slabMin, time.Minute, log) {
+		t.Fatal("Prewarm after the memory was used up refused")
+	}
+	waitWarm(t, l)
+	l.warm.expire(l.warm.gen - 1)
+	if left, _ := warmLeft(l); left != 2*slabMin {
+		t.Fatalf("%d bytes left after an earlier call's expiry, want %d", left, 2*slabMin)
 	}
 
 	expiring := newLocal()

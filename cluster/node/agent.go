@@ -297,12 +297,16 @@ func (a *Agent) carryOut(acts []coord.Action, slots int) {
 			}
 			a.announceLost(act)
 			a.nodeGone(act.Node)
+			if act.Reason != "leaving" {
+				a.prewarm("peer lost")
+			}
 		case coord.AwaitNode:
 			a.log.Warn().Str("peer", act.Node).Str("why", act.Reason).Dur("timeout", a.cfg.HeartbeatTimeout).Dur("local_wait", act.After).
 				Msgf("%s declared dead (%s): waiting for %s to return", act.Node, act.Reason, act.Node)
 			a.announceLost(act)
 		case coord.NodeBack:
 			a.log.Info().Str("peer", act.Node).Str("why", act.Reason).Msgf("%s returned: placing its tasks back", act.Node)
+			a.prewarm("peer returned")
 			a.wg.Add(1)
 			go func(node string) {
 				defer a.wg.Done()

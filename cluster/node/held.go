@@ -19,7 +19,7 @@ func heldStates(hs []store.LocalHolding) []cluster.HeldState {
 			kg = append(kg, [2]int{r.Start, r.End})
 		}
 		out = append(out, cluster.HeldState{Job: h.Job, Operator: h.Operator, Checkpoint: h.Checkpoint, KeyGroups: kg,
-			KeyGroupBytes: h.KeyGroupBytes, Bytes: h.Bytes})
+			KeyGroupBytes: h.KeyGroupBytes, Bytes: h.Bytes, ChainBytes: h.ChainBytes})
 	}
 	return out
 }
@@ -53,7 +53,7 @@ func (a *Agent) reconcileLocal(ctx context.Context) error {
 		a.log.Warn().Err(err).Msg("reconcile local state")
 	}
 	a.refreshHeld(ctx)
-	a.prewarm()
+	a.prewarm("start")
 	return nil
 }
 
@@ -109,7 +109,7 @@ func (a *Agent) refreshHeld(ctx context.Context) {
 // sameHeld reports whether two holdings are the same.
 func sameHeld(x, y cluster.HeldState) bool {
 	return x.Job == y.Job && x.Operator == y.Operator && x.Checkpoint == y.Checkpoint && x.Bytes == y.Bytes &&
-		x.KeyGroupBytes == y.KeyGroupBytes && slices.Equal(x.KeyGroups, y.KeyGroups)
+		x.KeyGroupBytes == y.KeyGroupBytes && x.ChainBytes == y.ChainBytes && slices.Equal(x.KeyGroups, y.KeyGroups)
 }
 
 // mirror is the node's checkpoint store: the cluster's, with its local copy.

@@ -29,18 +29,7 @@ func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 		mode := tc.mode
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ports, err := freePorts(1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &testCluster{t: t, bin: bin, dir: t.TempDir(), nodes: map[string]*testNode{}}
-			t.Cleanup(c.stopAll)
-			args := []string{"--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0])}
-			first := c.startNode("n1", args)
-			if !poll.Until(clusterDeadline, 20*time.Millisecond, func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }) {
-				t.Fatalf("n1 did not report its NATS URL; stderr:\n%s", first.stderr.String())
-			}
-			c.waitStatus("n1 in the status", func(s statusView) bool { return s.allSeeAll(1) })
+			c, args := startOneEmbedded(t, bin)
 			out := filepath.Join(c.dir, "out.jsonl")
 			const n, k = 300000, 100
 			_, sout, done := c.submitAttached("keycount", "--records", fmt.Sprint(n), "--keys", fmt.Sprint(k),
@@ -107,6 +96,26 @@ func TestNodeRestartedWithItsWorkdirRestoresLocally(t *testing.T) {
 			t.Logf("%d task restores: %d bytes local, %d remote, %d channels with state", len(restores), local, remote, channel)
 		})
 	}
+}
+
+// startOneEmbedded starts a one-node cluster, n1 embedding NATS at a fixed
+// address (so that clients follow it across restarts), and returns it and
+// n1's arguments.
+func startOneEmbedded(t *testing.T, bin string) (*testCluster, []string) {
+	t.Helper()
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &testCluster{t: t, bin: bin, dir: t.TempDir(), nodes: map[string]*testNode{}}
+	t.Cleanup(c.stopAll)
+	args := []string{"--embed-nats", fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	first := c.startNode("n1", args)
+	if !poll.Until(clusterDeadline, 20*time.Millisecond, func() bool { c.url = embeddedURL(first.stderr.String()); return c.url != "" }) {
+		t.Fatalf("n1 did not report its NATS URL; stderr:\n%s", first.stderr.String())
+	}
+	c.waitStatus("n1 in the status", func(s statusView) bool { return s.allSeeAll(1) })
+	return c, args
 }
 
 // restoreLine is a task's "restored from checkpoint" log line.
