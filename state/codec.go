@@ -18,7 +18,8 @@ type decodeFunc[T any] func(*decoder) (T, error)
 // value.
 type decodeIntoFunc[T any] func(d *decoder, p *T) error
 
-// encoderFor returns a boxing-free encoder for common scalar types and a
+// encoderFor returns a boxing-free encoder for common scalar types, one
+// that encodes a plain struct field by field (plainEncoderFor), and a
 // reflection-based msgpack encoder for everything else.
 func encoderFor[T any]() encodeFunc[T] {
 	var f any
@@ -42,6 +43,9 @@ func encoderFor[T any]() encodeFunc[T] {
 	}
 	if f != nil {
 		return f.(encodeFunc[T])
+	}
+	if enc := plainEncoderFor[T](); enc != nil {
+		return enc
 	}
 	return func(e *msgpack.Encoder, v T) error { return e.Encode(v) }
 }

@@ -28,6 +28,7 @@ type plainField struct {
 	off  uintptr      // in the struct
 	kind reflect.Kind // reflect.Slice means []byte
 	typ  reflect.Type
+	omit bool // tagged omitempty
 }
 
 // The interfaces through which msgpack lets a type decode itself.
@@ -40,8 +41,11 @@ var ownDecoders = []reflect.Type{
 
 // decodesItself reports whether msgpack decodes t (or *t) with a method of
 // t's rather than by its kind.
-func decodesItself(t reflect.Type) bool {
-	for _, i := range ownDecoders {
+func decodesItself(t reflect.Type) bool { return implementsAny(t, ownDecoders) }
+
+// implementsAny reports whether t or *t implements any of ifaces.
+func implementsAny(t reflect.Type, ifaces []reflect.Type) bool {
+	for _, i := range ifaces {
 		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
 			return true
 		}
@@ -78,12 +82,12 @@ func plainStructFor[T any]() *plainStruct {
 		} else if !plainKinds[kind] {
 			return nil
 		}
-		name, ok := plainTagName(f)
+		name, omit, ok := plainTagName(f)
 		if !ok || names[name] {
 			return nil
 		}
 		names[name] = true
-		s.fields = append(s.fields, plainField{name: name, off: f.Offset, kind: kind, typ: f.Type})
+		s.fields = append(s.fields, plainField{name: name, off: f.Offset, kind: kind, typ: f.Type, omit: omit})
 	}
 	if !roundTrips[T](s) {
 		return nil
@@ -91,44 +95,27 @@ func plainStructFor[T any]() *plainStruct {
 	return s
 }
 
-// plainTagName is the name msgpack gives field f, and false when its tag
-// does more than rename it or mark it omitempty.
-func plainTagName(f reflect.StructField) (string, bool) {
+// plainTagName is the name msgpack gives field f and whether its tag marks
+// it omitempty, and false when its tag does more than those.
+func plainTagName(f reflect.StructField) (name string, omit, ok bool) {
 	tag := f.Tag.Get("msgpack")
 	if strings.ContainsAny(tag, " \t:'\"") {
-		return "", false
+		return "", false, false
 	}
 	name, opts, _ := strings.Cut(tag, ",")
 	switch {
 	case opts != "" && opts != "omitempty", name == "-":
-		return "", false
+		return "", false, false
 	case name == "":
-		return f.Name, true
+		return f.Name, opts != "", true
 	}
-	return name, true
+	return name, opts != "", true
 }
 
 // roundTrips checks s against msgpack on a sample of T with every field set.
 func roundTrips[T any](s *plainStruct) bool {
 	var in T
-	base := unsafe.Pointer(&in)
-	for i, f := range s.fields {
-		v := reflect.NewAt(f.typ, unsafe.Add(base, f.off)).Elem()
-		switch f.kind {
-		case reflect.Bool:
-			v.SetBool(true)
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			v.SetInt(int64(-1 - i))
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			v.SetUint(uint64(1 + i))
-		case reflect.Float32, reflect.Float64:
-			v.SetFloat(0.5 + float64(i))
-		case reflect.String:
-			v.SetString(f.name)
-		case reflect.Slice:
-			v.SetBytes([]byte(f.name))
-		}
-	}
+	fill(s, unsafe.Pointer(&in), -1)
 	var eb encBuf
 	if err := eb.reset().Encode(&in); err != nil {
 		return false
