@@ -46,7 +46,11 @@ func TestLeaseRenewedWhilePrepareWaits(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a := startAgent(t, nc, "a", 8, timeout)
+	// One slot: the job's three tasks need the slow node too, so the
+	// placement waits for it should a busy machine make it miss a heartbeat
+	// timeout (with 8 slots the job was then placed on a alone, and no
+	// prepare ever reached the slow node).
+	a := startAgent(t, nc, "a", 1, timeout)
 
 	if !poll.Until(20*time.Second, 10*time.Millisecond, func() bool { return a.isAlive("slow") }) {
 		t.Fatal("the agent never saw the slow node")
