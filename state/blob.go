@@ -36,7 +36,8 @@ type blobHeader struct {
 }
 
 // encodeBlob writes version, msgpack [group, maxParallelism, {name: [kind,
-// data]}] and the CRC. entries must be sorted by name.
+// data]}] and the CRC. entries must be sorted by name. eb holds the framing
+// only: each entry's data is copied once, straight into the blob.
 func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	e := eb.reset()
 	fields := 2
@@ -58,6 +59,10 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	if err := e.EncodeMapLen(len(entries)); err != nil {
 		return nil, err
 	}
+	// cuts[i] is where entry i's data goes in the framing.
+	var cutsArr [4]int
+	cuts := cutsArr[:0]
+	size := 0
 	for _, en := range entries {
 		if err := e.EncodeString(en.name); err != nil {
 			return nil, err
@@ -73,12 +78,25 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 				return nil, err
 			}
 		}
-		if err := e.EncodeBytes(en.data); err != nil {
+		if en.data == nil {
+			if err := e.EncodeNil(); err != nil { // as EncodeBytes(nil)
+				return nil, err
+			}
+		} else if err := e.EncodeBytesLen(len(en.data)); err != nil {
 			return nil, err
 		}
+		cuts = append(cuts, eb.buf.Len())
+		size += len(en.data)
 	}
-	out := make([]byte, eb.buf.Len(), eb.buf.Len()+crcLen)
-	copy(out, eb.buf.Bytes())
+	frame := eb.buf.Bytes()
+	out := make([]byte, 0, len(frame)+size+crcLen)
+	from := 0
+	for i, en := range entries {
+		out = append(out, frame[from:cuts[i]]...)
+		out = append(out, en.data...)
+		from = cuts[i]
+	}
+	out = append(out, frame[from:]...)
 	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
 }
 

@@ -47,6 +47,7 @@ type cowGroup[V any] struct {
 	post *overlay     // saved after: under the gate
 	prog progress     // the encoder's progress through the group
 	enc  []byte       // the group's encoding when it was still encoded at the barrier (lazy.go): copied as it is
+	prev []string     // the group's sorted keys at the table's last whole listing of it: reused when still exact (reuseListing)
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -70,6 +71,7 @@ const (
 // in slots first.
 type listing struct {
 	keys   []string
+	whole  bool // keys are all the group's keys at the barrier, not a delta's
 	claims []atomic.Uint32
 	slots  [][]byte // task-allocated: the value the task saved, before its claim says so
 }
@@ -84,18 +86,25 @@ const (
 )
 
 // overlay holds the values at the barrier of the keys of one group the task
-// touched: their encodings appended to buf, or absent.
+// touched: their encodings, copied into shared chunks that never move, or
+// absent.
 type overlay struct {
-	at  map[string]savedValue
-	buf []byte
+	at    map[string]savedValue
+	bytes byteArena
 }
 
-// savedValue is one key's value at the barrier, buf[off:end], or none; or,
-// when passed, a key the encoder had read already when the task touched it.
+// savedValue is one key's value at the barrier, its encoding enc, or none.
 type savedValue struct {
-	off, end int
-	present  bool
-	passed   bool
+	enc     []byte
+	present bool
+}
+
+// known is a key's current value in the task's map when the caller looked
+// it up already: touch saves it without looking it up again.
+type known[V any] struct {
+	v       V
+	present bool
+	ok      bool
 }
 
 // has reports whether the overlay holds key.
@@ -116,6 +125,7 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 // freeze makes group list groups of k readable by snap until it has encoded
 // them; it returns the function that encodes one of them.
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) frozenEncoder {
+	k.keepListings()
 	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
 	for _, g := range groups {
 		if enc := k.lazy.encoded(g); enc != nil {
@@ -124,9 +134,75 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.
 		}
 		// A map the task allocates later is its own.
 		c.gs[g] = cowGroup[V]{live: true, base: k.groups[g], own: k.groups[g] == nil}
+		if g < len(k.listed) {
+			c.gs[g].prev = k.listed[g]
+		}
 	}
 	k.cow = c
 	return func(g int, eb *encBuf, delta *deltaKeys) ([]byte, error) { return k.encodeFrozen(c, g, eb, delta) }
+}
+
+// keepListings keeps, from the snapshot frozen before, the sorted keys of
+// each group it listed whole, for the next snapshot to check and reuse
+// (reuseListing). That snapshot is settled (SnapshotAsyncAt): its encoder
+// published every listing under the group's gate and touches it no more.
+// A released one is forgotten at thaw, so its listings are never read.
+func (k *keyed[V]) keepListings() {
+	old := k.cow
+	if old == nil {
+		return
+	}
+	for g := range old.gs {
+		p := &old.gs[g].prog
+		if p.phase.Load() != phaseRead || p.list == nil || !p.list.whole {
+			continue
+		}
+		if k.listed == nil {
+			k.listed = make([][]string, len(k.groups))
+		}
+		k.listed[g] = p.list.keys
+	}
+}
+
+// reuseListing checks whether prev, sorted distinct keys, are exactly the
+// keys group map m held at the barrier, given the overlay pre of the keys
+// the task changed in place since then; if so it returns each key's value
+// in m, which stays as it is from now on (the task changes a copy). A group
+// whose keys stayed the same from one snapshot to the next (values change,
+// keys do not) is then listed with one lookup per key instead of a sort.
+// Keys added since the barrier make it give up: the listing is rebuilt.
+func reuseListing[V any](prev []string, m map[string]V, pre *overlay) ([]V, bool) {
+	if len(prev) == 0 {
+		return nil, false
+	}
+	n := len(m) // the keys at the barrier: m's, less those added since, plus those deleted since
+	if pre != nil {
+		for key, sv := range pre.at {
+			_, in := m[key]
+			switch {
+			case in && !sv.present:
+				return nil, false
+			case !in && sv.present:
+				n++
+			}
+		}
+	}
+	if n != len(prev) {
+		return nil, false
+	}
+	// Every key of prev held at the barrier and there were as many: prev
+	// is the barrier's keys.
+	vals := make([]V, len(prev))
+	for i, key := range prev {
+		v, in := m[key]
+		if !in {
+			if sv, ok := pre.lookup(key); !ok || !sv.present {
+				return nil, false
+			}
+		}
+		vals[i] = v
+	}
+	return vals, true
 }
 
 // saved reports whether the task already kept key of group g from the
@@ -142,6 +218,11 @@ func (c *cow[V]) saved(g int, key string) bool {
 // changes the map and unlocks it. The caller reads k.groups[g] after touch:
 // touch may replace it with the task's own copy.
 func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
+	return k.touchKnown(g, key, mapWrite, known[V]{})
+}
+
+// touchKnown is touch given what the caller knows of key's current value.
+func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sync.Mutex {
 	c := k.cow
 	if c == nil || !c.gs[g].live {
 		return nil
@@ -155,7 +236,7 @@ func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 		cg.live = false // the overlays stay until the next snapshot: no gate needed
 		return nil
 	case phaseListed:
-		c.claim(g, key)
+		c.claim(g, key, kn)
 		k.ownMap(g, mapWrite)
 		return nil
 	}
@@ -169,18 +250,18 @@ func (k *keyed[V]) touch(g int, key string, mapWrite bool) *sync.Mutex {
 	switch cg.prog.phase.Load() {
 	case phasePending:
 		if !c.saved(g, key) {
-			c.save(gt, &cg.pre, g, key)
+			c.save(gt, &cg.pre, g, key, kn)
 		}
 		if mapWrite && !cg.own {
 			return &gt.mu // the encoder waits to start until the map is changed
 		}
 	case phaseListing:
 		if !c.saved(g, key) {
-			c.save(gt, &cg.post, g, key)
+			c.save(gt, &cg.post, g, key, kn)
 		}
 	default:
 		gt.mu.Unlock()
-		return k.touch(g, key, mapWrite) // listed or read meanwhile
+		return k.touchKnown(g, key, mapWrite, kn) // listed or read meanwhile
 	}
 	gt.mu.Unlock()
 	k.ownMap(g, mapWrite)
@@ -200,7 +281,7 @@ func (k *keyed[V]) ownMap(g int, mapWrite bool) {
 // encoder will not read key's live value: it has read it already, or the
 // task claims the key and saves its value for the encoder. If the encoder
 // is reading that very value, the task waits for that one entry.
-func (c *cow[V]) claim(g int, key string) {
+func (c *cow[V]) claim(g int, key string, kn known[V]) {
 	if c.saved(g, key) {
 		return // before the encoder listed the group: it reads the saved value
 	}
@@ -211,7 +292,7 @@ func (c *cow[V]) claim(g int, key string) {
 	}
 	cl := &l.claims[i]
 	if cl.CompareAndSwap(claimFree, claimSaving) {
-		v := c.gs[g].base[key]
+		v, _ := c.atBarrier(g, key, kn) // listed: present
 		e := c.eb.reset()
 		if err := c.encV(e, v); err != nil {
 			gt := &c.snap.gates[g]
@@ -239,34 +320,49 @@ func (c *cow[V]) claim(g int, key string) {
 // save appends key's value at the barrier to the overlay *ovp; g's gate is
 // held. An encoding error is kept for the encoder to report: the snapshot
 // fails, the task goes on.
-func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string) {
+func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	ov := *ovp
 	if ov == nil {
 		ov = &overlay{at: map[string]savedValue{}}
 		*ovp = ov
 	}
-	v, present := c.gs[g].base[key]
+	v, present := c.atBarrier(g, key, kn)
 	sv := savedValue{present: present}
 	if present {
 		e := c.eb.reset()
 		if err := c.encV(e, v); err != nil && gt.err == nil {
 			gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
 		}
-		sv.off = len(ov.buf)
-		ov.buf = append(ov.buf, c.eb.buf.Bytes()...)
-		sv.end = len(ov.buf)
+		sv.enc = ov.bytes.bytes(c.eb.buf.Bytes(), arenaChunk)
 	}
 	ov.at[key] = sv
+}
+
+// atBarrier is key's value in group g's map at the barrier, which the task
+// has not changed yet: the caller's lookup in its map when that map is
+// still the barrier's (not the task's own copy), else a lookup in it.
+func (c *cow[V]) atBarrier(g int, key string, kn known[V]) (V, bool) {
+	if kn.ok && !c.gs[g].own {
+		return kn.v, kn.present
+	}
+	v, ok := c.gs[g].base[key]
+	return v, ok
 }
 
 // touchRead is touch for an access that changes nothing in the group's map.
 // It counts as a change when the table hands out values that can be
 // changed in place.
 func (k *keyed[V]) touchRead(g int, key string) {
+	k.touchReadKnown(g, key, known[V]{})
+}
+
+// touchReadKnown is touchRead given what the caller knows of key's current
+// value.
+func (k *keyed[V]) touchReadKnown(g int, key string, kn known[V]) {
 	if k.changes != nil && k.changes.reads {
 		k.changed(g, key)
 	}
-	k.touch(g, key, false)
+	k.touchKnown(g, key, false, kn)
 }
 
 // detach is called before the task replaces group g's map as a whole (a
@@ -303,7 +399,15 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 
 	m := cg.base // its keys change no more: the task changes a copy
 	var keys, gone []string
-	if delta != nil {
+	var vals []V // by listed key: its value in m, when the listing was reused
+	reused := false
+	if delta == nil {
+		vals, reused = reuseListing(cg.prev, m, pre)
+	}
+	switch {
+	case reused:
+		keys = cg.prev
+	case delta != nil:
 		keys, gone = delta.split(func(key string) bool {
 			if sv, ok := pre.lookup(key); ok {
 				return sv.present
@@ -311,7 +415,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 			_, ok := m[key]
 			return ok
 		})
-	} else {
+	default:
 		keys = make([]string, 0, len(m))
 		for key := range m {
 			if !pre.has(key) {
@@ -327,7 +431,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		}
 		slices.Sort(keys)
 	}
-	l := &listing{keys: keys, claims: make([]atomic.Uint32, len(keys))}
+	l := &listing{keys: keys, whole: delta == nil, claims: make([]atomic.Uint32, len(keys))}
 	gt.mu.Lock()
 	p.list = l
 	p.phase.Store(phaseListed)
@@ -358,7 +462,12 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
 			}
 		}
-		saved, err := c.readEntry(gt, l, i, pre, post, func() error { return c.encV(e, m[key]) })
+		saved, err := c.readEntry(gt, l, i, pre, post, func() error {
+			if reused {
+				return c.encV(e, vals[i])
+			}
+			return c.encV(e, m[key])
+		})
 		if err == nil && saved != nil {
 			_, err = w.Write(saved)
 		}
@@ -379,10 +488,10 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, read func() error) ([]byte, error) {
 	key := l.keys[i]
 	if sv, ok := pre.lookup(key); ok {
-		return pre.buf[sv.off:sv.end], nil
+		return sv.enc, nil
 	}
 	if sv, ok := post.lookup(key); ok {
-		return post.buf[sv.off:sv.end], nil
+		return sv.enc, nil
 	}
 	cl := &l.claims[i]
 	gt.reading.Store(true) // before checking stop: Release sees one or the other

@@ -24,6 +24,9 @@ type keyed[V any] struct {
 	keys   []string // scratch for sorting keys while encoding
 	eb     encBuf
 	cow    *cow[V] // the asynchronous snapshot that may still read groups (cow.go)
+	// listed is, by group, the sorted keys of the last snapshot that listed
+	// the group whole: the next one reuses them when they still hold.
+	listed [][]string
 	// changes notes the keys changed since the last snapshot when the
 	// backend checkpoints incrementally (changes.go); nil otherwise.
 	changes *changeLog

@@ -64,8 +64,9 @@ func (t *ValueTable[T]) slot(g int, key string) *T {
 // Get returns the value of key in key group g and whether it is set.
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 	t.core.lazy.ready(g)
-	t.core.touchRead(g, key)
-	if p := t.slot(g, key); p != nil {
+	p := t.slot(g, key)
+	t.core.touchReadKnown(g, key, known[*T]{v: p, present: p != nil, ok: true})
+	if p != nil {
 		return *p, true
 	}
 	var zero T
@@ -78,7 +79,8 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 	t.core.changed(g, key)
 	if c := t.core.cow; c != nil && c.gs[g].live {
 		// Assigning an existing slot leaves the map alone.
-		if mu := t.core.touch(g, key, t.slot(g, key) == nil); mu != nil {
+		p := t.slot(g, key)
+		if mu := t.core.touchKnown(g, key, p == nil, known[*T]{v: p, present: p != nil, ok: true}); mu != nil {
 			defer mu.Unlock()
 		}
 	}
