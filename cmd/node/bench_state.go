@@ -35,6 +35,7 @@ type stateBenchConfig struct {
 	changing    []float64 // percent of keys updated between checkpoints
 	cells       []stateCell
 	rateShare   float64 // paced runs: this share of the cell's throughput without checkpoints
+	rounds      int     // every cell runs this many times, in turn; rows give medians
 	stateDir    string
 	progressOut io.Writer
 }
@@ -51,6 +52,7 @@ type stateCell struct {
 type stateBenchRow struct {
 	stateCell
 	ChangingPct float64 `json:"changing_pct"`
+	Rounds      int     `json:"rounds"`
 	RecordsPerS float64 `json:"records_per_s"`
 	VsNonePct   float64 `json:"throughput_vs_none_pct"`
 	PacedRate   float64 `json:"paced_records_per_s"`
@@ -90,6 +92,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	changing := fs.String("changing", "1,100", "comma-separated percentages of keys updated between checkpoints (the hot set)")
 	cells := fs.String("cells", "none,async,incr,sync", "comma-separated cells: none (no checkpoints), async (copy-on-write view at the barrier, every checkpoint written whole), incr (async, and key groups written as deltas of their changed keys), sync (encoded on the task at the barrier)")
 	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
+	fs.IntVar(&cfg.rounds, "rounds", 1, "runs of every cell, taken in turn (none, async, …, none, async, …); each row gives the medians, its ratios to none taken within each round")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
@@ -147,6 +150,8 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 		return fmt.Errorf("--min-checkpoints %d must be in [0, 1000]", c.minCkpts)
 	case c.rateShare <= 0 || c.rateShare > 1:
 		return fmt.Errorf("--paced-share %v must be in (0, 1]", c.rateShare)
+	case c.rounds < 1 || c.rounds > 100:
+		return fmt.Errorf("--rounds %d must be in [1, 100]", c.rounds)
 	}
 	m, err := weir.ParseCheckpointMode(mode)
 	if err != nil || m == weir.CheckpointNone {
@@ -177,58 +182,120 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 	return nil
 }
 
-// stateBench runs every cell at every share of changing keys: once as fast
-// as it goes (throughput, checkpoints), once paced (latency).
+// stateBench runs every cell at every share of changing keys, --rounds
+// times in turn: once as fast as it goes (throughput, checkpoints), once
+// paced (latency). Each row gives the medians over the rounds.
 func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, error) {
 	var rows []stateBenchRow
 	for _, pct := range cfg.changing {
-		var none *stateBenchRow
-		first := len(rows)
-		groupsChanged := changedGroupsPct(cfg.keys, pct)
-		for _, cell := range cfg.cells {
-			row := stateBenchRow{stateCell: cell, ChangingPct: pct, GroupsChangedPct: groupsChanged}
-			fast, err := stateBenchRun(ctx, cfg, cell, pct, 0)
+		rounds := make([][]stateBenchRow, 0, cfg.rounds)
+		for round := range cfg.rounds {
+			r, err := stateBenchRound(ctx, cfg, pct, round)
 			if err != nil {
-				return nil, fmt.Errorf("cell %s, %v %% changing: %w", cell.Name, pct, err)
+				return nil, err
 			}
-			row.RecordsPerS = fast.rate
-			row.fillCheckpoints(fast)
-			rate := fast.rate * cfg.rateShare
-			if none != nil {
-				rate = none.RecordsPerS * cfg.rateShare
-			}
-			paced, err := stateBenchRun(ctx, cfg, cell, pct, rate)
-			if err != nil {
-				return nil, fmt.Errorf("cell %s, %v %% changing, paced: %w", cell.Name, pct, err)
-			}
-			row.PacedRate, row.P99Ms = rate, ms(paced.p99)
-			row.PacedKeptPct = 100 * paced.rate / rate
-			fmt.Fprintf(cfg.progressOut, "bench state  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms\n",
-				cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall)
-			rows = append(rows, row)
-			if cell.None && none == nil {
-				none = &rows[len(rows)-1]
-			}
+			rounds = append(rounds, r)
 		}
-		var full int64
-		for _, r := range rows[first:] {
-			full = max(full, r.FullStateBytes)
+		rows = append(rows, mergeStateRounds(rounds)...)
+	}
+	return rows, nil
+}
+
+// stateBenchRound runs every cell once at pct % changing, and sets each
+// row's ratios to the none cell of the same round.
+func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, round int) ([]stateBenchRow, error) {
+	var rows []stateBenchRow
+	var none *stateBenchRow
+	groupsChanged := changedGroupsPct(cfg.keys, pct)
+	for _, cell := range cfg.cells {
+		row := stateBenchRow{stateCell: cell, ChangingPct: pct, Rounds: 1, GroupsChangedPct: groupsChanged}
+		fast, err := stateBenchRun(ctx, cfg, cell, pct, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s, %v %% changing: %w", cell.Name, pct, err)
 		}
-		for i := first; i < len(rows); i++ {
-			r := &rows[i]
-			r.FullStateBytes = full
-			if full > 0 && r.Checkpoints > 0 {
-				r.BytesOfFullPct = 100 * r.BytesPerCkpt / float64(full)
-			}
-			if none != nil && none.RecordsPerS > 0 {
-				r.VsNonePct = 100 * (r.RecordsPerS / none.RecordsPerS) // exactly 100 for the none row itself
-			}
-			if none != nil && none.P99Ms > 0 {
-				r.P99VsNone = r.P99Ms / none.P99Ms
-			}
+		row.RecordsPerS = fast.rate
+		row.fillCheckpoints(fast)
+		rate := fast.rate * cfg.rateShare
+		if none != nil {
+			rate = none.RecordsPerS * cfg.rateShare
+		}
+		paced, err := stateBenchRun(ctx, cfg, cell, pct, rate)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s, %v %% changing, paced: %w", cell.Name, pct, err)
+		}
+		row.PacedRate, row.P99Ms = rate, ms(paced.p99)
+		row.PacedKeptPct = 100 * paced.rate / rate
+		fmt.Fprintf(cfg.progressOut, "bench state  round %d/%d  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms\n",
+			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall)
+		rows = append(rows, row)
+		if cell.None && none == nil {
+			none = &rows[len(rows)-1]
+		}
+	}
+	var full int64
+	for _, r := range rows {
+		full = max(full, r.FullStateBytes)
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.FullStateBytes = full
+		if full > 0 && r.Checkpoints > 0 {
+			r.BytesOfFullPct = 100 * r.BytesPerCkpt / float64(full)
+		}
+		if none != nil && none.RecordsPerS > 0 {
+			r.VsNonePct = 100 * (r.RecordsPerS / none.RecordsPerS) // exactly 100 for the none row itself
+		}
+		if none != nil && none.P99Ms > 0 {
+			r.P99VsNone = r.P99Ms / none.P99Ms
 		}
 	}
 	return rows, nil
+}
+
+// mergeStateRounds turns the rows of several rounds, each with the same
+// cells in the same order, into one row per cell: the median of each
+// figure, ratios to none included (each taken within its round, so a
+// machine that is slower in one round than in the next skews them less),
+// the longest of the maxima, and the checkpoints of every round.
+func mergeStateRounds(rounds [][]stateBenchRow) []stateBenchRow {
+	if len(rounds) == 0 {
+		return nil
+	}
+	out := make([]stateBenchRow, len(rounds[0]))
+	for i := range out {
+		var all []stateBenchRow
+		for _, r := range rounds {
+			all = append(all, r[i])
+		}
+		med := func(f func(stateBenchRow) float64) float64 {
+			v := make([]float64, len(all))
+			for j, r := range all {
+				v[j] = f(r)
+			}
+			return median(v)
+		}
+		m := all[0]
+		m.Rounds = len(all)
+		m.RecordsPerS = med(func(r stateBenchRow) float64 { return r.RecordsPerS })
+		m.VsNonePct = med(func(r stateBenchRow) float64 { return r.VsNonePct })
+		m.PacedRate = med(func(r stateBenchRow) float64 { return r.PacedRate })
+		m.PacedKeptPct = med(func(r stateBenchRow) float64 { return r.PacedKeptPct })
+		m.P99Ms = med(func(r stateBenchRow) float64 { return r.P99Ms })
+		m.P99VsNone = med(func(r stateBenchRow) float64 { return r.P99VsNone })
+		m.CkptP50Ms = med(func(r stateBenchRow) float64 { return r.CkptP50Ms })
+		m.BytesPerCkpt = med(func(r stateBenchRow) float64 { return r.BytesPerCkpt })
+		m.BytesOfFullPct = med(func(r stateBenchRow) float64 { return r.BytesOfFullPct })
+		m.Checkpoints = 0
+		for _, r := range all {
+			m.Checkpoints += r.Checkpoints
+			m.CkptMaxMs = max(m.CkptMaxMs, r.CkptMaxMs)
+			m.FullStateBytes = max(m.FullStateBytes, r.FullStateBytes)
+			m.MaxBarrierStall = max(m.MaxBarrierStall, r.MaxBarrierStall)
+			m.MaxCOWWaitMs = max(m.MaxCOWWaitMs, r.MaxCOWWaitMs)
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // triggeredAfter reports whether one of the checkpoints was triggered after t.
@@ -460,9 +527,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // printStateBench prints one line per cell and share of changing keys.
 func printStateBench(w io.Writer, rows []stateBenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tchanging %\tgroups changed %\trecords/s\tvs none %\tpaced kept %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
+	fmt.Fprintln(tw, "cell\tchanging %\trounds\tgroups changed %\trecords/s\tvs none %\tpaced kept %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%v\t%.1f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct,
+		fmt.Fprintf(tw, "%s\t%v\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.Rounds, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct,
 			r.PacedKeptPct, r.P99Ms, r.P99VsNone, r.Checkpoints, r.CkptP50Ms, r.CkptMaxMs, r.BytesPerCkpt, r.BytesOfFullPct, r.MaxBarrierStall, r.MaxCOWWaitMs)
 	}
 	tw.Flush()

@@ -21,6 +21,8 @@ func TestBenchStateBadFlags(t *testing.T) {
 		{"--checkpoint-mode", "none"},
 		{"--paced-share", "0"},
 		{"--min-checkpoints", "-1"},
+		{"--rounds", "0"},
+		{"--rounds", "101"},
 		{"extra"},
 	} {
 		var out, errb bytes.Buffer
@@ -75,5 +77,42 @@ func TestStatePacer(t *testing.T) {
 	}
 	if got, want := p.due(5010, t1), t1.Add(10*time.Millisecond); !got.Equal(want) {
 		t.Fatalf("record 5010 due %v, want %v", got, want)
+	}
+}
+
+// TestMergeStateRounds: a merged row gives the median of each figure over
+// the rounds, ratios to none as taken within each round (not the ratio of
+// the medians), the longest of the maxima and every round's checkpoints.
+func TestMergeStateRounds(t *testing.T) {
+	t.Parallel()
+	round := func(none, async, vs, ckptMax, stall float64, ckpts int) []stateBenchRow {
+		return []stateBenchRow{
+			{stateCell: stateCell{Name: "none", None: true}, Rounds: 1, RecordsPerS: none, VsNonePct: 100},
+			{stateCell: stateCell{Name: "async", Async: true}, Rounds: 1, RecordsPerS: async, VsNonePct: vs,
+				CkptMaxMs: ckptMax, MaxBarrierStall: stall, Checkpoints: ckpts, CkptP50Ms: ckptMax / 2},
+		}
+	}
+	got := mergeStateRounds([][]stateBenchRow{
+		round(1000, 900, 90, 40, 0.2, 3),
+		round(500, 400, 80, 90, 0.1, 2), // a slow round: the machine, not the cell
+		round(800, 760, 95, 60, 0.3, 4),
+	})
+	if len(got) != 2 || got[0].Name != "none" || got[1].Name != "async" {
+		t.Fatalf("rows %+v, want none then async", got)
+	}
+	n, a := got[0], got[1]
+	if n.Rounds != 3 || n.RecordsPerS != 800 || n.VsNonePct != 100 {
+		t.Errorf("none %+v: want 3 rounds, median 800 records/s, 100 %%", n)
+	}
+	// The ratio of the medians would be 760/800 = 95 %; the median of the
+	// rounds' ratios is 90 %.
+	if a.Rounds != 3 || a.RecordsPerS != 760 || a.VsNonePct != 90 {
+		t.Errorf("async %+v: want 3 rounds, median 760 records/s, median ratio 90 %%", a)
+	}
+	if a.CkptMaxMs != 90 || a.MaxBarrierStall != 0.3 || a.Checkpoints != 9 || a.CkptP50Ms != 30 {
+		t.Errorf("async %+v: want the longest maxima (90 ms, 0.3 ms), 9 checkpoints, median p50 30 ms", a)
+	}
+	if mergeStateRounds(nil) != nil {
+		t.Error("no rounds gave rows")
 	}
 }

@@ -96,15 +96,15 @@ func TestBenchNexmarkAll(t *testing.T) {
 	}
 }
 
-// TestBenchStateRows: `node bench state --json` at tiny sizes gives one row
-// per cell and share of changing keys, with checkpoints and their bytes in
+// TestBenchStateRows: `node bench state --json --rounds 2` at tiny sizes
+// gives one row per cell and share of changing keys, with checkpoints and their bytes in
 // the cells that take them (no speed is asserted: each run measures until
 // a checkpoint completed, however slow the machine).
 func TestBenchStateRows(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
 	args := []string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms",
-		"--changing", "1,100", "--cells", "none,async,incr,sync", "--json"}
+		"--changing", "1,100", "--cells", "none,async,incr,sync", "--rounds", "2", "--json"}
 	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -116,6 +116,9 @@ func TestBenchStateRows(t *testing.T) {
 		t.Fatalf("%d rows, want 8: %+v", len(rows), rows)
 	}
 	for _, r := range rows {
+		if r.Rounds != 2 {
+			t.Fatalf("row %+v: want the medians of 2 rounds", r)
+		}
 		if r.RecordsPerS <= 0 || r.PacedRate <= 0 || r.PacedKeptPct <= 0 {
 			t.Fatalf("row %+v: want a throughput, a paced rate and the share of it kept", r)
 		}
