@@ -255,6 +255,24 @@ func (p *pendingKeyed) EncodeIncremental(useDelta func(g int) bool) (plan.Snapsh
 	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Deltas: deltas, DeltaSince: p.snap.Since()}, nil
 }
 
+// EncodeAppend appends every key group's blob to dst
+// (plan.AppendingPending).
+func (p *pendingKeyed) EncodeAppend(dst []byte, useDelta func(g int) bool) ([]byte, plan.Snapshot, error) {
+	out, sections, deltas, err := p.snap.EncodeAppend(dst, useDelta)
+	if err != nil {
+		return out, plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
+	}
+	groups := make(map[int][]byte, len(sections))
+	for g, s := range sections {
+		groups[g] = out[s[0] : s[0]+s[1] : s[0]+s[1]]
+	}
+	snap := plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Sections: sections, Deltas: deltas}
+	if useDelta != nil {
+		snap.DeltaSince = p.snap.Since()
+	}
+	return out, snap, nil
+}
+
 func (p *pendingKeyed) Release() { p.snap.Release(p.backend) }
 
 // TrackChanges makes the backend note changed keys (plan.Incremental).

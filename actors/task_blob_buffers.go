@@ -11,6 +11,7 @@ import "sync"
 type blobBuffers struct {
 	mu    sync.Mutex
 	spare []byte
+	last  int // len of the last buffer given back
 }
 
 // take returns an empty buffer with room for size bytes: the spare, unless
@@ -27,18 +28,29 @@ func (p *blobBuffers) take(size int) []byte {
 	return b[:0]
 }
 
+// takeAny is take for a layout appended to before its size is known,
+// which grows the buffer as needed: sized as the last buffer given back
+// was filled (the previous checkpoint's blob).
+func (p *blobBuffers) takeAny() []byte {
+	p.mu.Lock()
+	size := p.last
+	p.mu.Unlock()
+	return p.take(size)
+}
+
 // minSpareBlob is the slack below which a spare is never too large.
 const minSpareBlob = 1 << 20
 
 // give makes b the spare once nothing reads it any more; the larger of two
-// stays.
+// stays. len(b) is what was laid out in it: takeAny's size.
 func (p *blobBuffers) give(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = len(b)
 	if cap(b) == 0 {
 		return
 	}
-	p.mu.Lock()
 	if cap(b) > cap(p.spare) {
 		p.spare = b
 	}
-	p.mu.Unlock()
 }

@@ -35,3 +35,26 @@ func TestBlobBuffersReuse(t *testing.T) {
 		t.Fatalf("after giving a small and a large buffer the spare has cap %d, want the larger %d", cap(got), cap(second))
 	}
 }
+
+// TestBlobBuffersTakeAny: a layout whose size is known only once written
+// gets the spare when the last buffer given back was filled to at least
+// half of it, else a new buffer as large as that fill (the state shrank, or
+// no spare yet).
+func TestBlobBuffersTakeAny(t *testing.T) {
+	t.Parallel()
+	var p blobBuffers
+	if b := p.takeAny(); len(b) != 0 {
+		t.Fatalf("takeAny with nothing given: len %d", len(b))
+	}
+	full := make([]byte, 3<<20, 4<<20)
+	p.give(full)
+	got := p.takeAny()
+	if len(got) != 0 || cap(got) != cap(full) || &got[:1][0] != &full[0] {
+		t.Fatalf("takeAny after a 3 MiB blob in a 4 MiB buffer: cap %d, want the spare back, emptied", cap(got))
+	}
+	p.give(got[:1<<10]) // the state shrank to 1 KiB
+	small := p.takeAny()
+	if cap(small) == cap(full) || cap(small) < 1<<10 {
+		t.Fatalf("takeAny after a 1 KiB blob in a 4 MiB buffer: cap %d, want a new buffer of about 1 KiB", cap(small))
+	}
+}

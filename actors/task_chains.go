@@ -54,26 +54,44 @@ func (t *task) startTracking() {
 
 // encodePending encodes the asynchronous snapshot of ck: with incremental
 // checkpoints, the groups whose chain allows it as deltas on the chains of
-// the checkpoint completed before the barrier.
+// the checkpoint completed before the barrier. A snapshot that can append
+// its groups to a buffer writes them into the task's spare (ck.laid).
 func (t *task) encodePending(ck *taskCheckpoint) (plan.Snapshot, error) {
 	co := t.job.opts.Checkpoint
-	ip, ok := ck.pending.(plan.IncrementalPending)
-	if !ok || !co.Incremental {
+	var useDelta func(g int) bool
+	view := ck.chain
+	if _, ok := ck.pending.(plan.IncrementalPending); ok && co.Incremental {
+		maxDeltas, ratio := co.MaxDeltas, co.CompactRatio
+		if maxDeltas == 0 {
+			maxDeltas = DefaultMaxDeltas
+		}
+		if ratio == 0 {
+			ratio = DefaultCompactRatio
+		}
+		compact := chainsToCompact(view.groups, maxDeltas, ratio)
+		useDelta = func(g int) bool {
+			return view.at != 0 && view.groups[g] != nil && !compact[g]
+		}
+	}
+	var snap plan.Snapshot
+	var err error
+	switch p := ck.pending.(type) {
+	case plan.AppendingPending:
+		var laid []byte
+		if laid, snap, err = p.EncodeAppend(t.blobs.takeAny(), useDelta); err != nil {
+			t.blobs.give(laid)
+		} else {
+			ck.laid = laid
+		}
+	case plan.IncrementalPending:
+		if useDelta == nil {
+			return p.Encode()
+		}
+		snap, err = p.EncodeIncremental(useDelta)
+	default:
 		return ck.pending.Encode()
 	}
-	maxDeltas, ratio := co.MaxDeltas, co.CompactRatio
-	if maxDeltas == 0 {
-		maxDeltas = DefaultMaxDeltas
-	}
-	if ratio == 0 {
-		ratio = DefaultCompactRatio
-	}
-	view := ck.chain
-	compact := chainsToCompact(view.groups, maxDeltas, ratio)
-	snap, err := ip.EncodeIncremental(func(g int) bool {
-		return view.at != 0 && view.groups[g] != nil && !compact[g]
-	})
-	if err == nil && len(snap.Deltas) > 0 && snap.DeltaSince != view.at {
+	if err == nil && useDelta != nil && len(snap.Deltas) > 0 && snap.DeltaSince != view.at {
 		return snap, fmt.Errorf("snapshot deltas build on checkpoint %d, the task's chains are of checkpoint %d", snap.DeltaSince, view.at)
 	}
 	return snap, err

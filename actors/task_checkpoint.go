@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -18,6 +19,7 @@ type taskCheckpoint struct {
 	id       uint64
 	snap     plan.Snapshot
 	pending  plan.PendingSnapshot // the view of the state an asynchronous snapshot encodes later
+	laid     []byte               // the buffer pending appended snap's key groups to (snap.Sections), if it did
 	offset   int64
 	splits   []store.SourceSplit // a split source's splits
 	captured [][]*Buffer         // per input: channel state, in order
@@ -406,21 +408,27 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 	var st checkpointStats
 	b := &taskBlob{groups: map[int][2]int64{}}
 	snap := store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: ck.offset, Splits: ck.splits}
-	groups := make([]int, 0, len(ck.snap.KeyGroups))
-	for g := range ck.snap.KeyGroups {
-		groups = append(groups, g)
-	}
-	sort.Ints(groups)
-	size := len(ck.snap.Operator)
-	for _, g := range groups {
-		size += len(ck.snap.KeyGroups[g])
-	}
-	// The spare buffer of the previous checkpoint, when it fits the state
-	// sections; channel state's frames are appended after them (and grow it
-	// only when the queues hold more than the spare's slack).
-	b.bytes = t.blobs.take(size)
-	for _, g := range groups {
-		b.groups[g] = b.add(ck.snap.KeyGroups[g])
+	if ck.laid != nil {
+		// The snapshot appended its key groups to a spare buffer already.
+		b.bytes = ck.laid
+		maps.Copy(b.groups, ck.snap.Sections)
+	} else {
+		groups := make([]int, 0, len(ck.snap.KeyGroups))
+		for g := range ck.snap.KeyGroups {
+			groups = append(groups, g)
+		}
+		sort.Ints(groups)
+		size := len(ck.snap.Operator)
+		for _, g := range groups {
+			size += len(ck.snap.KeyGroups[g])
+		}
+		// The spare buffer of the previous checkpoint, when it fits the state
+		// sections; channel state's frames are appended after them (and grow it
+		// only when the queues hold more than the spare's slack).
+		b.bytes = t.blobs.take(size)
+		for _, g := range groups {
+			b.groups[g] = b.add(ck.snap.KeyGroups[g])
+		}
 	}
 	if ck.snap.Operator != nil {
 		s := b.add(ck.snap.Operator)

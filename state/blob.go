@@ -39,6 +39,11 @@ type blobHeader struct {
 // data]}] and the CRC. entries must be sorted by name. eb holds the framing
 // only: each entry's data is copied once, straight into the blob.
 func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
+	return appendBlob(nil, eb, h, entries)
+}
+
+// appendBlob is encodeBlob appending the blob to dst.
+func appendBlob(dst []byte, eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	e := eb.reset()
 	fields := 2
 	if h.delta {
@@ -89,7 +94,8 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 		size += len(en.data)
 	}
 	frame := eb.buf.Bytes()
-	out := make([]byte, 0, len(frame)+size+crcLen)
+	start := len(dst)
+	out := grow(dst, len(frame)+size+crcLen)
 	from := 0
 	for i, en := range entries {
 		out = append(out, frame[from:cuts[i]]...)
@@ -97,7 +103,22 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 		from = cuts[i]
 	}
 	out = append(out, frame[from:]...)
-	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
+	return binary.BigEndian.AppendUint32(out, crc32.Checksum(out[start:], castagnoli)), nil
+}
+
+// grow returns b with room for n more bytes: b itself when it has them,
+// else a copy with exactly that room when b is empty (a blob of its own)
+// and at least twice b's room otherwise (a buffer appended to group by
+// group), so appending every group copies what came before a bounded
+// number of times. Unlike slices.Grow it allocates once, race detector
+// or not.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	nb := make([]byte, len(b), max(len(b)+n, 2*cap(b)))
+	copy(nb, b)
+	return nb
 }
 
 // blobCRC is what decodeBlob knows of a blob's CRC-32C as a whole.

@@ -13,6 +13,11 @@ import (
 // it (the checkpoint was aborted).
 var ErrSnapshotReleased = errors.New("state: snapshot released before it was encoded")
 
+// ErrSnapshotAppended is a key group of an AsyncSnapshot encoded again
+// after EncodeAppend wrote it into the caller's buffer, which the snapshot
+// does not keep.
+var ErrSnapshotAppended = errors.New("state: snapshot key group already appended to a caller's buffer")
+
 // AsyncSnapshot is a consistent view of a Backend's key groups at a barrier
 // that is encoded later, on any goroutine, while the task goes on changing
 // the state: Backend.SnapshotAsync takes it in time proportional to the
@@ -47,6 +52,7 @@ type gate struct {
 	claimed  bool          // a goroutine is encoding the group
 	done     bool          // encoded (or released): the snapshot reads the group no more
 	released bool          // done without a blob
+	appended bool          // done, its blob written into a caller's buffer and not kept
 	blob     []byte        // the group's blob once done
 	delta    bool          // blob is a delta (delta.go)
 	err      error         // encoding failed (also set by the task's copy on write)
@@ -277,6 +283,38 @@ func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[
 // the task, whose waits are timed. If another goroutine is encoding g it
 // waits for it.
 func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask, delta bool) ([]byte, bool, error) {
+	return s.encodeGroupTo(nil, false, g, sc, onTask, delta)
+}
+
+// EncodeAppend is EncodeIncremental (Encode when useDelta is nil) that
+// appends each group's blob to dst, in the order of Groups, instead of
+// allocating one per group: it returns dst and where each group's blob
+// lies in it ([offset, size]). A group the task encoded meanwhile (the next
+// snapshot was taken first) is copied in. The snapshot does not keep what
+// it appended: encoding those groups again fails with ErrSnapshotAppended.
+func (s *AsyncSnapshot) EncodeAppend(dst []byte, useDelta func(g int) bool) (out []byte, sections map[int][2]int64, deltas map[int]bool, err error) {
+	var sc snapScratch
+	sections = make(map[int][2]int64, len(s.groups))
+	deltas = map[int]bool{}
+	for _, g := range s.groups {
+		want := useDelta != nil && s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
+		start := len(dst)
+		var delta bool
+		if dst, delta, err = s.encodeGroupTo(dst, true, g, &sc, false, want); err != nil {
+			return dst, nil, nil, err
+		}
+		sections[g] = [2]int64{int64(start), int64(len(dst) - start)}
+		if delta {
+			deltas[g] = true
+		}
+	}
+	return dst, sections, deltas, nil
+}
+
+// encodeGroupTo is encodeGroup that, appending, appends group g's blob to
+// dst and returns dst: encoded straight into it and not kept, or copied
+// when the group was encoded already.
+func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *snapScratch, onTask, delta bool) ([]byte, bool, error) {
 	gt := &s.gates[g]
 	if onTask {
 		s.lock(gt)
@@ -291,31 +329,43 @@ func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask, delta bool) 
 	if !gt.done {
 		gt.claimed = true
 		gt.mu.Unlock()
-		blob, err := s.encodeTables(g, sc, delta)
+		out, err := s.encodeTables(dst, g, sc, delta) // dst is nil unless appending: a blob of its own
 		gt.mu.Lock()
 		gt.claimed = false
 		if !gt.released {
 			if gt.err == nil {
 				gt.err = err
 			}
-			gt.blob, gt.delta, gt.done = blob, delta, true
+			gt.delta, gt.done = delta, true
+			if appending {
+				gt.appended = gt.err == nil
+			} else {
+				gt.blob = out
+			}
 		}
 		gt.wake()
+		if appending && gt.appended {
+			return out, delta, nil
+		}
 	}
 	switch {
 	case gt.released:
-		return nil, false, releasedErr(g)
+		return dst, false, releasedErr(g)
 	case gt.err != nil:
-		return nil, false, gt.err
+		return dst, false, gt.err
+	case gt.appended:
+		return dst, false, fmt.Errorf("state: snapshot key group %d: %w", g, ErrSnapshotAppended)
+	case appending:
+		return append(dst, gt.blob...), gt.delta, nil
 	}
 	return gt.blob, gt.delta, nil
 }
 
-// encodeTables builds group g's blob from every table, or its delta blob,
-// without g's gate: the tables take it entry by entry. In a delta a table
-// that tracks changes gives its changed keys, or nothing when none changed;
-// any other is written whole.
-func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte, error) {
+// encodeTables appends group g's blob from every table, or its delta blob,
+// to dst (nil: a blob of its own), without g's gate: the tables take it
+// entry by entry. In a delta a table that tracks changes gives its changed
+// keys, or nothing when none changed; any other is written whole.
+func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, error) {
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)
@@ -352,9 +402,9 @@ func (s *AsyncSnapshot) encodeTables(g int, sc *snapScratch, delta bool) ([]byte
 			entries = append(entries, blobEntry{name: ft.name, kind: ft.kind, data: data, full: full})
 		}
 	}
-	blob, err := encodeBlob(&sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}, entries)
+	blob, err := appendBlob(dst, &sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}, entries)
 	if err != nil {
-		return nil, fmt.Errorf("state: snapshot key group %d: %w", g, err)
+		return dst, fmt.Errorf("state: snapshot key group %d: %w", g, err)
 	}
 	return blob, nil
 }

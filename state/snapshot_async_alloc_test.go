@@ -12,15 +12,7 @@ import (
 // at every checkpoint, which makes the collector scan the whole heap
 // again). Not parallel: it reads the process's allocation counter.
 func TestSnapshotEncodeAllocatesItsBlobsOnce(t *testing.T) {
-	const maxPar, keys, valueBytes = 16, 4000, 1024
-	b := NewBackend(maxPar)
-	vt := NewValueTable[snapEntry]("value", maxPar)
-	if _, err := b.Register(vt); err != nil {
-		t.Fatal(err)
-	}
-	for i := range keys {
-		vt.Put(i%maxPar, "k"+strconv.Itoa(i), snapEntry{Count: int64(i), Value: make([]byte, valueBytes)})
-	}
+	b := largeValuesBackend(t)
 	snap, err := b.SnapshotAsync(b.NonEmptyGroups())
 	if err != nil {
 		t.Fatal(err)
@@ -52,4 +44,20 @@ func TestSnapshotEncodeAllocatesItsBlobsOnce(t *testing.T) {
 			t.Fatalf("group %d: the snapshot's blob differs from SnapshotGroup's", g)
 		}
 	}
+}
+
+// largeValuesBackend is a backend of 16 key groups holding 4000 keys of
+// 1 KiB values, for the allocation tests.
+func largeValuesBackend(t *testing.T) *Backend {
+	t.Helper()
+	const maxPar, keys, valueBytes = 16, 4000, 1024
+	b := NewBackend(maxPar)
+	vt := NewValueTable[snapEntry]("value", maxPar)
+	if _, err := b.Register(vt); err != nil {
+		t.Fatal(err)
+	}
+	for i := range keys {
+		vt.Put(i%maxPar, "k"+strconv.Itoa(i), snapEntry{Count: int64(i), Value: make([]byte, valueBytes)})
+	}
+	return b
 }

@@ -88,6 +88,9 @@ type Snapshot struct {
 	// group.
 	Deltas     map[int]bool
 	DeltaSince uint64
+	// Sections is, for a snapshot AppendingPending wrote into a buffer,
+	// where each key group's blob lies in it: [offset, size].
+	Sections map[int][2]int64
 }
 
 // Stateful operators can be snapshotted and restored.

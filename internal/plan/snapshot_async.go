@@ -40,3 +40,17 @@ type IncrementalPending interface {
 	// the groups so written.
 	EncodeIncremental(useDelta func(g int) bool) (Snapshot, error)
 }
+
+// AppendingPending is a PendingSnapshot that writes its key groups' blobs
+// one after another into the caller's buffer instead of one allocation
+// each: a task lays its checkpoint out in a buffer it reuses, and the
+// state is copied once less.
+type AppendingPending interface {
+	PendingSnapshot
+	// EncodeAppend appends the blob of every key group to dst as
+	// EncodeIncremental gives them (Encode when useDelta is nil) and returns
+	// dst and the snapshot, whose KeyGroups are the blobs' places in it,
+	// Sections their [offset, size]. Those blobs are not kept: Encode
+	// fails afterwards.
+	EncodeAppend(dst []byte, useDelta func(g int) bool) ([]byte, Snapshot, error)
+}
