@@ -132,3 +132,29 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 		t.Fatalf("reused some listing %v, rebuilt some %v: the rounds did not reach both sides (seed %d)", reusedSome, rebuiltSome, seed)
 	}
 }
+
+// TestDroppedGroupLetsItsListingGo: the listing kept for reuse goes with a
+// dropped group (one a rescale moved away is never listed again, and its
+// keys must not stay reachable).
+func TestDroppedGroupLetsItsListingGo(t *testing.T) {
+	f := newAsyncFixture(t, 4)
+	for i := range 10 {
+		f.values.Put(1, fmt.Sprintf("k%d", i), []byte{1})
+	}
+	for range 2 { // the second freeze keeps the first one's listing
+		snap, err := f.b.SnapshotAsync([]int{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := snap.Encode(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.values.core.listed) <= 1 || len(f.values.core.listed[1]) != 10 {
+		t.Fatalf("listing kept before the drop: %v, want the group's 10 keys", f.values.core.listed)
+	}
+	f.b.DropGroup(1)
+	if f.values.core.listed[1] != nil {
+		t.Fatalf("listing after the group was dropped: %v, want none", f.values.core.listed[1])
+	}
+}

@@ -216,4 +216,7 @@ func (k *keyed[V]) drop(g int) {
 	k.lazy.ready(g)
 	k.detach(g)
 	k.groups[g] = nil
+	if g < len(k.listed) {
+		k.listed[g] = nil // an empty group is not listed again: let its keys go
+	}
 }
