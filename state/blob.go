@@ -107,9 +107,9 @@ func appendBlob(dst []byte, eb *encBuf, h blobHeader, entries []blobEntry) ([]by
 }
 
 // grow returns b with room for n more bytes: b itself when it has them,
-// else a copy with exactly that room when b is empty (a blob of its own)
-// and at least twice b's room otherwise (a buffer appended to group by
-// group), so appending every group copies what came before a bounded
+// else a copy with exactly that room when b has no capacity (a blob of its
+// own) and at least twice b's capacity otherwise (a buffer appended to
+// group by group), so appending every group copies what came before a bounded
 // number of times. Unlike slices.Grow it allocates once, race detector
 // or not.
 func grow(b []byte, n int) []byte {

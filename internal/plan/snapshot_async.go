@@ -50,7 +50,7 @@ type AppendingPending interface {
 	// EncodeAppend appends the blob of every key group to dst as
 	// EncodeIncremental gives them (Encode when useDelta is nil) and returns
 	// dst and the snapshot, whose KeyGroups are the blobs' places in it,
-	// Sections their [offset, size]. Those blobs are not kept: Encode
-	// fails afterwards.
+	// Sections their [offset, size]. A blob written straight into dst is
+	// not kept: encoding its group again fails.
 	EncodeAppend(dst []byte, useDelta func(g int) bool) ([]byte, Snapshot, error)
 }
