@@ -47,3 +47,33 @@ func (a *byteArena) copy(b []byte, left int) []byte {
 	a.free = append(a.free, b...)
 	return a.free[start:len(a.free):len(a.free)]
 }
+
+// turnArena is a byteArena whose chunks are handed out again on the next
+// turn (next): for copies that all die together, as the values a
+// snapshot's copy on write saves do once the snapshot settled. It keeps at
+// most the chunks its last turn used.
+type turnArena struct {
+	byteArena
+	used  [][]byte // chunks handed out from this turn
+	spare [][]byte // chunks of the turn before, not handed out again yet
+}
+
+// bytes returns a copy of b, empty but not nil when b is.
+func (a *turnArena) bytes(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte{}
+	}
+	if len(b) <= arenaChunk/4 && len(b) > cap(a.free)-len(a.free) {
+		if n := len(a.spare); n > 0 {
+			a.free, a.spare = a.spare[n-1][:0], a.spare[:n-1]
+		} else {
+			a.free = make([]byte, 0, arenaChunk)
+		}
+		a.used = append(a.used, a.free)
+	}
+	return a.copy(b, arenaChunk)
+}
+
+// next returns the arena of the next turn, which hands out a's chunks
+// again: nothing may read what a handed out any more.
+func (a *turnArena) next() turnArena { return turnArena{spare: a.used} }

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,6 +35,9 @@ type cow[V any] struct {
 	gs   []cowGroup[V] // by key group
 	encV func(*msgpack.Encoder, V) error
 	eb   encBuf // task-owned scratch for saving one value
+	// arena holds the task's saved encodings; its chunks are the last
+	// snapshot's, settled when this one was frozen (freeze).
+	arena turnArena
 }
 
 // cowGroup is a table's copy-on-write state of one key group.
@@ -48,6 +50,15 @@ type cowGroup[V any] struct {
 	prog progress     // the encoder's progress through the group
 	enc  []byte       // the group's encoding when it was still encoded at the barrier (lazy.go): copied as it is
 	prev []string     // the group's sorted keys at the table's last whole listing of it: reused when still exact (reuseListing)
+	vals []V          // encoder-owned: the values of a reused listing, zeroed once encoded
+
+	// What the last snapshot's copy on write of the group leaves for this
+	// one to reuse instead of allocating afresh: the overlays' maps
+	// (cleared when taken), the listing's claims and the reused listing's
+	// values.
+	spareMaps   [2]map[string]savedValue
+	spareClaims []atomic.Uint32
+	spareVals   []V
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -86,11 +97,9 @@ const (
 )
 
 // overlay holds the values at the barrier of the keys of one group the task
-// touched: their encodings, copied into shared chunks that never move, or
-// absent.
+// touched: their encodings, copied into the cow's arena, or absent.
 type overlay struct {
-	at    map[string]savedValue
-	bytes byteArena
+	at map[string]savedValue
 }
 
 // savedValue is one key's value at the barrier, its encoding enc, or none.
@@ -127,6 +136,9 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) frozenEncoder {
 	k.keepListings()
 	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
+	if old := k.cow; old != nil {
+		c.arena = old.arena.next()
+	}
 	for _, g := range groups {
 		if enc := k.lazy.encoded(g); enc != nil {
 			c.gs[g] = cowGroup[V]{enc: enc} // the task decodes it for itself (lazyGroups.materialise)
@@ -137,9 +149,52 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.
 		if g < len(k.listed) {
 			c.gs[g].prev = k.listed[g]
 		}
+		c.gs[g].reuse(k.cow, g)
 	}
 	k.cow = c
 	return func(g int, eb *encBuf, delta *deltaKeys) ([]byte, error) { return k.encodeFrozen(c, g, eb, delta) }
+}
+
+// reuse takes over what group g of old, the settled snapshot before (or
+// nil), allocated for its copy on write, for this snapshot to reuse.
+func (cg *cowGroup[V]) reuse(old *cow[V], g int) {
+	if old == nil {
+		return
+	}
+	o := &old.gs[g]
+	for i, ov := range [2]*overlay{o.pre, o.post} {
+		if ov != nil {
+			cg.spareMaps[i] = ov.at
+		}
+	}
+	if l := o.prog.list; l != nil {
+		cg.spareClaims = l.claims
+	}
+	cg.spareVals = o.vals
+}
+
+// newOverlay returns an empty overlay, in one of the maps the last
+// snapshot left when there is one.
+func (cg *cowGroup[V]) newOverlay() *overlay {
+	for i, m := range cg.spareMaps {
+		if m != nil {
+			cg.spareMaps[i] = nil
+			clear(m)
+			return &overlay{at: m}
+		}
+	}
+	return &overlay{at: map[string]savedValue{}}
+}
+
+// claimsFor returns n free claims, the spare ones when there are enough.
+func (cg *cowGroup[V]) claimsFor(n int) []atomic.Uint32 {
+	if cap(cg.spareClaims) < n {
+		return make([]atomic.Uint32, n)
+	}
+	cl := cg.spareClaims[:n]
+	cg.spareClaims = nil
+	clear(cl)
+	return cl
 }
 
 // keepListings keeps, from the snapshot frozen before, the sorted keys of
@@ -171,7 +226,7 @@ func (k *keyed[V]) keepListings() {
 // whose keys stayed the same from one snapshot to the next (values change,
 // keys do not) is then listed with one lookup per key instead of a sort.
 // Keys added since the barrier make it give up: the listing is rebuilt.
-func reuseListing[V any](prev []string, m map[string]V, pre *overlay) ([]V, bool) {
+func reuseListing[V any](prev []string, m map[string]V, pre *overlay, spare []V) ([]V, bool) {
 	if len(prev) == 0 {
 		return nil, false
 	}
@@ -192,7 +247,12 @@ func reuseListing[V any](prev []string, m map[string]V, pre *overlay) ([]V, bool
 	}
 	// Every key of prev held at the barrier and there were as many: prev
 	// is the barrier's keys.
-	vals := make([]V, len(prev))
+	var vals []V
+	if cap(spare) >= len(prev) {
+		vals = spare[:len(prev)]
+	} else {
+		vals = make([]V, len(prev))
+	}
 	for i, key := range prev {
 		v, in := m[key]
 		if !in {
@@ -228,7 +288,9 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 		return nil
 	}
 	cg := &c.gs[g]
-	if (!mapWrite || cg.own) && c.saved(g, key) {
+	// The task alone writes the overlays: this holds until it saves.
+	saved := c.saved(g, key)
+	if saved && (!mapWrite || cg.own) {
 		return nil
 	}
 	switch cg.prog.phase.Load() {
@@ -236,7 +298,9 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 		cg.live = false // the overlays stay until the next snapshot: no gate needed
 		return nil
 	case phaseListed:
-		c.claim(g, key, kn)
+		if !saved {
+			c.claim(g, key, kn)
+		}
 		k.ownMap(g, mapWrite)
 		return nil
 	}
@@ -249,14 +313,14 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 	}
 	switch cg.prog.phase.Load() {
 	case phasePending:
-		if !c.saved(g, key) {
+		if !saved {
 			c.save(gt, &cg.pre, g, key, kn)
 		}
 		if mapWrite && !cg.own {
 			return &gt.mu // the encoder waits to start until the map is changed
 		}
 	case phaseListing:
-		if !c.saved(g, key) {
+		if !saved {
 			c.save(gt, &cg.post, g, key, kn)
 		}
 	default:
@@ -280,11 +344,10 @@ func (k *keyed[V]) ownMap(g int, mapWrite bool) {
 // claim, on the task once the encoder listed group g, makes sure the
 // encoder will not read key's live value: it has read it already, or the
 // task claims the key and saves its value for the encoder. If the encoder
-// is reading that very value, the task waits for that one entry.
+// is reading that very value, the task waits for that one entry. A key the
+// task saved before the encoder listed the group is never claimed: the
+// encoder reads the saved value.
 func (c *cow[V]) claim(g int, key string, kn known[V]) {
-	if c.saved(g, key) {
-		return // before the encoder listed the group: it reads the saved value
-	}
 	l := c.gs[g].prog.list
 	i, found := slices.BinarySearch(l.keys, key)
 	if !found {
@@ -305,7 +368,7 @@ func (c *cow[V]) claim(g int, key string, kn known[V]) {
 		if l.slots == nil {
 			l.slots = make([][]byte, len(l.keys)) // read by the encoder only after a claimSaved
 		}
-		l.slots[i] = bytes.Clone(c.eb.buf.Bytes())
+		l.slots[i] = c.arena.bytes(c.eb.buf.Bytes())
 		cl.Store(claimSaved)
 		c.snap.gates[g].wakeUnlocked()
 		return
@@ -323,7 +386,7 @@ func (c *cow[V]) claim(g int, key string, kn known[V]) {
 func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	ov := *ovp
 	if ov == nil {
-		ov = &overlay{at: map[string]savedValue{}}
+		ov = c.gs[g].newOverlay()
 		*ovp = ov
 	}
 	v, present := c.atBarrier(g, key, kn)
@@ -333,7 +396,7 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 		if err := c.encV(e, v); err != nil && gt.err == nil {
 			gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
 		}
-		sv.enc = ov.bytes.bytes(c.eb.buf.Bytes(), arenaChunk)
+		sv.enc = c.arena.bytes(c.eb.buf.Bytes())
 	}
 	ov.at[key] = sv
 }
@@ -402,7 +465,12 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	var vals []V // by listed key: its value in m, when the listing was reused
 	reused := false
 	if delta == nil {
-		vals, reused = reuseListing(cg.prev, m, pre)
+		vals, reused = reuseListing(cg.prev, m, pre, cg.spareVals)
+		cg.spareVals = nil
+		if reused {
+			cg.vals = vals
+			defer clear(vals) // holds no values once encoded
+		}
 	}
 	switch {
 	case reused:
@@ -431,7 +499,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		}
 		slices.Sort(keys)
 	}
-	l := &listing{keys: keys, whole: delta == nil, claims: make([]atomic.Uint32, len(keys))}
+	l := &listing{keys: keys, whole: delta == nil, claims: cg.claimsFor(len(keys))}
 	gt.mu.Lock()
 	p.list = l
 	p.phase.Store(phaseListed)

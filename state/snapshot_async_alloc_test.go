@@ -49,15 +49,24 @@ func TestSnapshotEncodeAllocatesItsBlobsOnce(t *testing.T) {
 // largeValuesBackend is a backend of 16 key groups holding 4000 keys of
 // 1 KiB values, for the allocation tests.
 func largeValuesBackend(t *testing.T) *Backend {
+	b, _, _ := largeValuesTable(t)
+	return b
+}
+
+// largeValuesTable is largeValuesBackend with its one table and its keys,
+// key i in group i%16.
+func largeValuesTable(t *testing.T) (*Backend, *ValueTable[snapEntry], []string) {
 	t.Helper()
-	const maxPar, keys, valueBytes = 16, 4000, 1024
+	const maxPar, n, valueBytes = 16, 4000, 1024
 	b := NewBackend(maxPar)
 	vt := NewValueTable[snapEntry]("value", maxPar)
 	if _, err := b.Register(vt); err != nil {
 		t.Fatal(err)
 	}
+	keys := make([]string, n)
 	for i := range keys {
-		vt.Put(i%maxPar, "k"+strconv.Itoa(i), snapEntry{Count: int64(i), Value: make([]byte, valueBytes)})
+		keys[i] = "k" + strconv.Itoa(i)
+		vt.Put(i%maxPar, keys[i], snapEntry{Count: int64(i), Value: make([]byte, valueBytes)})
 	}
-	return b
+	return b, vt, keys
 }

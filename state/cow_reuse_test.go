@@ -1,0 +1,108 @@
+package state
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// TestCopyOnWriteReusesWhatTheLastSnapshotSaved: once a snapshot settled,
+// the next one saves the values the task changes into the same chunks and
+// maps, so that a task changing every key at every checkpoint does not
+// allocate a copy of its state each time (garbage that brings the next
+// collection closer and drafts the task into marking). The bytes stay those
+// at each barrier. Not parallel: it reads the process's allocation counter.
+func TestCopyOnWriteReusesWhatTheLastSnapshotSaved(t *testing.T) {
+	b, vt, keys := largeValuesTable(t)
+	groups := b.NonEmptyGroups()
+	var saved []uint64
+	for round := range 3 {
+		snap, err := b.SnapshotAsync(groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make(map[int]string, len(groups))
+		for _, g := range groups {
+			blob, err := b.SnapshotGroup(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[g] = string(blob)
+		}
+		// Every key changes before the encoder reaches its group: each is
+		// saved.
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i, key := range keys {
+			g := i % 16
+			v, _ := vt.Get(g, key)
+			v.Count++
+			v.Value[0]++ // in place: the saved value must be a copy
+			vt.Put(g, key, v)
+		}
+		runtime.ReadMemStats(&after)
+		saved = append(saved, after.TotalAlloc-before.TotalAlloc)
+		blobs, err := snap.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			if string(blobs[g]) != want[g] {
+				t.Fatalf("round %d group %d: the blob is not the group at the barrier", round, g)
+			}
+		}
+	}
+	t.Logf("saving %d changed values of 1 KiB allocated %v bytes in three snapshots in turn", len(keys), saved)
+	// The first snapshot allocates the copies (about 4 MB); the next ones
+	// reuse them and allocate only the overlays themselves.
+	if saved[0] < uint64(len(keys))*1024 {
+		t.Fatalf("the first snapshot's saves allocated %d bytes, less than the values they copy: the test measures nothing", saved[0])
+	}
+	for r, n := range saved[1:] {
+		if n > saved[0]/20 {
+			t.Fatalf("snapshot %d's saves allocated %d bytes, the first's %d: the last snapshot's chunks and maps were not reused", r+2, n, saved[0])
+		}
+	}
+}
+
+// TestTurnArenaHandsOutTheLastTurnsChunks: a turn hands out disjoint copies,
+// the next turn the same chunks again, and chunks its own turn did not use
+// are let go.
+func TestTurnArenaHandsOutTheLastTurnsChunks(t *testing.T) {
+	var a turnArena
+	small := make([]byte, arenaChunk/4)
+	for i := range small {
+		small[i] = byte(i)
+	}
+	var first [][]byte
+	for range 8 { // two chunks' worth
+		first = append(first, a.bytes(small))
+	}
+	if len(a.used) != 2 {
+		t.Fatalf("eight quarter-chunk copies used %d chunks, want 2", len(a.used))
+	}
+	for i := 1; i < len(first); i++ {
+		if &first[i][0] == &first[i-1][0] || cap(first[i-1]) != len(first[i-1]) {
+			t.Fatalf("copy %d overlaps the one before or can grow into it", i)
+		}
+	}
+	big := a.bytes(make([]byte, arenaChunk/4+1))
+	if len(a.used) != 2 || len(big) != arenaChunk/4+1 {
+		t.Fatalf("a copy longer than a quarter chunk went into the arena")
+	}
+	if got := a.bytes(nil); got == nil || len(got) != 0 {
+		t.Fatalf("an empty copy is %v, want empty and not nil", got)
+	}
+	chunk0 := unsafe.SliceData(a.used[0])
+	b := a.next()
+	again := b.bytes([]byte("x"))
+	if len(b.used) != 1 || len(b.spare) != 1 {
+		t.Fatalf("the next turn used %d chunks and keeps %d spare, want 1 and 1", len(b.used), len(b.spare))
+	}
+	if p := unsafe.SliceData(again); p != unsafe.SliceData(a.used[1]) && p != chunk0 {
+		t.Fatalf("the next turn's copy is not in a chunk of the turn before")
+	}
+	if c := b.next(); len(c.spare) != 1 {
+		t.Fatalf("a turn after one that used one chunk keeps %d spare, want 1", len(c.spare))
+	}
+}
