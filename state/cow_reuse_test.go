@@ -106,3 +106,42 @@ func TestTurnArenaHandsOutTheLastTurnsChunks(t *testing.T) {
 		t.Fatalf("a turn after one that used one chunk keeps %d spare, want 1", len(c.spare))
 	}
 }
+
+// TestPutAfterAGetForAnotherSnapshotStillSaves: a Put right after a Get of
+// the same key skips the copy on write the Get did, but only for the
+// snapshot the Get did it for. A Put of the key Get read before the next
+// barrier must still save its value for the new snapshot.
+func TestPutAfterAGetForAnotherSnapshotStillSaves(t *testing.T) {
+	b, vt, keys := largeValuesTable(t)
+	groups := b.NonEmptyGroups()
+	first, err := b.SnapshotAsync(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = 5
+	key, other := keys[g], keys[g+16]
+	v, _ := vt.Get(g, key) // kept for the first snapshot only
+	if _, err := first.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.SnapshotAsync(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := b.SnapshotGroup(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Count, v.Value = -1, []byte("after the second barrier")
+	vt.Put(g, key, v)
+	w, _ := vt.Get(g, other) // a read-modify-write within the snapshot
+	w.Count, w.Value = -2, []byte("also after it")
+	vt.Put(g, other, w)
+	blobs, err := second.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(blobs[g]) != string(want) {
+		t.Fatalf("group %d's blob is not the group at the second barrier: a Put after a Get for the first snapshot did not save", g)
+	}
+}

@@ -23,6 +23,11 @@ type ValueTable[T any] struct {
 	last      *T
 	lastKey   string
 	lastGroup int
+	// lastKept is the snapshot that will not read last's live value any
+	// more: Get touched it for that one. A Put of the same key then skips
+	// the touch (a read-modify-write looks the key up in the snapshot's
+	// overlays once, not twice).
+	lastKept *cow[*T]
 }
 
 var _ Table = (*ValueTable[int])(nil)
@@ -48,17 +53,27 @@ func slabLen[T any](left int) int {
 
 // slot returns the pointer to key's value in group g, nil when unset.
 func (t *ValueTable[T]) slot(g int, key string) *T {
-	// The same key is usually the same string (the record's field), so a
-	// pointer comparison decides; an equal string elsewhere in memory just
-	// takes the map lookup.
-	if t.last != nil && g == t.lastGroup && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey) {
+	if t.isLast(g, key) {
 		return t.last
 	}
 	p := t.core.groups[g][key]
 	if p != nil {
-		t.last, t.lastKey, t.lastGroup = p, key, g
+		t.remember(p, g, key)
 	}
 	return p
+}
+
+// isLast reports whether key of group g is the key of the remembered slot.
+// The same key is usually the same string (the record's field), so a
+// pointer comparison decides; an equal string elsewhere in memory just
+// takes the map lookup.
+func (t *ValueTable[T]) isLast(g int, key string) bool {
+	return t.last != nil && g == t.lastGroup && len(key) == len(t.lastKey) && unsafe.StringData(key) == unsafe.StringData(t.lastKey)
+}
+
+// remember makes p, key's slot in group g, the remembered one.
+func (t *ValueTable[T]) remember(p *T, g int, key string) {
+	t.last, t.lastKey, t.lastGroup, t.lastKept = p, key, g, nil
 }
 
 // Get returns the value of key in key group g and whether it is set.
@@ -67,6 +82,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 	p := t.slot(g, key)
 	t.core.touchReadKnown(g, key, known[*T]{v: p, present: p != nil, ok: true})
 	if p != nil {
+		t.lastKept = t.core.cow // p is last: slot remembered it
 		return *p, true
 	}
 	var zero T
@@ -77,7 +93,7 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 func (t *ValueTable[T]) Put(g int, key string, v T) {
 	t.core.lazy.ready(g)
 	t.core.changed(g, key)
-	if c := t.core.cow; c != nil && c.gs[g].live {
+	if c := t.core.cow; c != nil && c.gs[g].live && (t.lastKept != c || !t.isLast(g, key)) {
 		// Assigning an existing slot leaves the map alone.
 		p := t.slot(g, key)
 		if mu := t.core.touchKnown(g, key, p == nil, known[*T]{v: p, present: p != nil, ok: true}); mu != nil {
@@ -91,11 +107,11 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 	p := new(T) // not &v: that would move v to the heap on every call
 	*p = v
 	t.core.group(g)[key] = p
-	t.last, t.lastKey, t.lastGroup = p, key, g
+	t.remember(p, g, key)
 }
 
 // forget drops the remembered slot (its entry may be gone).
-func (t *ValueTable[T]) forget() { t.last, t.lastKey = nil, "" }
+func (t *ValueTable[T]) forget() { t.last, t.lastKey, t.lastKept = nil, "", nil }
 
 // Delete removes key from key group g.
 func (t *ValueTable[T]) Delete(g int, key string) {
