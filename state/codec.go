@@ -123,6 +123,7 @@ func decoderIntoFor[T any]() decodeIntoFunc[T] {
 type encBuf struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
+	raw []byte // scratch appended to without the encoder (appendFunc)
 }
 
 // reset empties the buffer and returns the encoder, creating it on first use.

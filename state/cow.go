@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // cow is a table's side of an AsyncSnapshot: which of its key groups the
@@ -31,10 +32,11 @@ import (
 // ones too); from then on the encoder iterates base without the gate, so the
 // task changes a copy of it (own).
 type cow[V any] struct {
-	snap *AsyncSnapshot
-	gs   []cowGroup[V] // by key group
-	encV func(*msgpack.Encoder, V) error
-	eb   encBuf // task-owned scratch for saving one value
+	snap  *AsyncSnapshot
+	gs    []cowGroup[V] // by key group
+	codec valueCodec[V]
+	eb    encBuf // task-owned scratch for saving one value with codec.enc
+	saveB []byte // task-owned scratch for saving one value with codec.app
 	// arena holds the task's saved encodings; its chunks are the last
 	// snapshot's, settled when this one was frozen (freeze).
 	arena turnArena
@@ -59,6 +61,14 @@ type cowGroup[V any] struct {
 	spareMaps   [2]map[string]savedValue
 	spareClaims []atomic.Uint32
 	spareVals   []V
+}
+
+// valueCodec writes a table's values into a snapshot: app appends what enc
+// writes, without an encoder (appendFunc); nil when the value type has no
+// appender.
+type valueCodec[V any] struct {
+	enc func(*msgpack.Encoder, V) error
+	app func([]byte, V) []byte
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -133,9 +143,9 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 
 // freeze makes group list groups of k readable by snap until it has encoded
 // them; it returns the function that encodes one of them.
-func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, encV func(*msgpack.Encoder, V) error) frozenEncoder {
+func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, codec valueCodec[V]) frozenEncoder {
 	k.keepListings()
-	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), encV: encV}
+	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), codec: codec}
 	if old := k.cow; old != nil {
 		c.arena = old.arena.next()
 	}
@@ -356,8 +366,8 @@ func (c *cow[V]) claim(g int, key string, kn known[V]) {
 	cl := &l.claims[i]
 	if cl.CompareAndSwap(claimFree, claimSaving) {
 		v, _ := c.atBarrier(g, key, kn) // listed: present
-		e := c.eb.reset()
-		if err := c.encV(e, v); err != nil {
+		enc, err := c.encodeSaved(v)
+		if err != nil {
 			gt := &c.snap.gates[g]
 			gt.mu.Lock()
 			if gt.err == nil {
@@ -368,7 +378,7 @@ func (c *cow[V]) claim(g int, key string, kn known[V]) {
 		if l.slots == nil {
 			l.slots = make([][]byte, len(l.keys)) // read by the encoder only after a claimSaved
 		}
-		l.slots[i] = c.arena.bytes(c.eb.buf.Bytes())
+		l.slots[i] = enc
 		cl.Store(claimSaved)
 		c.snap.gates[g].wakeUnlocked()
 		return
@@ -392,13 +402,24 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	v, present := c.atBarrier(g, key, kn)
 	sv := savedValue{present: present}
 	if present {
-		e := c.eb.reset()
-		if err := c.encV(e, v); err != nil && gt.err == nil {
+		enc, err := c.encodeSaved(v)
+		if err != nil && gt.err == nil {
 			gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
 		}
-		sv.enc = c.arena.bytes(c.eb.buf.Bytes())
+		sv.enc = enc
 	}
 	ov.at[key] = sv
+}
+
+// encodeSaved returns v's encoding, copied into the arena, on the task.
+func (c *cow[V]) encodeSaved(v V) ([]byte, error) {
+	if app := c.codec.app; app != nil {
+		c.saveB = app(c.saveB[:0], v)
+		return c.arena.bytes(c.saveB), nil
+	}
+	e := c.eb.reset()
+	err := c.codec.enc(e, v)
+	return c.arena.bytes(c.eb.buf.Bytes()), err
 }
 
 // atBarrier is key's value in group g's map at the barrier, which the task
@@ -509,46 +530,46 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		return nil, nil
 	}
 
-	e := eb.reset()
-	if err := e.EncodeMapLen(len(keys) + len(gone)); err != nil {
-		return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-	}
-	w := e.Writer()
+	// Appended to eb's raw scratch, kept for the next group.
+	b := appendMapLen(eb.raw[:0], len(keys)+len(gone))
+	defer func() { eb.raw = b[:0] }()
 	for i, key := range keys {
 		// A delta's deleted keys go in sorted order among its present ones.
 		for len(gone) > 0 && gone[0] < key {
-			if err := encodeTombstone(e, gone[0]); err != nil {
-				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-			}
+			b = appendTombstone(b, gone[0])
 			gone = gone[1:]
 		}
-		if err := e.EncodeString(key); err != nil {
-			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-		}
+		b = appendString(b, key)
 		if delta != nil {
-			if err := e.EncodeArrayLen(1); err != nil {
-				return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-			}
+			b = append(b, msgpcode.FixedArrayLow|1) // the key's operations: its value
 		}
-		saved, err := c.readEntry(gt, l, i, pre, post, func() error {
+		saved, err := c.readEntry(gt, l, i, pre, post, func() (err error) {
 			if reused {
-				return c.encV(e, vals[i])
+				b, err = c.appendLive(b, eb, vals[i])
+			} else {
+				b, err = c.appendLive(b, eb, m[key])
 			}
-			return c.encV(e, m[key])
+			return err
 		})
-		if err == nil && saved != nil {
-			_, err = w.Write(saved)
-		}
 		if err != nil {
 			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
 		}
+		b = append(b, saved...)
 	}
 	for _, key := range gone {
-		if err := encodeTombstone(e, key); err != nil {
-			return nil, fmt.Errorf("state: snapshot table %q key group %d: %w", k.name, g, err)
-		}
+		b = appendTombstone(b, key)
 	}
-	return eb.buf.Bytes(), nil // copied into the group's blob before eb is reset
+	return b, nil // copied into the group's blob before eb is used again
+}
+
+// appendLive appends v's encoding to b, on the encoder; eb is scratch for
+// a value type without an appender.
+func (c *cow[V]) appendLive(b []byte, eb *encBuf, v V) ([]byte, error) {
+	if app := c.codec.app; app != nil {
+		return app(b, v), nil
+	}
+	err := c.codec.enc(eb.reset(), v)
+	return append(b, eb.buf.Bytes()...), err
 }
 
 // readEntry, on the encoder, returns the saved value of listed key i, or

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
@@ -39,12 +38,9 @@ func (d *deltaKeys) split(present func(string) bool) (keys, gone []string) {
 	return keys, gone
 }
 
-// encodeTombstone writes key as deleted.
-func encodeTombstone(e *msgpack.Encoder, key string) error {
-	if err := e.EncodeString(key); err != nil {
-		return err
-	}
-	return e.EncodeNil()
+// appendTombstone appends key as deleted.
+func appendTombstone(b []byte, key string) []byte {
+	return append(appendString(b, key), msgpcode.Nil)
 }
 
 // deltaOp is one key of a decoded delta: its new value, or deleted.

@@ -158,7 +158,7 @@ func (t *ListTable[T]) decodeList(d *decoder, _ int) ([]T, bool, error) {
 
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
 func (t *ListTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
-	return t.core.freeze(snap, groups, t.encodeList)
+	return t.core.freeze(snap, groups, valueCodec[[]T]{enc: t.encodeList})
 }
 
 func (t *ListTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }

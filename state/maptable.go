@@ -242,11 +242,11 @@ func (t *MapTable[UK, UV]) freezeGroups(snap *AsyncSnapshot, groups []int) froze
 	pool := &sync.Pool{New: func() any {
 		return &MapTable[UK, UV]{encUK: t.encUK, encUV: t.encUV}
 	}}
-	return t.core.freeze(snap, groups, func(e *msgpack.Encoder, inner map[UK]UV) error {
+	return t.core.freeze(snap, groups, valueCodec[map[UK]UV]{enc: func(e *msgpack.Encoder, inner map[UK]UV) error {
 		sc := pool.Get().(*MapTable[UK, UV])
 		defer pool.Put(sc)
 		return sc.encodeInner(e, inner)
-	})
+	}})
 }
 
 func (t *MapTable[UK, UV]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }

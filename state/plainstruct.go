@@ -20,11 +20,13 @@ import (
 // value instead, so the outcome is msgpack's in every case.
 type plainStruct struct {
 	fields []plainField
+	omits  bool // some field is tagged omitempty
 }
 
 // plainField is one field of a plainStruct.
 type plainField struct {
 	name string       // as msgpack names it
+	key  []byte       // name's msgpack encoding
 	off  uintptr      // in the struct
 	kind reflect.Kind // reflect.Slice means []byte
 	typ  reflect.Type
@@ -87,7 +89,8 @@ func plainStructFor[T any]() *plainStruct {
 			return nil
 		}
 		names[name] = true
-		s.fields = append(s.fields, plainField{name: name, off: f.Offset, kind: kind, typ: f.Type, omit: omit})
+		s.fields = append(s.fields, plainField{name: name, key: appendString(nil, name), off: f.Offset, kind: kind, typ: f.Type, omit: omit})
+		s.omits = s.omits || omit
 	}
 	if !roundTrips[T](s) {
 		return nil

@@ -30,13 +30,23 @@ func hasIsZero(t reflect.Type) bool {
 // plainEncoderFor returns an encoder of struct type T that writes the bytes
 // msgpack's reflection encoder writes for it with the state's encoder
 // options (encBuf): a map of the fields by name in their order, a field
-// tagged omitempty left out when it is zero or empty, each value with the
-// encoder msgpack uses for its kind, called at the field's offset without
-// looking the type up per value. Nil when T is not plain (plainStructFor),
-// when it or a field encodes itself or a field has an IsZero method, or when any of a few samples encodes
-// differently from msgpack's (as when T was given a codec of its own with
-// msgpack.Register).
+// tagged omitempty left out when it is zero or empty, each value as msgpack
+// encodes its kind, appended at the field's offset (plainAppenderFor)
+// without looking the type up per value. Nil when plainAppenderFor is.
 func plainEncoderFor[T any]() encodeFunc[T] {
+	app := plainAppenderFor[T]()
+	if app == nil {
+		return nil
+	}
+	return func(e *msgpack.Encoder, v T) error { return encodeAppended(e, app, v) }
+}
+
+// plainAppenderFor returns the appender of plain struct type T's encoding
+// (plainEncoderFor). Nil when T is not plain (plainStructFor), when it or a
+// field encodes itself or a field has an IsZero method, or when any of a
+// few samples encodes differently from msgpack's (as when T was given a
+// codec of its own with msgpack.Register).
+func plainAppenderFor[T any]() appendFunc[T] {
 	s := plainStructFor[T]()
 	if s == nil || encodesItself(reflect.TypeFor[T]()) {
 		return nil
@@ -46,11 +56,11 @@ func plainEncoderFor[T any]() encodeFunc[T] {
 			return nil
 		}
 	}
-	enc := func(e *msgpack.Encoder, v T) error { return s.encode(e, unsafe.Pointer(&v)) }
-	if !encodesAsMsgpack(s, enc) {
+	app := func(b []byte, v T) []byte { return s.appendTo(b, unsafe.Pointer(&v)) }
+	if !encodesAsMsgpack(s, func(e *msgpack.Encoder, v T) error { return encodeAppended(e, app, v) }) {
 		return nil
 	}
-	return enc
+	return app
 }
 
 // encodesAsMsgpack compares enc with msgpack's reflection encoder on samples
@@ -96,31 +106,27 @@ func fill(s *plainStruct, p unsafe.Pointer, only int) {
 	}
 }
 
-// encode writes the struct at p as a msgpack map (see plainEncoderFor).
-func (s *plainStruct) encode(e *msgpack.Encoder, p unsafe.Pointer) error {
-	n := 0
-	for i := range s.fields {
-		if !s.fields[i].omitted(unsafe.Add(p, s.fields[i].off)) {
-			n++
+// appendTo appends the struct at p as a msgpack map (see plainEncoderFor).
+func (s *plainStruct) appendTo(b []byte, p unsafe.Pointer) []byte {
+	n := len(s.fields)
+	if s.omits {
+		for i := range s.fields {
+			if s.fields[i].omitted(unsafe.Add(p, s.fields[i].off)) {
+				n--
+			}
 		}
 	}
-	if err := e.EncodeMapLen(n); err != nil {
-		return err
-	}
+	b = appendMapLen(b, n)
 	for i := range s.fields {
 		f := &s.fields[i]
 		fp := unsafe.Add(p, f.off)
 		if f.omitted(fp) {
 			continue
 		}
-		if err := e.EncodeString(f.name); err != nil {
-			return err
-		}
-		if err := f.encode(e, fp); err != nil {
-			return err
-		}
+		b = append(b, f.key...)
+		b = f.appendTo(b, fp)
 	}
-	return nil
+	return b
 }
 
 // omitted reports whether the field at p is left out: tagged omitempty and
@@ -144,24 +150,24 @@ func (f *plainField) omitted(p unsafe.Pointer) bool {
 	return intAt(f.kind, p) == 0
 }
 
-// encode writes the field's value at p with the encoder msgpack uses for
-// its kind under compact ints.
-func (f *plainField) encode(e *msgpack.Encoder, p unsafe.Pointer) error {
+// appendTo appends the field's value at p as msgpack encodes its kind
+// under compact ints.
+func (f *plainField) appendTo(b []byte, p unsafe.Pointer) []byte {
 	switch f.kind {
 	case reflect.Bool:
-		return e.EncodeBool(*(*bool)(p))
+		return appendBool(b, *(*bool)(p))
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return e.EncodeInt(intAt(f.kind, p))
+		return appendInt(b, intAt(f.kind, p))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return e.EncodeUint(uint64(intAt(f.kind, p)))
+		return appendUint(b, uint64(intAt(f.kind, p)))
 	case reflect.Float32:
-		return e.EncodeFloat32(*(*float32)(p))
+		return appendFloat32(b, *(*float32)(p))
 	case reflect.Float64:
-		return e.EncodeFloat64(*(*float64)(p))
+		return appendFloat64(b, *(*float64)(p))
 	case reflect.String:
-		return e.EncodeString(*(*string)(p))
+		return appendString(b, *(*string)(p))
 	}
-	return e.EncodeBytes(*(*[]byte)(p))
+	return appendBytes(b, *(*[]byte)(p))
 }
 
 // intAt reads an integer of kind k at p, unsigned kinds as their bits.

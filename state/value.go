@@ -18,6 +18,7 @@ import (
 type ValueTable[T any] struct {
 	core keyed[*T]
 	enc  encodeFunc[T]
+	app  appendFunc[T] // enc's bytes appended; nil when T has no appender
 	dec  decodeIntoFunc[T]
 	// the slot of the last key looked up; nil when unknown
 	last      *T
@@ -38,6 +39,7 @@ func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
 	return &ValueTable[T]{
 		core: newKeyed[*T](name, KindValue, maxParallelism),
 		enc:  encoderFor[T](),
+		app:  appenderFor[T](),
 		dec:  decoderIntoFor[T](),
 	}
 }
@@ -208,8 +210,12 @@ func (t *ValueTable[T]) forgetting(commit func(), err error) (func(), error) {
 
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
 func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
-	enc := t.enc
-	return t.core.freeze(snap, groups, func(e *msgpack.Encoder, p *T) error { return enc(e, *p) })
+	enc, app := t.enc, t.app
+	codec := valueCodec[*T]{enc: func(e *msgpack.Encoder, p *T) error { return enc(e, *p) }}
+	if app != nil {
+		codec.app = func(b []byte, p *T) []byte { return app(b, *p) }
+	}
+	return t.core.freeze(snap, groups, codec)
 }
 
 func (t *ValueTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
