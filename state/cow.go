@@ -18,21 +18,26 @@ import (
 // it.
 //
 // The encoder reads each group's map as it was at the barrier (base) in
-// sorted key order. Before it has listed the group's keys, the task saves
-// the encoded value of each key it touches (or its absence) under the
-// group's gate, which the encoder takes only to change phase (progress).
-// Once listed, each key has a claim: the encoder claims a key to read its
-// live value, the task claims one the encoder has not reached to save its
-// value, and whoever comes second uses the other's result. The task waits
-// only when the encoder is reading the very key it wants, and only for that
-// entry; the encoder never holds the gate while it encodes.
+// sorted key order. Each key it reads has a claim: the encoder claims a key
+// to read its live value, the task claims one the encoder has not reached
+// to save its value, and whoever comes second uses the other's result. The
+// task waits only when the encoder is reading the very key it wants, and
+// only for that entry; the encoder never holds the gate while it encodes.
+// A value table's values carry their claims (valueSlot): the task claims
+// and saves a value there from the barrier on, whatever the encoder's
+// phase, without the gate. Other tables' claims are the listing's, which
+// exist once the encoder listed the group's keys; before that the task
+// saves the value of each key it touches in an overlay, under the group's
+// gate, which the encoder takes only to change phase (progress).
 //
 // The group's map itself: until the encoder starts on the group the task
-// changes it in place under the gate (saving the changed keys first, absent
-// ones too); from then on the encoder iterates base without the gate, so the
+// changes it in place under the gate (saving the changed keys in the
+// overlay first, absent ones too, so that the encoder lists the keys of the
+// barrier); from then on the encoder iterates base without the gate, so the
 // task changes a copy of it (own).
 type cow[V any] struct {
 	snap  *AsyncSnapshot
+	seq   uint64        // the snapshot's number in its table, from 1: the claims it owns (entryClaim)
 	gs    []cowGroup[V] // by key group
 	codec valueCodec[V]
 	eb    encBuf // task-owned scratch for saving one value with codec.enc
@@ -59,16 +64,19 @@ type cowGroup[V any] struct {
 	// (cleared when taken), the listing's claims and the reused listing's
 	// values.
 	spareMaps   [2]map[string]savedValue
-	spareClaims []atomic.Uint32
+	spareClaims []entryClaim
 	spareVals   []V
 }
 
 // valueCodec writes a table's values into a snapshot: app appends what enc
 // writes, without an encoder (appendFunc); nil when the value type has no
-// appender.
+// appender. claim, when not nil, returns the claim a value carries with it
+// (a value table's slot): the task and the encoder claim a key there, in
+// every phase, instead of in the listing's claims.
 type valueCodec[V any] struct {
-	enc func(*msgpack.Encoder, V) error
-	app func([]byte, V) []byte
+	enc   func(*msgpack.Encoder, V) error
+	app   func([]byte, V) []byte
+	claim func(V) *entryClaim
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -88,23 +96,51 @@ const (
 )
 
 // listing is the encoder's sorted keys of one group and, per key, who
-// claimed it: the encoder to read the live value, or the task to save it
-// in slots first.
+// claimed it (when the values carry no claims of their own: valueCodec).
 type listing struct {
 	keys   []string
 	whole  bool // keys are all the group's keys at the barrier, not a delta's
-	claims []atomic.Uint32
-	slots  [][]byte // task-allocated: the value the task saved, before its claim says so
+	claims []entryClaim
 }
 
-// The states of a listed key's claim.
+// entryClaim says who claimed one key's value for the snapshot numbered
+// seq (cow.seq): the encoder, to read the live value, or the task, to save
+// it first. A claim of another snapshot is free for this one, so claims
+// need no clearing from one snapshot to the next.
+type entryClaim struct {
+	word  atomic.Uint64 // seq<<3 | state
+	saved []byte        // the value at the barrier, set by the task before it stores claimSaved
+}
+
+// The states of a claim of the snapshot it names.
 const (
-	claimFree    uint32 = iota
-	claimSaving         // the task is saving the value into slots
-	claimSaved          // slots holds the value at the barrier
-	claimReading        // the encoder is reading the live value
-	claimRead           // the encoder has read it
+	claimSaving  uint64 = iota + 1 // the task is saving the value
+	claimSaved                     // saved holds the value at the barrier
+	claimReading                   // the encoder is reading the live value
+	claimRead                      // the encoder has read it
 )
+
+// of returns cl's state for snapshot seq, 0 when another snapshot's.
+func (cl *entryClaim) of(seq uint64) uint64 {
+	if w := cl.word.Load(); w>>3 == seq {
+		return w & 7
+	}
+	return 0
+}
+
+// take claims cl for snapshot seq in state st unless it is claimed for
+// seq already; it returns the state it found (0: taken).
+func (cl *entryClaim) take(seq, st uint64) uint64 {
+	for {
+		w := cl.word.Load()
+		if w>>3 == seq {
+			return w & 7
+		}
+		if cl.word.CompareAndSwap(w, seq<<3|st) {
+			return 0
+		}
+	}
+}
 
 // overlay holds the values at the barrier of the keys of one group the task
 // touched: their encodings, copied into the cow's arena, or absent.
@@ -145,7 +181,8 @@ func (ov *overlay) lookup(key string) (savedValue, bool) {
 // them; it returns the function that encodes one of them.
 func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, codec valueCodec[V]) frozenEncoder {
 	k.keepListings()
-	c := &cow[V]{snap: snap, gs: make([]cowGroup[V], len(k.groups)), codec: codec}
+	k.snaps++
+	c := &cow[V]{snap: snap, seq: k.snaps, gs: make([]cowGroup[V], len(k.groups)), codec: codec}
 	if old := k.cow; old != nil {
 		c.arena = old.arena.next()
 	}
@@ -196,14 +233,14 @@ func (cg *cowGroup[V]) newOverlay() *overlay {
 	return &overlay{at: map[string]savedValue{}}
 }
 
-// claimsFor returns n free claims, the spare ones when there are enough.
-func (cg *cowGroup[V]) claimsFor(n int) []atomic.Uint32 {
+// claimsFor returns n claims, the spare ones when there are enough: a
+// claim of an earlier snapshot is free for this one.
+func (cg *cowGroup[V]) claimsFor(n int) []entryClaim {
 	if cap(cg.spareClaims) < n {
-		return make([]atomic.Uint32, n)
+		return make([]entryClaim, n)
 	}
 	cl := cg.spareClaims[:n]
 	cg.spareClaims = nil
-	clear(cl)
 	return cl
 }
 
@@ -297,6 +334,9 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 	if c == nil || !c.gs[g].live {
 		return nil
 	}
+	if c.codec.claim != nil && k.touchEntry(g, key, mapWrite, kn) {
+		return nil
+	}
 	cg := &c.gs[g]
 	// The task alone writes the overlays: this holds until it saves.
 	saved := c.saved(g, key)
@@ -330,6 +370,10 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 			return &gt.mu // the encoder waits to start until the map is changed
 		}
 	case phaseListing:
+		if c.codec.claim != nil {
+			gt.mu.Unlock()
+			return k.touchKnown(g, key, mapWrite, kn) // claimed in its value (touchEntry)
+		}
 		if !saved {
 			c.save(gt, &cg.post, g, key, kn)
 		}
@@ -342,6 +386,29 @@ func (k *keyed[V]) touchKnown(g int, key string, mapWrite bool, kn known[V]) *sy
 	return nil
 }
 
+// touchEntry is touchKnown for values that carry their claims
+// (valueCodec.claim): the task claims key's value at the barrier in the
+// value itself and saves it there, whatever the encoder's phase, without
+// the gate. It reports false for a map write to the barrier's map itself
+// (pending, not own), which touchKnown does under the gate: the encoder
+// lists the group's keys from that map and the overlay.
+func (k *keyed[V]) touchEntry(g int, key string, mapWrite bool, kn known[V]) bool {
+	c := k.cow
+	cg := &c.gs[g]
+	switch ph := cg.prog.phase.Load(); {
+	case ph == phaseRead:
+		cg.live = false // the overlays stay until the next snapshot: no gate needed
+		return true
+	case ph == phasePending && mapWrite && !cg.own:
+		return false
+	}
+	if v, present := c.atBarrier(g, key, kn); present {
+		c.claimEntry(g, key, c.codec.claim(v), v)
+	}
+	k.ownMap(g, mapWrite)
+	return true
+}
+
 // ownMap gives the task its own copy of group g's map before it changes the
 // map, once the encoder iterates the original without the gate.
 func (k *keyed[V]) ownMap(g int, mapWrite bool) {
@@ -352,40 +419,42 @@ func (k *keyed[V]) ownMap(g int, mapWrite bool) {
 }
 
 // claim, on the task once the encoder listed group g, makes sure the
-// encoder will not read key's live value: it has read it already, or the
-// task claims the key and saves its value for the encoder. If the encoder
-// is reading that very value, the task waits for that one entry. A key the
-// task saved before the encoder listed the group is never claimed: the
-// encoder reads the saved value.
+// encoder will not read key's live value (claimEntry), with the claim the
+// listing holds for it. A key the task saved before the encoder listed the
+// group is never claimed: the encoder reads the saved value.
 func (c *cow[V]) claim(g int, key string, kn known[V]) {
 	l := c.gs[g].prog.list
 	i, found := slices.BinarySearch(l.keys, key)
 	if !found {
 		return // not in the group at the barrier: never read
 	}
-	cl := &l.claims[i]
-	if cl.CompareAndSwap(claimFree, claimSaving) {
-		v, _ := c.atBarrier(g, key, kn) // listed: present
+	v, _ := c.atBarrier(g, key, kn) // listed: present
+	c.claimEntry(g, key, &l.claims[i], v)
+}
+
+// claimEntry, on the task, makes sure the encoder will not read v's live
+// value for this snapshot: it has read it already, or the task claims it
+// in cl and saves v's encoding there. If the encoder is reading that very
+// value, the task waits for that one entry. An encoding error is kept for
+// the encoder to report: the snapshot fails, the task goes on.
+func (c *cow[V]) claimEntry(g int, key string, cl *entryClaim, v V) {
+	switch cl.take(c.seq, claimSaving) {
+	case 0:
 		enc, err := c.encodeSaved(v)
+		gt := &c.snap.gates[g]
 		if err != nil {
-			gt := &c.snap.gates[g]
 			gt.mu.Lock()
 			if gt.err == nil {
 				gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
 			}
 			gt.mu.Unlock()
 		}
-		if l.slots == nil {
-			l.slots = make([][]byte, len(l.keys)) // read by the encoder only after a claimSaved
-		}
-		l.slots[i] = enc
-		cl.Store(claimSaved)
-		c.snap.gates[g].wakeUnlocked()
-		return
-	}
-	if cl.Load() == claimReading {
+		cl.saved = enc
+		cl.word.Store(c.seq<<3 | claimSaved)
+		gt.wakeUnlocked()
+	case claimReading:
 		start := time.Now()
-		c.snap.gates[g].waitWhile(func() bool { return cl.Load() == claimReading })
+		c.snap.gates[g].waitWhile(func() bool { return cl.of(c.seq) == claimReading })
 		c.snap.noteWait(time.Since(start))
 	}
 }
@@ -401,7 +470,11 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	}
 	v, present := c.atBarrier(g, key, kn)
 	sv := savedValue{present: present}
-	if present {
+	if present && c.codec.claim != nil && c.codec.claim(v).of(c.seq) == claimSaved {
+		// Saved in the value when the task first touched it (touchEntry),
+		// before the encoder could claim it: it has changed since.
+		sv.enc = c.codec.claim(v).saved
+	} else if present {
 		enc, err := c.encodeSaved(v)
 		if err != nil && gt.err == nil {
 			gt.err = fmt.Errorf("state: snapshot key group %d key %q: %w", g, key, err)
@@ -520,7 +593,10 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		}
 		slices.Sort(keys)
 	}
-	l := &listing{keys: keys, whole: delta == nil, claims: cg.claimsFor(len(keys))}
+	l := &listing{keys: keys, whole: delta == nil}
+	if c.codec.claim == nil {
+		l.claims = cg.claimsFor(len(keys))
+	}
 	gt.mu.Lock()
 	p.list = l
 	p.phase.Store(phaseListed)
@@ -543,12 +619,13 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		if delta != nil {
 			b = append(b, msgpcode.FixedArrayLow|1) // the key's operations: its value
 		}
-		saved, err := c.readEntry(gt, l, i, pre, post, func() (err error) {
+		saved, err := c.readEntry(gt, l, i, pre, post, func() V {
 			if reused {
-				b, err = c.appendLive(b, eb, vals[i])
-			} else {
-				b, err = c.appendLive(b, eb, m[key])
+				return vals[i]
 			}
+			return m[key]
+		}, func(v V) (err error) {
+			b, err = c.appendLive(b, eb, v)
 			return err
 		})
 		if err != nil {
@@ -573,8 +650,10 @@ func (c *cow[V]) appendLive(b []byte, eb *encBuf, v V) ([]byte, error) {
 }
 
 // readEntry, on the encoder, returns the saved value of listed key i, or
-// encodes its live value with read after claiming it (nil, err).
-func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, read func() error) ([]byte, error) {
+// encodes its live value with read after claiming it (nil, err): in the
+// value when it carries its claim (valueCodec.claim), else in the listing.
+// value gives the key's value in the barrier's map.
+func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, value func() V, read func(V) error) ([]byte, error) {
 	key := l.keys[i]
 	if sv, ok := pre.lookup(key); ok {
 		return sv.enc, nil
@@ -582,25 +661,40 @@ func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, read
 	if sv, ok := post.lookup(key); ok {
 		return sv.enc, nil
 	}
-	cl := &l.claims[i]
+	var v V
+	var cl *entryClaim
+	if c.codec.claim != nil {
+		// Listed and not saved in an overlay: in the barrier's map.
+		if v = value(); c.codec.claim(v) == nil {
+			return nil, fmt.Errorf("listed key missing from the group's map")
+		}
+		cl = c.codec.claim(v)
+	} else {
+		cl = &l.claims[i]
+	}
 	gt.reading.Store(true) // before checking stop: Release sees one or the other
 	if gt.stop.Load() {
 		gt.reading.Store(false)
 		gt.wakeUnlocked()
 		return nil, ErrSnapshotReleased
 	}
-	if cl.CompareAndSwap(claimFree, claimReading) {
-		err := read()
-		cl.Store(claimRead)
+	switch cl.take(c.seq, claimReading) {
+	case 0:
+		if c.codec.claim == nil {
+			v = value()
+		}
+		err := read(v)
+		cl.word.Store(c.seq<<3 | claimRead)
 		gt.reading.Store(false)
 		gt.wakeUnlocked()
 		return nil, err
+	case claimSaving:
+		gt.reading.Store(false)
+		gt.waitWhile(func() bool { return cl.of(c.seq) == claimSaving })
+	default:
+		gt.reading.Store(false)
 	}
-	gt.reading.Store(false)
-	if cl.Load() == claimSaving {
-		gt.waitWhile(func() bool { return cl.Load() == claimSaving })
-	}
-	return l.slots[i], nil
+	return cl.saved, nil
 }
 
 // thaw drops snap's copies on write once the task let go of it; snap is

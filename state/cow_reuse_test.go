@@ -54,7 +54,7 @@ func TestCopyOnWriteReusesWhatTheLastSnapshotSaved(t *testing.T) {
 	}
 	t.Logf("saving %d changed values of 1 KiB allocated %v bytes in three snapshots in turn", len(keys), saved)
 	// The first snapshot allocates the copies (about 4 MB); the next ones
-	// reuse them and allocate only the overlays themselves.
+	// reuse its chunks.
 	if saved[0] < uint64(len(keys))*1024 {
 		t.Fatalf("the first snapshot's saves allocated %d bytes, less than the values they copy: the test measures nothing", saved[0])
 	}

@@ -126,9 +126,9 @@ type deltaStager interface {
 }
 
 func (t *ValueTable[T]) stageDelta(g int, data []byte) (func(), error) {
-	return t.forgetting(t.core.stageDelta(g, data, func(d *decoder, _ int) (*T, bool, error) {
-		p := new(T)
-		return p, true, t.dec(d, p)
+	return t.forgetting(t.core.stageDelta(g, data, func(d *decoder, _ int) (*valueSlot[T], bool, error) {
+		p := new(valueSlot[T])
+		return p, true, t.dec(d, &p.v)
 	}))
 }
 

@@ -24,6 +24,7 @@ type keyed[V any] struct {
 	keys   []string // scratch for sorting keys while encoding
 	eb     encBuf
 	cow    *cow[V] // the asynchronous snapshot that may still read groups (cow.go)
+	snaps  uint64  // asynchronous snapshots frozen so far: the last one's cow.seq
 	// listed is, by group, the sorted keys of the last snapshot that listed
 	// the group whole: the next one reuses them when they still hold.
 	listed [][]string

@@ -9,26 +9,43 @@ import (
 
 // ValueTable holds one value of type T per key, split by key group.
 //
-// Values live behind pointers in the per-group maps, and the table remembers
+// Values live in slots behind pointers in the per-group maps, each with the
+// claim through which the task and an asynchronous snapshot's encoder agree
+// who reads its value at the barrier (cow.go), and the table remembers
 // the slot of the last key Get or Put touched: the usual read-modify-write
 // (Get then Put of the same key, as a running count does) costs one map
 // lookup. Get and Put do not allocate, except when a key is first added. A
 // restore decodes a key group's values into slabs of slots, one allocation
 // per slab rather than per key.
 type ValueTable[T any] struct {
-	core keyed[*T]
+	core keyed[*valueSlot[T]]
 	enc  encodeFunc[T]
 	app  appendFunc[T] // enc's bytes appended; nil when T has no appender
 	dec  decodeIntoFunc[T]
 	// the slot of the last key looked up; nil when unknown
-	last      *T
+	last      *valueSlot[T]
 	lastKey   string
 	lastGroup int
 	// lastKept is the snapshot that will not read last's live value any
 	// more: Get touched it for that one. A Put of the same key then skips
 	// the touch (a read-modify-write looks the key up in the snapshot's
 	// overlays once, not twice).
-	lastKept *cow[*T]
+	lastKept *cow[*valueSlot[T]]
+}
+
+// valueSlot is one key's value and the claim of the snapshot that may read
+// it.
+type valueSlot[T any] struct {
+	v     T
+	claim entryClaim
+}
+
+// claimOf returns p's claim, nil for no slot.
+func claimOf[T any](p *valueSlot[T]) *entryClaim {
+	if p == nil {
+		return nil
+	}
+	return &p.claim
 }
 
 var _ Table = (*ValueTable[int])(nil)
@@ -37,7 +54,7 @@ var _ Table = (*ValueTable[int])(nil)
 // maxParallelism key groups. It panics if maxParallelism < 1.
 func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
 	return &ValueTable[T]{
-		core: newKeyed[*T](name, KindValue, maxParallelism),
+		core: newKeyed[*valueSlot[T]](name, KindValue, maxParallelism),
 		enc:  encoderFor[T](),
 		app:  appenderFor[T](),
 		dec:  decoderIntoFor[T](),
@@ -54,7 +71,7 @@ func slabLen[T any](left int) int {
 }
 
 // slot returns the pointer to key's value in group g, nil when unset.
-func (t *ValueTable[T]) slot(g int, key string) *T {
+func (t *ValueTable[T]) slot(g int, key string) *valueSlot[T] {
 	if t.isLast(g, key) {
 		return t.last
 	}
@@ -74,7 +91,7 @@ func (t *ValueTable[T]) isLast(g int, key string) bool {
 }
 
 // remember makes p, key's slot in group g, the remembered one.
-func (t *ValueTable[T]) remember(p *T, g int, key string) {
+func (t *ValueTable[T]) remember(p *valueSlot[T], g int, key string) {
 	t.last, t.lastKey, t.lastGroup, t.lastKept = p, key, g, nil
 }
 
@@ -82,10 +99,10 @@ func (t *ValueTable[T]) remember(p *T, g int, key string) {
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 	t.core.lazy.ready(g)
 	p := t.slot(g, key)
-	t.core.touchReadKnown(g, key, known[*T]{v: p, present: p != nil, ok: true})
+	t.core.touchReadKnown(g, key, known[*valueSlot[T]]{v: p, present: p != nil, ok: true})
 	if p != nil {
 		t.lastKept = t.core.cow // p is last: slot remembered it
-		return *p, true
+		return p.v, true
 	}
 	var zero T
 	return zero, false
@@ -98,16 +115,16 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 	if c := t.core.cow; c != nil && c.gs[g].live && (t.lastKept != c || !t.isLast(g, key)) {
 		// Assigning an existing slot leaves the map alone.
 		p := t.slot(g, key)
-		if mu := t.core.touchKnown(g, key, p == nil, known[*T]{v: p, present: p != nil, ok: true}); mu != nil {
+		if mu := t.core.touchKnown(g, key, p == nil, known[*valueSlot[T]]{v: p, present: p != nil, ok: true}); mu != nil {
 			defer mu.Unlock()
 		}
 	}
 	if p := t.slot(g, key); p != nil {
-		*p = v
+		p.v = v
 		return
 	}
-	p := new(T) // not &v: that would move v to the heap on every call
-	*p = v
+	p := new(valueSlot[T]) // not {v: v}: that would move v to the heap on every call
+	p.v = v
 	t.core.group(g)[key] = p
 	t.remember(p, g, key)
 }
@@ -126,7 +143,7 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 	m := t.core.groups[g]
 	if p := m[key]; p != nil {
 		var zero T
-		*p = zero // a slab slot outlives its key: let go of what it holds
+		p.v = zero // a slab slot outlives its key: let go of what it holds
 		delete(m, key)
 	}
 }
@@ -139,7 +156,7 @@ func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
 	return func(yield func(string, T) bool) {
 		for k, p := range m {
 			t.core.touchRead(g, k) // the value handed out may be changed in place
-			if !yield(k, *p) {
+			if !yield(k, p.v) {
 				return
 			}
 		}
@@ -170,7 +187,7 @@ func (t *ValueTable[T]) DropGroup(g int) {
 // SnapshotGroup returns the msgpack encoding of key group g (a map from key
 // to value, keys sorted), or nil when the group is empty.
 func (t *ValueTable[T]) SnapshotGroup(g int) ([]byte, error) {
-	return t.core.snapshot(g, func(e *msgpack.Encoder, p *T) error { return t.enc(e, *p) })
+	return t.core.snapshot(g, func(e *msgpack.Encoder, p *valueSlot[T]) error { return t.enc(e, p.v) })
 }
 
 // RestoreGroup replaces key group g with the entries encoded in data. On
@@ -185,14 +202,14 @@ func (t *ValueTable[T]) RestoreGroup(g int, data []byte) error {
 }
 
 func (t *ValueTable[T]) stageGroup(g int, data []byte, in keepInput) (func(), error) {
-	var slab []T // free slots, each handed out once
-	commit, err := t.core.stage(g, data, in, func(d *decoder, left int) (*T, bool, error) {
+	var slab []valueSlot[T] // free slots, each handed out once
+	commit, err := t.core.stage(g, data, in, func(d *decoder, left int) (*valueSlot[T], bool, error) {
 		if len(slab) == 0 {
-			slab = make([]T, slabLen[T](left))
+			slab = make([]valueSlot[T], slabLen[valueSlot[T]](left))
 		}
 		p := &slab[0]
 		slab = slab[1:]
-		return p, true, t.dec(d, p)
+		return p, true, t.dec(d, &p.v)
 	})
 	return t.forgetting(commit, err)
 }
@@ -211,9 +228,9 @@ func (t *ValueTable[T]) forgetting(commit func(), err error) (func(), error) {
 // freezeGroups lets snap read groups until it has encoded them (cow.go).
 func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEncoder {
 	enc, app := t.enc, t.app
-	codec := valueCodec[*T]{enc: func(e *msgpack.Encoder, p *T) error { return enc(e, *p) }}
+	codec := valueCodec[*valueSlot[T]]{enc: func(e *msgpack.Encoder, p *valueSlot[T]) error { return enc(e, p.v) }, claim: claimOf[T]}
 	if app != nil {
-		codec.app = func(b []byte, p *T) []byte { return app(b, *p) }
+		codec.app = func(b []byte, p *valueSlot[T]) []byte { return app(b, p.v) }
 	}
 	return t.core.freeze(snap, groups, codec)
 }

@@ -1,0 +1,113 @@
+package state
+
+import (
+	"testing"
+)
+
+// barrierBlobs returns the synchronous encoding of every non-empty group:
+// what an asynchronous snapshot taken now must hold.
+func barrierBlobs(t *testing.T, b *Backend) map[int]string {
+	t.Helper()
+	want := map[int]string{}
+	for _, g := range b.NonEmptyGroups() {
+		blob, err := b.SnapshotGroup(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[g] = string(blob)
+	}
+	return want
+}
+
+// snapshotNow takes an asynchronous snapshot of every non-empty group and
+// returns it with the bytes it must encode.
+func snapshotNow(t *testing.T, b *Backend) (*AsyncSnapshot, map[int]string) {
+	t.Helper()
+	want := barrierBlobs(t, b)
+	snap, err := b.SnapshotAsync(b.NonEmptyGroups())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, want
+}
+
+// encodeMatches encodes snap and fails unless every group is want's.
+func encodeMatches(t *testing.T, snap *AsyncSnapshot, want map[int]string, what string) {
+	t.Helper()
+	got, err := snap.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d groups, want %d", what, len(got), len(want))
+	}
+	for g, w := range want {
+		if string(got[g]) != w {
+			t.Fatalf("%s: key group %d is not the group at the barrier", what, g)
+		}
+	}
+}
+
+// TestDeleteAfterAChangeInPlaceSnapshotsTheBarrierValue: the task reads a
+// key (saving its value in the slot's claim), changes it in place, then
+// deletes it before the encoder started the group. The delete records the
+// key in the group's overlay, and that must be the value saved at the first
+// touch, not the changed one the slot holds when it is deleted.
+func TestDeleteAfterAChangeInPlaceSnapshotsTheBarrierValue(t *testing.T) {
+	b, vt, keys := largeValuesTable(t)
+	snap, want := snapshotNow(t, b)
+	for i, key := range keys[:64] {
+		g := i % 16
+		v, _ := vt.Get(g, key)
+		v.Value[0]++ // in place
+		v.Count++
+		vt.Put(g, key, v)
+		vt.Delete(g, key)
+	}
+	encodeMatches(t, snap, want, "deleted after a change in place")
+}
+
+// TestAClaimOfTheLastSnapshotIsFreeForTheNext: a value the task saved for
+// one snapshot carries that claim into the next, which must still read
+// the value live (as changed since), not the saved one of the snapshot
+// before.
+func TestAClaimOfTheLastSnapshotIsFreeForTheNext(t *testing.T) {
+	b, vt, keys := largeValuesTable(t)
+	first, want := snapshotNow(t, b)
+	for i, key := range keys {
+		v, _ := vt.Get(i%16, key)
+		v.Value[1] += 3
+		vt.Put(i%16, key, v)
+	}
+	encodeMatches(t, first, want, "first snapshot")
+	// Untouched after this barrier: the encoder reads every value live.
+	second, want := snapshotNow(t, b)
+	encodeMatches(t, second, want, "second snapshot")
+	// And touched again after the next one: saved anew.
+	third, want := snapshotNow(t, b)
+	for i, key := range keys {
+		v, _ := vt.Get(i%16, key)
+		v.Value[2]++
+		vt.Put(i%16, key, v)
+	}
+	encodeMatches(t, third, want, "third snapshot")
+}
+
+// TestReaddedKeySnapshotsTheBarrierValue: deleted and put again after the
+// barrier, before the encoder started the group, a key's snapshot value is
+// the one at the barrier, and a key put for the first time after it is not
+// in the snapshot, however often it is read.
+func TestReaddedKeySnapshotsTheBarrierValue(t *testing.T) {
+	b, vt, keys := largeValuesTable(t)
+	snap, want := snapshotNow(t, b)
+	for i, key := range keys[:32] {
+		g := i % 16
+		vt.Delete(g, key)
+		vt.Put(g, key, snapEntry{Count: -1, Value: []byte("new")})
+		v, _ := vt.Get(g, key)
+		v.Value[0] = 'N'
+		vt.Put(g, "fresh"+key, v)
+		vt.Get(g, "fresh"+key)
+	}
+	encodeMatches(t, snap, want, "deleted and put again")
+}
