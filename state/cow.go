@@ -49,15 +49,20 @@ type cow[V any] struct {
 
 // cowGroup is a table's copy-on-write state of one key group.
 type cowGroup[V any] struct {
-	live bool         // task-owned: the task may still reach values the snapshot reads
-	own  bool         // task-owned: k.groups[g] is not base, the task changes it without the gate
-	base map[string]V // the group's map at the barrier, as the encoder reads it
-	pre  *overlay     // saved before the encoder started the group: under the gate until then, read-only after
-	post *overlay     // saved after: under the gate
-	prog progress     // the encoder's progress through the group
-	enc  []byte       // the group's encoding when it was still encoded at the barrier (lazy.go): copied as it is
-	prev []string     // the group's sorted keys at the table's last whole listing of it: reused when still exact (reuseListing)
-	vals []V          // encoder-owned: the values of a reused listing, zeroed once encoded
+	live  bool           // task-owned: the task may still reach values the snapshot reads
+	own   bool           // task-owned: k.groups[g] is not base, the task changes it without the gate
+	base  map[string]V   // the group's map at the barrier, as the encoder reads it
+	pre   *overlay       // saved before the encoder started the group: under the gate until then, read-only after
+	post  *overlay       // saved after: under the gate
+	prog  progress       // the encoder's progress through the group
+	enc   []byte         // the group's encoding when it was still encoded at the barrier (lazy.go): copied as it is
+	prev  keptListing[V] // the table's last whole listing of the group: reused when still exact
+	edits uint64         // the group's edits (keyed.edits) at the barrier
+	// vals is encoder-owned: by listed key, its value in base. Values that
+	// carry their claims (slots) are kept with the listing once every key
+	// was encoded (valsKept); other values are zeroed once encoded.
+	vals     []V
+	valsKept bool
 
 	// What the last snapshot's copy on write of the group leaves for this
 	// one to reuse instead of allocating afresh: the overlays' maps
@@ -77,6 +82,17 @@ type valueCodec[V any] struct {
 	enc   func(*msgpack.Encoder, V) error
 	app   func([]byte, V) []byte
 	claim func(V) *entryClaim
+}
+
+// keptListing is a group's sorted keys at a settled snapshot's barrier,
+// and, when its values carry their claims (value slots, which stay the
+// same while the group's keys do), their slots in that order and the
+// group's edits at that barrier: a later snapshot whose barrier finds the
+// same edits takes keys and slots as they are.
+type keptListing[V any] struct {
+	keys  []string
+	vals  []V
+	edits uint64
 }
 
 // progress is how far the encoder got through one group of a table.
@@ -196,6 +212,7 @@ func (k *keyed[V]) freeze(snap *AsyncSnapshot, groups []int, codec valueCodec[V]
 		if g < len(k.listed) {
 			c.gs[g].prev = k.listed[g]
 		}
+		c.gs[g].edits = k.edits[g]
 		c.gs[g].reuse(k.cow, g)
 	}
 	k.cow = c
@@ -217,7 +234,9 @@ func (cg *cowGroup[V]) reuse(old *cow[V], g int) {
 	if l := o.prog.list; l != nil {
 		cg.spareClaims = l.claims
 	}
-	cg.spareVals = o.vals
+	if old.codec.claim == nil {
+		cg.spareVals = o.vals // slots are kept with the listing instead
+	}
 }
 
 // newOverlay returns an empty overlay, in one of the maps the last
@@ -245,7 +264,9 @@ func (cg *cowGroup[V]) claimsFor(n int) []entryClaim {
 }
 
 // keepListings keeps, from the snapshot frozen before, the sorted keys of
-// each group it listed whole, for the next snapshot to check and reuse
+// each group it listed whole, with their slots when values carry their
+// claims, for the next snapshot to reuse: the slots as they are when no
+// key was added or removed since (keptListing), else the keys once checked
 // (reuseListing). That snapshot is settled (SnapshotAsyncAt): its encoder
 // published every listing under the group's gate and touches it no more.
 // A released one is forgotten at thaw, so its listings are never read.
@@ -260,9 +281,13 @@ func (k *keyed[V]) keepListings() {
 			continue
 		}
 		if k.listed == nil {
-			k.listed = make([][]string, len(k.groups))
+			k.listed = make([]keptListing[V], len(k.groups))
 		}
-		k.listed[g] = p.list.keys
+		kl := keptListing[V]{keys: p.list.keys}
+		if cg := &old.gs[g]; cg.valsKept {
+			kl.vals, kl.edits = cg.vals, cg.edits
+		}
+		k.listed[g] = kl
 	}
 }
 
@@ -558,17 +583,22 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	var keys, gone []string
 	var vals []V // by listed key: its value in m, when the listing was reused
 	reused := false
-	if delta == nil {
-		vals, reused = reuseListing(cg.prev, m, pre, cg.spareVals)
+	// Slots are kept with a whole listing (keptListing): gathered here
+	// unless the kept ones still hold.
+	keepSlots := c.codec.claim != nil && delta == nil
+	switch {
+	case keepSlots && cg.prev.vals != nil && cg.prev.edits == cg.edits:
+		vals, reused = cg.prev.vals, true // no key added or removed since: the same keys and slots
+	case delta == nil:
+		vals, reused = reuseListing(cg.prev.keys, m, pre, cg.spareVals)
 		cg.spareVals = nil
-		if reused {
-			cg.vals = vals
+		if reused && !keepSlots {
 			defer clear(vals) // holds no values once encoded
 		}
 	}
 	switch {
 	case reused:
-		keys = cg.prev
+		keys = cg.prev.keys
 	case delta != nil:
 		keys, gone = delta.split(func(key string) bool {
 			if sv, ok := pre.lookup(key); ok {
@@ -606,6 +636,9 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 		return nil, nil
 	}
 
+	if keepSlots && !reused {
+		vals = make([]V, len(keys)) // gathered as each key is read
+	}
 	// Appended to eb's raw scratch, kept for the next group.
 	b := appendMapLen(eb.raw[:0], len(keys)+len(gone))
 	defer func() { eb.raw = b[:0] }()
@@ -623,7 +656,11 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 			if reused {
 				return vals[i]
 			}
-			return m[key]
+			v := m[key]
+			if keepSlots {
+				vals[i] = v
+			}
+			return v
 		}, func(v V) (err error) {
 			b, err = c.appendLive(b, eb, v)
 			return err
@@ -635,6 +672,14 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	}
 	for _, key := range gone {
 		b = appendTombstone(b, key)
+	}
+	if keepSlots {
+		// Every listed key's slot, unless a key was saved in an overlay:
+		// then a key was added or removed since the barrier, and the next
+		// snapshot finds other edits.
+		cg.vals, cg.valsKept = vals, true
+	} else if reused {
+		cg.vals = vals
 	}
 	return b, nil // copied into the group's blob before eb is used again
 }

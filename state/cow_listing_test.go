@@ -15,26 +15,32 @@ import (
 // barriers (values only, a key swapped for another, one deleted, one added,
 // one deleted and added again, the group restored from its own bytes) and
 // again before the snapshot is encoded (values only, a key deleted, one
-// added, a key of the last listing gone at the barrier added and deleted). The bytes must be those of a synchronous snapshot at the barrier,
-// and the listing must be reused exactly where the keys at the barrier were
-// those of the last listing and none was added since the barrier.
+// added, a key of the last listing gone at the barrier added and deleted).
+// The bytes must be those of a synchronous snapshot at the barrier. The
+// listing must be taken with its slots as they are exactly where no key was
+// added or removed from one barrier to the next, and reused at all exactly
+// where, besides, the keys at the barrier were those of the last listing
+// and none was added since the barrier.
 func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 11))
 	const groups = 4
 	f := newAsyncFixture(t, groups)
 	keys := make([][]string, groups) // by group: its keys now
+	edited := make([]bool, groups)   // by group: a key added or removed since the last barrier
 	next := 0
 	add := func(g int) {
 		key := fmt.Sprintf("k%05d", next)
 		next++
 		f.values.Put(g, key, []byte{byte(next), 1, 2, 3})
 		keys[g] = append(keys[g], key)
+		edited[g] = true
 	}
 	del := func(g int) string {
 		i := r.IntN(len(keys[g]))
 		key := keys[g][i]
 		f.values.Delete(g, key)
+		edited[g] = true
 		keys[g] = append(keys[g][:i], keys[g][i+1:]...)
 		return key
 	}
@@ -51,7 +57,7 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 	}
 	listedBefore := make([]bool, groups)
 	lastListed := make([][]string, groups) // by group: its keys at the last barrier, sorted
-	reusedSome, rebuiltSome := false, false
+	reusedSome, rebuiltSome, asTheyAreSome := false, false, false
 	for round := range 60 {
 		for g := range groups {
 			change(g)
@@ -75,6 +81,7 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 				if err := f.b.RestoreGroup(g, blob); err != nil {
 					t.Fatal(err)
 				}
+				edited[g] = true
 			}
 		}
 		same := make([]bool, groups) // the keys at this barrier are those of the last listing
@@ -89,6 +96,8 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		editedBefore := slices.Clone(edited)
+		clear(edited)
 		addedSince := make([]bool, groups)
 		for g := range groups {
 			change(g)
@@ -103,7 +112,7 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 					if !slices.Contains(keys[g], key) {
 						f.values.Put(g, key, []byte{7})
 						f.values.Delete(g, key)
-						addedSince[g] = true
+						addedSince[g], edited[g] = true, true
 						break
 					}
 				}
@@ -119,17 +128,22 @@ func TestAsyncSnapshotReusesListingOnlyWhileExact(t *testing.T) {
 				t.Fatalf("round %d key group %d: asynchronous snapshot differs from the state at the barrier (seed %d)", round, g, seed)
 			}
 			cg := &c.gs[g]
-			reused := len(cg.prev) > 0 && unsafe.SliceData(cg.prog.list.keys) == unsafe.SliceData(cg.prev)
-			if wantReuse := listedBefore[g] && same[g] && !addedSince[g]; reused != wantReuse {
+			reused := len(cg.prev.keys) > 0 && unsafe.SliceData(cg.prog.list.keys) == unsafe.SliceData(cg.prev.keys)
+			asTheyAre := len(cg.prev.vals) > 0 && unsafe.SliceData(cg.vals) == unsafe.SliceData(cg.prev.vals)
+			if want := listedBefore[g] && !editedBefore[g]; asTheyAre != want {
+				t.Fatalf("round %d key group %d: listing taken with its slots as they are %v, want %v (seed %d)", round, g, asTheyAre, want, seed)
+			}
+			if wantReuse := listedBefore[g] && same[g] && (!addedSince[g] || !editedBefore[g]); reused != wantReuse {
 				t.Fatalf("round %d key group %d: listing reused %v, want %v (seed %d)", round, g, reused, wantReuse, seed)
 			}
+			asTheyAreSome = asTheyAreSome || asTheyAre
 			reusedSome = reusedSome || reused
 			rebuiltSome = rebuiltSome || (!reused && listedBefore[g])
 			listedBefore[g] = true
 		}
 	}
-	if !reusedSome || !rebuiltSome {
-		t.Fatalf("reused some listing %v, rebuilt some %v: the rounds did not reach both sides (seed %d)", reusedSome, rebuiltSome, seed)
+	if !reusedSome || !rebuiltSome || !asTheyAreSome {
+		t.Fatalf("reused some listing %v (with its slots as they are %v), rebuilt some %v: the rounds did not reach every side (seed %d)", reusedSome, asTheyAreSome, rebuiltSome, seed)
 	}
 }
 
@@ -150,11 +164,11 @@ func TestDroppedGroupLetsItsListingGo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(f.values.core.listed) <= 1 || len(f.values.core.listed[1]) != 10 {
+	if len(f.values.core.listed) <= 1 || len(f.values.core.listed[1].keys) != 10 {
 		t.Fatalf("listing kept before the drop: %v, want the group's 10 keys", f.values.core.listed)
 	}
 	f.b.DropGroup(1)
-	if f.values.core.listed[1] != nil {
+	if f.values.core.listed[1].keys != nil || f.values.core.listed[1].vals != nil {
 		t.Fatalf("listing after the group was dropped: %v, want none", f.values.core.listed[1])
 	}
 }

@@ -117,6 +117,7 @@ func (k *keyed[V]) stageDelta(g int, data []byte, decV valueDecoder[V]) (func(),
 			m = nil
 		}
 		k.groups[g] = m
+		k.edits[g]++
 	}, nil
 }
 

@@ -25,9 +25,14 @@ type keyed[V any] struct {
 	eb     encBuf
 	cow    *cow[V] // the asynchronous snapshot that may still read groups (cow.go)
 	snaps  uint64  // asynchronous snapshots frozen so far: the last one's cow.seq
-	// listed is, by group, the sorted keys of the last snapshot that listed
-	// the group whole: the next one reuses them when they still hold.
-	listed [][]string
+	// listed is, by group, the last whole listing of a settled snapshot:
+	// the next one reuses it when it still holds (keptListing).
+	listed []keptListing[V]
+	// edits counts, by group, the changes that may add or remove keys: a
+	// key added or removed, the group replaced or dropped. Unchanged from
+	// one barrier to the next, the group holds the same keys and, in a
+	// value table, the same slots.
+	edits []uint64
 	// changes notes the keys changed since the last snapshot when the
 	// backend checkpoints incrementally (changes.go); nil otherwise.
 	changes *changeLog
@@ -42,7 +47,7 @@ func newKeyed[V any](name string, kind Kind, maxParallelism int) keyed[V] {
 	if maxParallelism < 1 {
 		panic(fmt.Sprintf("state: table %q: maxParallelism %d < 1", name, maxParallelism))
 	}
-	return keyed[V]{name: name, kind: kind, groups: make([]map[string]V, maxParallelism)}
+	return keyed[V]{name: name, kind: kind, groups: make([]map[string]V, maxParallelism), edits: make([]uint64, maxParallelism)}
 }
 
 // group returns the map of group g, allocating it on first use; the group
@@ -176,6 +181,7 @@ func (k *keyed[V]) stage(g int, data []byte, in keepInput, decV valueDecoder[V])
 		k.lazy.ready(g) // a restore of this table alone: the group's other tables first
 		k.detach(g)
 		k.groups[g] = m
+		k.edits[g]++
 	}, nil
 }
 
@@ -217,7 +223,8 @@ func (k *keyed[V]) drop(g int) {
 	k.lazy.ready(g)
 	k.detach(g)
 	k.groups[g] = nil
+	k.edits[g]++
 	if g < len(k.listed) {
-		k.listed[g] = nil // an empty group is not listed again: let its keys go
+		k.listed[g] = keptListing[V]{} // an empty group is not listed again: let its keys go
 	}
 }

@@ -52,6 +52,9 @@ func (t *ListTable[T]) Add(g int, key string, v T) {
 	if m == nil {
 		m = t.core.group(g)
 	}
+	if len(m[key]) == 0 {
+		t.core.edits[g]++
+	}
 	m[key] = append(m[key], v)
 }
 
@@ -71,6 +74,9 @@ func (t *ListTable[T]) Update(g int, key string, vs []T) {
 	if m == nil {
 		m = t.core.group(g)
 	}
+	if len(m[key]) == 0 {
+		t.core.edits[g]++
+	}
 	m[key] = vs
 }
 
@@ -82,6 +88,7 @@ func (t *ListTable[T]) Clear(g int, key string) {
 		defer mu.Unlock()
 	}
 	delete(t.core.groups[g], key)
+	t.core.edits[g]++
 }
 
 // Keys iterates over the keys with a non-empty list in key group g in no

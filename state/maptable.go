@@ -77,6 +77,7 @@ func (t *MapTable[UK, UV]) Put(g int, key string, uk UK, uv UV) {
 	if inner == nil {
 		inner = make(map[UK]UV)
 		m[key] = inner
+		t.core.edits[g]++
 	}
 	inner[uk] = uv
 }
@@ -97,6 +98,7 @@ func (t *MapTable[UK, UV]) Delete(g int, key string, uk UK) {
 	delete(inner, uk)
 	if len(inner) == 0 {
 		delete(m, key)
+		t.core.edits[g]++
 	}
 }
 

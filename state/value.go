@@ -126,6 +126,7 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 	p := new(valueSlot[T]) // not {v: v}: that would move v to the heap on every call
 	p.v = v
 	t.core.group(g)[key] = p
+	t.core.edits[g]++
 	t.remember(p, g, key)
 }
 
@@ -145,6 +146,7 @@ func (t *ValueTable[T]) Delete(g int, key string) {
 		var zero T
 		p.v = zero // a slab slot outlives its key: let go of what it holds
 		delete(m, key)
+		t.core.edits[g]++
 	}
 }
 
