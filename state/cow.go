@@ -421,8 +421,10 @@ func (k *keyed[V]) touchEntry(g int, key string, mapWrite bool, kn known[V]) boo
 	c := k.cow
 	cg := &c.gs[g]
 	switch ph := cg.prog.phase.Load(); {
-	case ph == phaseRead:
-		cg.live = false // the overlays stay until the next snapshot: no gate needed
+	case ph == phaseRead || c.snap.gates[g].finished.Load():
+		// Read, or never to be: a table the group's delta skipped, a
+		// released snapshot. The overlays stay until the next snapshot.
+		cg.live = false
 		return true
 	case ph == phasePending && mapWrite && !cg.own:
 		return false

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -182,4 +183,47 @@ func TestGroupChangedByADeltaIsNotListedWithItsOldSlots(t *testing.T) {
 	}
 	snap, want = snapshotNow(t, dst)
 	encodeMatches(t, snap, want, "after the delta")
+}
+
+// TestTableSkippedByADeltaSavesNothing: a table with no changed key in a
+// group is left out of that group's delta, so the snapshot never reads it;
+// once the group is encoded the task must not go on saving that table's
+// values at every first touch.
+func TestTableSkippedByADeltaSavesNothing(t *testing.T) {
+	b := NewBackend(4)
+	changed, still := NewValueTable[snapEntry]("changed", 4), NewValueTable[snapEntry]("still", 4)
+	for _, vt := range []*ValueTable[snapEntry]{changed, still} {
+		if _, err := b.Register(vt); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 {
+			vt.Put(0, fmt.Sprint("k", i), snapEntry{Count: int64(i), Value: []byte("v")})
+		}
+	}
+	b.TrackChanges()
+	first, err := b.SnapshotAsyncAt(1, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := first.EncodeIncremental(func(int) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	b.Confirm(1)
+	changed.Put(0, "k1", snapEntry{Count: -1})
+	second, err := b.SnapshotAsyncAt(2, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, deltas, err := second.EncodeIncremental(func(int) bool { return true }); err != nil || !deltas[0] {
+		t.Fatalf("group 0 as a delta: %v, err %v", deltas[0], err)
+	}
+	for i := range 20 {
+		key := fmt.Sprint("k", i)
+		v, _ := still.Get(0, key)
+		v.Count++
+		still.Put(0, key, v)
+		if st := still.core.groups[0][key].claim.of(still.core.cow.seq); st != 0 {
+			t.Fatalf("key %s of the skipped table: claimed (state %d) for a snapshot that will not read it", key, st)
+		}
+	}
 }

@@ -51,6 +51,7 @@ type gate struct {
 	stop     atomic.Bool   // released: the encoder reads no more live values
 	claimed  bool          // a goroutine is encoding the group
 	done     bool          // encoded (or released): the snapshot reads the group no more
+	finished atomic.Bool   // done, for the task to read without mu
 	released bool          // done without a blob
 	appended bool          // done, its blob written into a caller's buffer and not kept
 	blob     []byte        // the group's blob once done
@@ -213,6 +214,7 @@ func (s *AsyncSnapshot) releaseTables() {
 		s.lock(gt)
 		if !gt.done {
 			gt.done, gt.released = true, true
+			gt.finished.Store(true)
 			gt.stop.Store(true)
 			gt.wake()
 		}
@@ -337,6 +339,7 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 				gt.err = err
 			}
 			gt.delta, gt.done = delta, true
+			gt.finished.Store(true)
 			if appending {
 				gt.appended = gt.err == nil
 			} else {
