@@ -741,7 +741,11 @@ func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, valu
 	default:
 		gt.reading.Store(false)
 	}
-	return cl.saved, nil
+	// The saved copy is the encoder's now: a slot keeps no arena chunk
+	// alive past the snapshot that saved into it.
+	saved := cl.saved
+	cl.saved = nil
+	return saved, nil
 }
 
 // thaw drops snap's copies on write once the task let go of it; snap is
