@@ -124,6 +124,9 @@ type encBuf struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
 	raw []byte // scratch appended to without the encoder (appendFunc)
+	// yield says that the goroutine encoding into this scratch is not the
+	// task: it lets the job's goroutines run every yieldEvery entries.
+	yield bool
 }
 
 // reset empties the buffer and returns the encoder, creating it on first use.

@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -644,7 +645,24 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	// Appended to eb's raw scratch, kept for the next group.
 	b := appendMapLen(eb.raw[:0], len(keys)+len(gone))
 	defer func() { eb.raw = b[:0] }()
+	value := func(i int) V { // listed key i's value in the barrier's map
+		if reused {
+			return vals[i]
+		}
+		v := m[keys[i]]
+		if keepSlots {
+			vals[i] = v
+		}
+		return v
+	}
+	var ahead *claimsAhead[V]
+	if c.codec.claim != nil {
+		ahead = &claimsAhead[V]{}
+	}
 	for i, key := range keys {
+		if ahead != nil && i%readAhead == 0 {
+			ahead.load(c.codec.claim, keys[i:min(i+readAhead, len(keys))], pre, post, func(j int) V { return value(i + j) })
+		}
 		// A delta's deleted keys go in sorted order among its present ones.
 		for len(gone) > 0 && gone[0] < key {
 			b = appendTombstone(b, gone[0])
@@ -655,14 +673,10 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 			b = append(b, msgpcode.FixedArrayLow|1) // the key's operations: its value
 		}
 		saved, err := c.readEntry(gt, l, i, pre, post, func() V {
-			if reused {
-				return vals[i]
+			if ahead != nil {
+				return ahead.vals[i%readAhead]
 			}
-			v := m[key]
-			if keepSlots {
-				vals[i] = v
-			}
-			return v
+			return value(i)
 		}, func(v V) (err error) {
 			b, err = c.appendLive(b, eb, v)
 			return err
@@ -671,6 +685,9 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 			return nil, fmt.Errorf("state: snapshot table %q key group %d key %q: %w", k.name, g, key, err)
 		}
 		b = append(b, saved...)
+		if eb.yield && i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched()
+		}
 	}
 	for _, key := range gone {
 		b = appendTombstone(b, key)
@@ -695,6 +712,13 @@ func (c *cow[V]) appendLive(b []byte, eb *encBuf, v V) ([]byte, error) {
 	err := c.codec.enc(eb.reset(), v)
 	return append(b, eb.buf.Bytes()...), err
 }
+
+// yieldEvery is how many entries an encoder off the task encodes before it
+// lets other goroutines run (runtime.Gosched). The job's goroutines then
+// wait for a processor at most as long as that many entries take (tens of
+// microseconds), not for the scheduler to preempt the encoder (about 10
+// ms), when the snapshot runs beside a job that keeps every core busy.
+const yieldEvery = 128
 
 // readEntry, on the encoder, returns the saved value of listed key i, or
 // encodes its live value with read after claiming it (nil, err): in the

@@ -129,12 +129,13 @@ type snapScratch struct {
 	tables  []*encBuf // by position in the snapshot's tables; pointers: an encBuf's encoder points into it
 	blob    encBuf
 	entries []blobEntry
+	offTask bool // the encoder's, not the task's: it yields (encBuf.yield)
 }
 
 // table returns the scratch of the snapshot's i-th table.
 func (sc *snapScratch) table(i int) *encBuf {
 	for len(sc.tables) <= i {
-		sc.tables = append(sc.tables, new(encBuf))
+		sc.tables = append(sc.tables, &encBuf{yield: sc.offTask})
 	}
 	return sc.tables[i]
 }
@@ -234,7 +235,7 @@ func (s *AsyncSnapshot) Groups() []int { return s.groups }
 // SnapshotAsync. It may run on any goroutine, once or more; the task goes on
 // meanwhile. After Release it fails with ErrSnapshotReleased.
 func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
-	var sc snapScratch
+	sc := snapScratch{offTask: true}
 	out := make(map[int][]byte, len(s.groups))
 	for _, g := range s.groups {
 		blob, _, err := s.encodeGroup(g, &sc, false, false)
@@ -263,7 +264,7 @@ func (s *AsyncSnapshot) Since() uint64 {
 // which blobs are deltas. A group encoded whole meanwhile (the next
 // snapshot was taken before this one was encoded) stays whole.
 func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[int][]byte, deltas map[int]bool, err error) {
-	var sc snapScratch
+	sc := snapScratch{offTask: true}
 	blobs = make(map[int][]byte, len(s.groups))
 	deltas = map[int]bool{}
 	for _, g := range s.groups {
@@ -295,7 +296,7 @@ func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask, delta bool) 
 // snapshot was taken first) is copied in. The snapshot does not keep what
 // it appended: encoding those groups again fails with ErrSnapshotAppended.
 func (s *AsyncSnapshot) EncodeAppend(dst []byte, useDelta func(g int) bool) (out []byte, sections map[int][2]int64, deltas map[int]bool, err error) {
-	var sc snapScratch
+	sc := snapScratch{offTask: true}
 	sections = make(map[int][2]int64, len(s.groups))
 	deltas = map[int]bool{}
 	for _, g := range s.groups {
