@@ -5,31 +5,60 @@ import "slices"
 // changeLog is a table's record of the keys it changed (or handed out a
 // reference to) since the backend's last snapshot, per key group: what an
 // incremental checkpoint writes as a delta.
+//
+// A key is noted through its mark when it has one (a value table's slot:
+// changedMarked), which costs a comparison where a set would cost a hash
+// and an insertion, else through the group's set of keys noted without a
+// mark (changed). A key noted both ways, or deleted and added again, is
+// listed more than once: readers take the list as a multiset
+// (deltaKeys.split).
 type changeLog struct {
-	keys  []map[string]struct{} // by key group; nil when none changed
+	keys  [][]string            // by key group: the keys noted; nil when none changed
+	seen  []map[string]struct{} // by key group: the keys noted without a mark
 	most  []bool                // by key group: most of its keys changed, no longer noted (written whole)
 	reads bool                  // reads count as changes: values can be changed in place through what a read returns
-	last  string                // the key noted last, in lastG: a read-modify-write notes it once
+	last  string                // the key noted last without a mark, in lastG: a read-modify-write notes it once
 	lastG int
 }
 
 // changed notes that key of group g may have a new value (or none).
 func (k *keyed[V]) changed(g int, key string) {
 	cl := k.changes
-	if cl == nil || cl.most[g] || (g == cl.lastG && key == cl.last && cl.keys[g] != nil) {
+	if cl == nil || cl.most[g] || (g == cl.lastG && key == cl.last && cl.seen[g] != nil) {
 		return
 	}
-	m := cl.keys[g]
+	m := cl.seen[g]
 	if m == nil {
 		m = make(map[string]struct{})
-		cl.keys[g] = m
+		cl.seen[g] = m
+	}
+	cl.last, cl.lastG = key, g
+	if _, ok := m[key]; ok {
+		return
 	}
 	m[key] = struct{}{}
-	cl.last, cl.lastG = key, g
-	if n := len(m); n >= minMostChanged && 2*n > len(k.groups[g]) {
+	k.note(g, key)
+}
+
+// changedMarked is changed for a key whose mark is *mark: the change epoch
+// it was last noted in.
+func (k *keyed[V]) changedMarked(g int, key string, mark *uint64) {
+	cl := k.changes
+	if cl == nil || cl.most[g] || *mark == k.epoch {
+		return
+	}
+	*mark = k.epoch
+	k.note(g, key)
+}
+
+// note lists key as changed in group g.
+func (k *keyed[V]) note(g int, key string) {
+	cl := k.changes
+	cl.keys[g] = append(cl.keys[g], key)
+	if n := len(cl.keys[g]); n >= minMostChanged && 2*n > len(k.groups[g]) {
 		// The group is written whole anyway (snapChanges.small): stop
 		// paying for noting its keys.
-		cl.most[g], cl.keys[g] = true, nil
+		cl.most[g], cl.keys[g], cl.seen[g] = true, nil, nil
 	}
 }
 
@@ -43,20 +72,25 @@ func (k *keyed[V]) trackChanges(on, reads bool) {
 		k.changes = nil
 		return
 	}
-	k.changes = &changeLog{keys: make([]map[string]struct{}, len(k.groups)), most: make([]bool, len(k.groups)), reads: reads}
+	n := len(k.groups)
+	k.changes = &changeLog{keys: make([][]string, n), seen: make([]map[string]struct{}, n), most: make([]bool, n), reads: reads}
+	k.epoch++ // no mark set before is of this epoch
 }
 
 // takeChanges returns the keys changed since the last call, by group, and
 // the groups most of whose keys changed (their keys are not listed), and
-// starts a new record; the result is not touched by the table again.
-func (k *keyed[V]) takeChanges() ([]map[string]struct{}, []bool) {
+// starts a new record and change epoch; the result is not touched by the
+// table again.
+func (k *keyed[V]) takeChanges() ([][]string, []bool) {
 	cl := k.changes
 	if cl == nil {
 		return nil, nil
 	}
 	keys, most := cl.keys, cl.most
-	cl.keys, cl.most = make([]map[string]struct{}, len(k.groups)), make([]bool, len(k.groups))
+	n := len(k.groups)
+	cl.keys, cl.seen, cl.most = make([][]string, n), make([]map[string]struct{}, n), make([]bool, n)
 	cl.last, cl.lastG = "", 0
+	k.epoch++
 	return keys, most
 }
 
@@ -65,16 +99,16 @@ func (k *keyed[V]) takeChanges() ([]map[string]struct{}, []bool) {
 // checkpoint's delta).
 type changeTracker interface {
 	trackChanges(on bool)
-	takeChanges() ([]map[string]struct{}, []bool)
+	takeChanges() ([][]string, []bool)
 }
 
 // epoch is what changed in a backend between two snapshots: the snapshot
 // taken at its end labels it.
 type epoch struct {
-	id    uint64                  // the checkpoint whose snapshot ended it
-	keys  [][]map[string]struct{} // by table index, by key group; nil for a table that does not track
-	most  [][]bool                // by table index, by key group: most keys changed, not listed
-	whole []bool                  // by key group: replaced as a whole (restored, dropped)
+	id    uint64       // the checkpoint whose snapshot ended it
+	keys  [][][]string // by table index, by key group (changeLog.keys); nil for a table that does not track
+	most  [][]bool     // by table index, by key group: most keys changed, not listed
+	whole []bool       // by key group: replaced as a whole (restored, dropped)
 }
 
 // incremental is a backend's change tracking: the epochs not yet known to
@@ -128,7 +162,7 @@ func (b *Backend) closeEpoch(id uint64) *snapChanges {
 	if b.incr == nil {
 		return nil
 	}
-	e := &epoch{id: id, keys: make([][]map[string]struct{}, len(b.tables)), most: make([][]bool, len(b.tables)), whole: b.incr.whole}
+	e := &epoch{id: id, keys: make([][][]string, len(b.tables)), most: make([][]bool, len(b.tables)), whole: b.incr.whole}
 	for i, t := range b.tables {
 		if c, ok := t.(changeTracker); ok {
 			e.keys[i], e.most[i] = c.takeChanges()
@@ -178,32 +212,30 @@ func (sc *snapChanges) deltaPossible(g int) bool {
 }
 
 // keys returns the keys of table index i in group g changed since the last
-// confirmed checkpoint; the result must not be changed.
-func (sc *snapChanges) keys(i, g int) map[string]struct{} {
-	var one map[string]struct{}
+// confirmed checkpoint, a key possibly more than once; the result must not
+// be changed.
+func (sc *snapChanges) keys(i, g int) []string {
+	var one []string
 	n := 0
 	for _, e := range sc.epochs {
 		if e.keys[i] == nil {
 			continue
 		}
-		if m := e.keys[i][g]; len(m) > 0 {
-			one = m
+		if l := e.keys[i][g]; len(l) > 0 {
+			one = l
 			n++
 		}
 	}
 	if n <= 1 {
 		return one
 	}
-	union := make(map[string]struct{})
+	var all []string
 	for _, e := range sc.epochs {
-		if e.keys[i] == nil {
-			continue
-		}
-		for key := range e.keys[i][g] {
-			union[key] = struct{}{}
+		if e.keys[i] != nil {
+			all = append(all, e.keys[i][g]...)
 		}
 	}
-	return union
+	return all
 }
 
 // readsCanChange reports whether a value of type T that a read hands out

@@ -19,22 +19,24 @@ import (
 // A table the delta does not name is unchanged. Restoring a key group is
 // its whole blob, then each of its deltas in order.
 
-// deltaKeys are the keys of one table's group that a delta holds.
+// deltaKeys are the keys of one table's group that a delta holds, a key
+// possibly more than once (changeLog); keys is not changed.
 type deltaKeys struct {
-	keys map[string]struct{}
+	keys []string
 }
 
-// split sorts the keys into those present at the barrier and those absent.
+// split sorts the keys, each once, into those present at the barrier and
+// those absent.
 func (d *deltaKeys) split(present func(string) bool) (keys, gone []string) {
-	for key := range d.keys {
+	all := slices.Compact(slices.Sorted(slices.Values(d.keys)))
+	keys = all[:0] // filtered in place: all is a copy
+	for _, key := range all {
 		if present(key) {
 			keys = append(keys, key)
 		} else {
 			gone = append(gone, key)
 		}
 	}
-	slices.Sort(keys)
-	slices.Sort(gone)
 	return keys, gone
 }
 

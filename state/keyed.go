@@ -36,6 +36,9 @@ type keyed[V any] struct {
 	// changes notes the keys changed since the last snapshot when the
 	// backend checkpoints incrementally (changes.go); nil otherwise.
 	changes *changeLog
+	// epoch is the change epoch: a key whose mark holds it was noted
+	// since the last snapshot (changeLog).
+	epoch uint64
 	// lazy holds the groups restored and not decoded yet (lazy.go): every
 	// access to such a group decodes it first (ready).
 	lazy lazyCore

@@ -174,4 +174,4 @@ func (t *ListTable[T]) thaw(snap *AsyncSnapshot) { t.core.thaw(snap) }
 // reads do not count: Get's slice must not be changed.
 func (t *ListTable[T]) trackChanges(on bool) { t.core.trackChanges(on, false) }
 
-func (t *ListTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }
+func (t *ListTable[T]) takeChanges() ([][]string, []bool) { return t.core.takeChanges() }

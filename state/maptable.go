@@ -259,4 +259,4 @@ func (t *MapTable[UK, UV]) trackChanges(on bool) {
 	t.core.trackChanges(on, readsCanChange[UV]())
 }
 
-func (t *MapTable[UK, UV]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }
+func (t *MapTable[UK, UV]) takeChanges() ([][]string, []bool) { return t.core.takeChanges() }

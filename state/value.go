@@ -33,11 +33,12 @@ type ValueTable[T any] struct {
 	lastKept *cow[*valueSlot[T]]
 }
 
-// valueSlot is one key's value and the claim of the snapshot that may read
-// it.
+// valueSlot is one key's value, the claim of the snapshot that may read
+// it, and the change epoch it was last noted as changed in (changeLog).
 type valueSlot[T any] struct {
 	v     T
 	claim entryClaim
+	noted uint64 // task-owned
 }
 
 // claimOf returns p's claim, nil for no slot.
@@ -99,7 +100,12 @@ func (t *ValueTable[T]) remember(p *valueSlot[T], g int, key string) {
 func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 	t.core.lazy.ready(g)
 	p := t.slot(g, key)
-	t.core.touchReadKnown(g, key, known[*valueSlot[T]]{v: p, present: p != nil, ok: true})
+	if cl := t.core.changes; cl != nil && cl.reads && p != nil {
+		// The value handed out may be changed in place; no value, no
+		// change.
+		t.core.changedMarked(g, key, &p.noted)
+	}
+	t.core.touchKnown(g, key, false, known[*valueSlot[T]]{v: p, present: p != nil, ok: true})
 	if p != nil {
 		t.lastKept = t.core.cow // p is last: slot remembered it
 		return p.v, true
@@ -111,7 +117,6 @@ func (t *ValueTable[T]) Get(g int, key string) (T, bool) {
 // Put sets the value of key in key group g.
 func (t *ValueTable[T]) Put(g int, key string, v T) {
 	t.core.lazy.ready(g)
-	t.core.changed(g, key)
 	if c := t.core.cow; c != nil && c.gs[g].live && (t.lastKept != c || !t.isLast(g, key)) {
 		// Assigning an existing slot leaves the map alone.
 		p := t.slot(g, key)
@@ -120,12 +125,14 @@ func (t *ValueTable[T]) Put(g int, key string, v T) {
 		}
 	}
 	if p := t.slot(g, key); p != nil {
+		t.core.changedMarked(g, key, &p.noted)
 		p.v = v
 		return
 	}
 	p := new(valueSlot[T]) // not {v: v}: that would move v to the heap on every call
 	p.v = v
 	t.core.group(g)[key] = p
+	t.core.changedMarked(g, key, &p.noted)
 	t.core.edits[g]++
 	t.remember(p, g, key)
 }
@@ -157,7 +164,10 @@ func (t *ValueTable[T]) All(g int) iter.Seq2[string, T] {
 	m := t.core.groups[g]
 	return func(yield func(string, T) bool) {
 		for k, p := range m {
-			t.core.touchRead(g, k) // the value handed out may be changed in place
+			if cl := t.core.changes; cl != nil && cl.reads {
+				t.core.changedMarked(g, k, &p.noted) // the value handed out may be changed in place
+			}
+			t.core.touchKnown(g, k, false, known[*valueSlot[T]]{})
 			if !yield(k, p.v) {
 				return
 			}
@@ -245,4 +255,4 @@ func (t *ValueTable[T]) trackChanges(on bool) {
 	t.core.trackChanges(on, readsCanChange[T]())
 }
 
-func (t *ValueTable[T]) takeChanges() ([]map[string]struct{}, []bool) { return t.core.takeChanges() }
+func (t *ValueTable[T]) takeChanges() ([][]string, []bool) { return t.core.takeChanges() }
