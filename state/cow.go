@@ -3,11 +3,13 @@ package state
 import (
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -124,10 +126,26 @@ type listing struct {
 // seq (cow.seq): the encoder, to read the live value, or the task, to save
 // it first. A claim of another snapshot is free for this one, so claims
 // need no clearing from one snapshot to the next.
+//
+// The saved value is a pointer and a length rather than a slice, so that a
+// value table's slot (a 32-byte value, its claim and its change mark) fits
+// one 64-byte cache line.
 type entryClaim struct {
-	word  atomic.Uint64 // seq<<3 | state
-	saved []byte        // the value at the barrier, set by the task before it stores claimSaved
+	word   atomic.Uint64 // seq<<3 | state
+	savedP *byte         // the value at the barrier (savedP, savedN), set by the task before it stores claimSaved
+	savedN uint32
 }
+
+// maxSaved is the longest encoding of one value a claim can hold.
+const maxSaved = math.MaxUint32
+
+// setSaved makes b, at most maxSaved bytes, the saved value.
+func (cl *entryClaim) setSaved(b []byte) {
+	cl.savedP, cl.savedN = unsafe.SliceData(b), uint32(len(b))
+}
+
+// saved returns the saved value.
+func (cl *entryClaim) saved() []byte { return unsafe.Slice(cl.savedP, cl.savedN) }
 
 // The states of a claim of the snapshot it names.
 const (
@@ -469,6 +487,9 @@ func (c *cow[V]) claimEntry(g int, key string, cl *entryClaim, v V) {
 	switch cl.take(c.seq, claimSaving) {
 	case 0:
 		enc, err := c.encodeSaved(v)
+		if err == nil && uint64(len(enc)) > maxSaved {
+			enc, err = nil, fmt.Errorf("value encoded in %d bytes, more than the %d a copy on write holds", len(enc), uint64(maxSaved))
+		}
 		gt := &c.snap.gates[g]
 		if err != nil {
 			gt.mu.Lock()
@@ -477,7 +498,7 @@ func (c *cow[V]) claimEntry(g int, key string, cl *entryClaim, v V) {
 			}
 			gt.mu.Unlock()
 		}
-		cl.saved = enc
+		cl.setSaved(enc)
 		cl.word.Store(c.seq<<3 | claimSaved)
 		gt.wakeUnlocked()
 	case claimReading:
@@ -501,7 +522,7 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	if present && c.codec.claim != nil && c.codec.claim(v).of(c.seq) == claimSaved {
 		// Saved in the value when the task first touched it (touchEntry),
 		// before the encoder could claim it: it has changed since.
-		sv.enc = c.codec.claim(v).saved
+		sv.enc = c.codec.claim(v).saved()
 	} else if present {
 		enc, err := c.encodeSaved(v)
 		if err != nil && gt.err == nil {
@@ -767,8 +788,8 @@ func (c *cow[V]) readEntry(gt *gate, l *listing, i int, pre, post *overlay, valu
 	}
 	// The saved copy is the encoder's now: a slot keeps no arena chunk
 	// alive past the snapshot that saved into it.
-	saved := cl.saved
-	cl.saved = nil
+	saved := cl.saved()
+	cl.setSaved(nil)
 	return saved, nil
 }
 
