@@ -182,8 +182,9 @@ type snapChanges struct {
 }
 
 // small reports whether at most half the keys of group g changed, counted
-// over the tables that track changes: otherwise a delta would be about as
-// large as the group and it is written whole.
+// over the tables that track changes (a key listed in two epochs, or noted
+// two ways, counts twice): otherwise a delta would be about as large as the
+// group and it is written whole.
 func (sc *snapChanges) small(g int) bool {
 	changed := 0
 	for i := range sc.epochs[len(sc.epochs)-1].keys {
@@ -191,8 +192,10 @@ func (sc *snapChanges) small(g int) bool {
 			if e.most[i] != nil && e.most[i][g] {
 				return false
 			}
+			if e.keys[i] != nil {
+				changed += len(e.keys[i][g])
+			}
 		}
-		changed += len(sc.keys(i, g))
 	}
 	return 2*changed <= sc.lens[g]
 }
