@@ -249,3 +249,51 @@ func TestIncrementalDeltaCorrupt(t *testing.T) {
 		t.Fatalf("a corrupt delta changed the state: a = %v", v)
 	}
 }
+
+// TestIncrementalHalfChangedOverTwoEpochsIsWhole: the changes of a
+// checkpoint not yet confirmed go into the next delta, so two epochs that
+// each changed 40 % of a group's keys (neither most of them) add up to 80
+// %: the next snapshot writes the group whole, and a delta again once only
+// a few keys changed since a confirmed one.
+func TestIncrementalHalfChangedOverTwoEpochsIsWhole(t *testing.T) {
+	f := newAsyncFixture(t, 1)
+	f.b.TrackChanges()
+	for i := range 1000 {
+		f.values.Put(0, fmt.Sprintf("k%04d", i), []byte{byte(i)})
+	}
+	encode := func(id uint64, confirm bool) bool {
+		t.Helper()
+		s, err := f.b.SnapshotAsyncAt(id, []int{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, deltas, err := s.EncodeIncremental(func(int) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Release(f.b)
+		if confirm {
+			f.b.Confirm(id)
+		}
+		return deltas[0]
+	}
+	change := func(from, to int) {
+		for i := from; i < to; i++ {
+			f.values.Put(0, fmt.Sprintf("k%04d", i), []byte("changed"))
+		}
+	}
+	encode(1, true)
+	change(0, 400)
+	if !encode(2, false) { // not confirmed: its changes stay for the next delta
+		t.Fatal("40 % of the keys changed: the group was written whole, want a delta")
+	}
+	change(400, 800)
+	if encode(3, false) {
+		t.Fatal("80 % of the keys changed since the confirmed checkpoint (two epochs of 40 %): wrote a delta, want the group whole")
+	}
+	f.b.Confirm(3)
+	change(0, 10)
+	if !encode(4, true) {
+		t.Fatal("10 keys changed since the confirmed checkpoint: the group was written whole, want a delta")
+	}
+}
