@@ -67,8 +67,11 @@ type CheckpointConfig struct {
 	// either limit is written whole at once.
 	IncrementalMaxDeltas int
 	// IncrementalCompactRatio makes a key group due to be written whole
-	// again once its deltas add up to more than this fraction of its whole
-	// section (0: 0.5).
+	// again once the entries its deltas overwrote or deleted are more than
+	// this fraction of its live keys (0: 0.5); deltas that only add keys
+	// (a fill spread over checkpoints) do not count. For state whose
+	// snapshots do not count their entries, its deltas' bytes count
+	// against its whole section's instead.
 	IncrementalCompactRatio float64
 }
 

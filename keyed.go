@@ -252,7 +252,22 @@ func (p *pendingKeyed) EncodeIncremental(useDelta func(g int) bool) (plan.Snapsh
 	if err != nil {
 		return plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
 	}
-	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Deltas: deltas, DeltaSince: p.snap.Since()}, nil
+	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Deltas: deltas, DeltaSince: p.snap.Since(), Entries: p.entries()}, nil
+}
+
+// entries counts the entries of every key group the snapshot encoded, when
+// it tracks changes (nil otherwise).
+func (p *pendingKeyed) entries() map[int]plan.GroupEntries {
+	var out map[int]plan.GroupEntries
+	for _, g := range p.snap.Groups() {
+		if written, live, ok := p.snap.Entries(g); ok {
+			if out == nil {
+				out = make(map[int]plan.GroupEntries, len(p.snap.Groups()))
+			}
+			out[g] = plan.GroupEntries{Written: written, Live: live}
+		}
+	}
+	return out
 }
 
 // EncodeAppend appends every key group's blob to dst
@@ -268,7 +283,7 @@ func (p *pendingKeyed) EncodeAppend(dst []byte, useDelta func(g int) bool) ([]by
 	}
 	snap := plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Sections: sections, Deltas: deltas}
 	if useDelta != nil {
-		snap.DeltaSince = p.snap.Since()
+		snap.DeltaSince, snap.Entries = p.snap.Since(), p.entries()
 	}
 	return out, snap, nil
 }

@@ -19,6 +19,14 @@ func chainOf(whole int64, deltas ...int64) *groupChain {
 	return c
 }
 
+// counted is a chain of n deltas (each of 1000 bytes on a whole section of
+// 100) whose sections hold entries entries, live of them live.
+func counted(n int, entries, live int64) *groupChain {
+	c := chainOf(100, nDeltas(n, 1000)...)
+	c.entries, c.live, c.counted = entries, live, true
+	return c
+}
+
 // nDeltas is n deltas of size each.
 func nDeltas(n int, size int64) []int64 { return slices.Repeat([]int64{size}, n) }
 
@@ -54,6 +62,16 @@ func TestChainsToCompact(t *testing.T) {
 			1: chainOf(100, nDeltas(8, 1)...), 2: chainOf(100, nDeltas(5, 1)...), 3: chainOf(100), 4: chainOf(100),
 		}, []int{1}},
 		{"empty whole section", map[int]*groupChain{1: chainOf(0, 1), 2: chainOf(0)}, []int{1}},
+		{"counted: deltas that only add keys are not due, whatever their bytes", map[int]*groupChain{
+			1: counted(3, 1000, 1000), 2: counted(1, 50, 50),
+		}, nil},
+		{"counted: due by what deltas overwrote", map[int]*groupChain{1: counted(1, 151, 100), 2: counted(1, 150, 100)}, []int{1}},
+		{"counted: overdue, and an emptied group", map[int]*groupChain{
+			3: counted(1, 201, 100), 4: counted(1, 10, 0), 5: counted(1, 199, 100), 6: counted(1, 100, 100),
+		}, []int{3, 4}},
+		{"counted: most overwritten first", map[int]*groupChain{
+			1: counted(1, 160, 100), 2: counted(1, 180, 100), 3: counted(1, 100, 100), 4: counted(1, 100, 100),
+		}, []int{2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -48,8 +48,9 @@ type CheckpointOptions struct {
 	// 1/MaxDeltas of a task's groups are, per checkpoint, unless a chain
 	// reaches twice a limit (chainsToCompact).
 	MaxDeltas int
-	// CompactRatio makes a key group due to be written whole again once its
-	// deltas exceed this fraction of its whole section (0:
+	// CompactRatio makes a key group due to be written whole again once
+	// its chain has grown by more than this fraction (groupChain.growth:
+	// the entries its deltas overwrote against its live keys) (0:
 	// DefaultCompactRatio).
 	CompactRatio float64
 }

@@ -10,19 +10,39 @@ import (
 
 // Compaction defaults of incremental checkpoints: a key group is due to be
 // written whole again after DefaultMaxDeltas deltas on its whole section, or
-// once its deltas add up to more than DefaultCompactRatio of that section
-// (chainsToCompact spreads the due groups over checkpoints).
+// once the entries its deltas overwrote (or, not counted, the deltas' bytes)
+// are more than DefaultCompactRatio of its live keys (of its whole
+// section's bytes); chainsToCompact spreads the due groups over
+// checkpoints.
 const (
 	DefaultMaxDeltas    = 32
 	DefaultCompactRatio = 0.5
 )
 
 // groupChain is where one key group's state is in a completed checkpoint:
-// a whole section and the deltas on it, with their sizes.
+// a whole section and the deltas on it, with their sizes and, when every
+// link's snapshot counted them (counted), the entries they hold and the
+// group's keys at the last link's barrier.
 type groupChain struct {
 	links      []store.ChainLink
 	wholeBytes int64
 	deltaBytes int64
+	entries    int64
+	live       int64
+	counted    bool
+}
+
+// growth is how much of a chain its restore reads for nothing, as a
+// fraction over against of: the entries of its sections beyond the group's
+// live keys (keys a later delta overwrote or deleted) against those keys;
+// when not counted, the bytes of its deltas against its whole section's.
+// A delta that adds keys (a fill spread over checkpoints) does not grow a
+// chain.
+func (c *groupChain) growth() (over, of float64) {
+	if c.counted {
+		return float64(max(c.entries-c.live, 0)), float64(c.live)
+	}
+	return float64(c.deltaBytes), float64(c.wholeBytes)
 }
 
 // chainView is the task's key-group chains in the last checkpoint it was
@@ -31,6 +51,22 @@ type groupChain struct {
 type chainView struct {
 	at     uint64
 	groups map[int]*groupChain
+}
+
+// deltaChooser says which key groups a snapshot taken on this view may
+// write as deltas: those with a chain, unless chainsToCompact picks it
+// (maxDeltas and ratio 0: the defaults).
+func (v chainView) deltaChooser(maxDeltas int, ratio float64) func(g int) bool {
+	if maxDeltas == 0 {
+		maxDeltas = DefaultMaxDeltas
+	}
+	if ratio == 0 {
+		ratio = DefaultCompactRatio
+	}
+	compact := chainsToCompact(v.groups, maxDeltas, ratio)
+	return func(g int) bool {
+		return v.at != 0 && v.groups[g] != nil && !compact[g]
+	}
 }
 
 // taskChains keeps a task's key-group chains for incremental checkpoints:
@@ -61,17 +97,7 @@ func (t *task) encodePending(ck *taskCheckpoint) (plan.Snapshot, error) {
 	var useDelta func(g int) bool
 	view := ck.chain
 	if _, ok := ck.pending.(plan.IncrementalPending); ok && co.Incremental {
-		maxDeltas, ratio := co.MaxDeltas, co.CompactRatio
-		if maxDeltas == 0 {
-			maxDeltas = DefaultMaxDeltas
-		}
-		if ratio == 0 {
-			ratio = DefaultCompactRatio
-		}
-		compact := chainsToCompact(view.groups, maxDeltas, ratio)
-		useDelta = func(g int) bool {
-			return view.at != 0 && view.groups[g] != nil && !compact[g]
-		}
+		useDelta = view.deltaChooser(co.MaxDeltas, co.CompactRatio)
 	}
 	var snap plan.Snapshot
 	var err error
@@ -107,16 +133,12 @@ func (t *task) linkChains(id uint64, ck *taskCheckpoint, ts store.TaskSnapshot) 
 	}
 	chains := make(map[int]*groupChain, len(ts.KeyGroups))
 	for g, ref := range ts.KeyGroups {
-		link := store.ChainLink{Checkpoint: id, Ref: ref}
-		base := ck.chain.groups[g]
-		if !ck.snap.Deltas[g] || base == nil {
-			chains[g] = &groupChain{links: []store.ChainLink{link}, wholeBytes: ref.Size}
+		n, counted := ck.snap.Entries[g]
+		c := extendChain(ck.chain.groups[g], store.ChainLink{Checkpoint: id, Ref: ref}, ck.snap.Deltas[g], n, counted)
+		chains[g] = c
+		if len(c.links) == 1 {
 			continue
 		}
-		links := make([]store.ChainLink, len(base.links), len(base.links)+1)
-		copy(links, base.links)
-		c := &groupChain{links: append(links, link), wholeBytes: base.wholeBytes, deltaBytes: base.deltaBytes + ref.Size}
-		chains[g] = c
 		if ts.KeyGroupChains == nil {
 			ts.KeyGroupChains = map[int][]store.ChainLink{}
 		}
@@ -130,6 +152,19 @@ func (t *task) linkChains(id uint64, ck *taskCheckpoint, ts store.TaskSnapshot) 
 	t.chains.pending[id] = chains
 	t.chains.mu.Unlock()
 	return ts
+}
+
+// extendChain is a key group's chain once a checkpoint stored link for it:
+// a delta on base, or a new chain of link alone when link is whole (or
+// there is no base). n counts link's entries when counted.
+func extendChain(base *groupChain, link store.ChainLink, delta bool, n plan.GroupEntries, counted bool) *groupChain {
+	if !delta || base == nil {
+		return &groupChain{links: []store.ChainLink{link}, wholeBytes: link.Ref.Size, entries: int64(n.Written), live: int64(n.Live), counted: counted}
+	}
+	links := make([]store.ChainLink, len(base.links), len(base.links)+1)
+	copy(links, base.links)
+	return &groupChain{links: append(links, link), wholeBytes: base.wholeBytes, deltaBytes: base.deltaBytes + link.Ref.Size,
+		entries: base.entries + int64(n.Written), live: int64(n.Live), counted: counted && base.counted}
 }
 
 // confirmChains makes the chains checkpoint id stored the ones later deltas

@@ -95,7 +95,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.IntVar(&f.retain, "retain", cp.Retain, "completed checkpoints to keep")
 	fs.BoolVar(&f.checkpointAsync, "checkpoint-async", !cp.SyncSnapshots, "take a copy-on-write view of keyed state at a barrier and encode it off the task (false: encode on the task at the barrier)")
 	fs.BoolVar(&f.incremental, "checkpoint-incremental", !cp.FullCheckpoints, "write a key group that changed since the last checkpoint as a delta (its changed and deleted keys) on the sections already stored (false: write every key group whole at every checkpoint); needs --checkpoint-async, without which every checkpoint is written whole")
-	fs.IntVar(&f.maxDeltas, "checkpoint-max-deltas", cp.IncrementalMaxDeltas, "with --checkpoint-incremental: a key group is due to be written whole again after this many deltas, also once its deltas exceed half its whole size; at most 1/this of a task's groups are per checkpoint (0: 32)")
+	fs.IntVar(&f.maxDeltas, "checkpoint-max-deltas", cp.IncrementalMaxDeltas, "with --checkpoint-incremental: a key group is due to be written whole again after this many deltas, also once its deltas overwrote more entries than half its live keys; at most 1/this of a task's groups are per checkpoint (0: 32)")
 	fs.Var(&f.maxInflightBytes, "max-inflight-bytes", "per task: an aligned checkpoint holding back more than this at blocked inputs switches to unaligned; an overtaking barrier bringing more than this before the snapshot falls back to alignment on its input (e.g. 64MB; 0: no limit)")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent-checkpoints", cp.MaxConcurrent, "checkpoints in flight at once: the next may start before older ones are written; they complete in id order")
 	sv := weir.DefaultSupervision()

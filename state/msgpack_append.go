@@ -125,6 +125,23 @@ func appendMapLen(b []byte, n int) []byte {
 	return appendCode(b, msgpcode.Map32, l, 4)
 }
 
+// readMapLen reads the length of the msgpack map b starts with
+// (appendMapLen's inverse); ok is false when b does not start with one.
+func readMapLen(b []byte) (n int, ok bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	switch c := b[0]; {
+	case c >= msgpcode.FixedMapLow && c <= msgpcode.FixedMapHigh:
+		return int(c & 0x0f), true
+	case c == msgpcode.Map16 && len(b) >= 3:
+		return int(binary.BigEndian.Uint16(b[1:3])), true
+	case c == msgpcode.Map32 && len(b) >= 5:
+		return int(binary.BigEndian.Uint32(b[1:5])), true
+	}
+	return 0, false
+}
+
 // scalarAppenderFor returns the appender of the scalar types encoderFor
 // encodes without reflection, nil for every other type.
 func scalarAppenderFor[T any]() appendFunc[T] {

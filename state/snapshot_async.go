@@ -56,6 +56,7 @@ type gate struct {
 	appended bool          // done, its blob written into a caller's buffer and not kept
 	blob     []byte        // the group's blob once done
 	delta    bool          // blob is a delta (delta.go)
+	entries  int           // entries the blob holds over its tables (keys and tombstones); -1: not known
 	err      error         // encoding failed (also set by the task's copy on write)
 }
 
@@ -115,6 +116,7 @@ type frozenTable struct {
 	index  int           // in the backend's tables
 	encode frozenEncoder // nil: pre holds the bytes
 	pre    map[int][]byte
+	preLen map[int]int // with pre: the group's keys at the barrier
 }
 
 // frozenEncoder encodes group g of a table as it was at the barrier: whole,
@@ -191,7 +193,9 @@ func (b *Backend) SnapshotAsyncAt(id uint64, groups []int) (*AsyncSnapshot, erro
 			ft.encode = c.freezeGroups(s, groups)
 		} else {
 			ft.pre = make(map[int][]byte, len(groups))
+			ft.preLen = make(map[int]int, len(groups))
 			for _, g := range groups {
+				ft.preLen[g] = t.Len(g)
 				data, err := t.SnapshotGroup(g)
 				if err != nil {
 					s.releaseTables()
@@ -332,14 +336,14 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 	if !gt.done {
 		gt.claimed = true
 		gt.mu.Unlock()
-		out, err := s.encodeTables(dst, g, sc, delta) // dst is nil unless appending: a blob of its own
+		out, entries, err := s.encodeTables(dst, g, sc, delta) // dst is nil unless appending: a blob of its own
 		gt.mu.Lock()
 		gt.claimed = false
 		if !gt.released {
 			if gt.err == nil {
 				gt.err = err
 			}
-			gt.delta, gt.done = delta, true
+			gt.delta, gt.entries, gt.done = delta, entries, true
 			gt.finished.Store(true)
 			if appending {
 				gt.appended = gt.err == nil
@@ -368,13 +372,15 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 // encodeTables appends group g's blob from every table, or its delta blob,
 // to dst (nil: a blob of its own), without g's gate: the tables take it
 // entry by entry. In a delta a table that tracks changes gives its changed
-// keys, or nothing when none changed; any other is written whole.
-func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, error) {
+// keys, or nothing when none changed; any other is written whole. It also
+// returns how many entries the blob holds (-1: not known).
+func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, int, error) {
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)
 		sc.entries = entries[:0]
 	}()
+	count := 0
 	for i, ft := range s.tables {
 		var data []byte
 		full := true
@@ -390,15 +396,20 @@ func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta b
 			}
 			var err error
 			if data, err = ft.encode(g, sc.table(i), dk); err != nil {
-				return nil, err
+				return nil, -1, err
 			}
+			count = addEntries(count, data)
 		case ft.encode != nil:
 			var err error
 			if data, err = ft.encode(g, sc.table(i), nil); err != nil {
-				return nil, err
+				return nil, -1, err
 			}
+			count = addEntries(count, data)
 		default:
 			data = ft.pre[g]
+			if count >= 0 {
+				count += ft.preLen[g]
+			}
 		}
 		if len(data) > 0 || delta {
 			// A delta names a table written whole even when it is empty:
@@ -408,9 +419,45 @@ func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta b
 	}
 	blob, err := appendBlob(dst, &sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}, entries)
 	if err != nil {
-		return dst, fmt.Errorf("state: snapshot key group %d: %w", g, err)
+		return dst, -1, fmt.Errorf("state: snapshot key group %d: %w", g, err)
 	}
-	return blob, nil
+	return blob, count, nil
+}
+
+// addEntries adds to count the entries of a frozen table's encoding (a
+// msgpack map, empty when nil); -1 stays -1, and an encoding that is not a
+// map makes it -1.
+func addEntries(count int, data []byte) int {
+	if count < 0 {
+		return -1
+	}
+	if len(data) == 0 {
+		return count
+	}
+	n, ok := readMapLen(data)
+	if !ok {
+		return -1
+	}
+	return count + n
+}
+
+// Entries reports, for a key group this snapshot has encoded, how many
+// entries its blob holds (keys with a value and tombstones, over the
+// tables) and how many keys the group held at the barrier: with both, the
+// task tells how much of a chain of deltas later deltas overwrote. ok is
+// false when the group is not encoded yet, the snapshot does not track
+// changes (TrackChanges), or a table's count is not known.
+func (s *AsyncSnapshot) Entries(g int) (entries, live int, ok bool) {
+	if s.changes == nil || g < 0 || g >= len(s.gates) {
+		return 0, 0, false
+	}
+	gt := &s.gates[g]
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	if !gt.done || gt.released || gt.err != nil || gt.entries < 0 {
+		return 0, 0, false
+	}
+	return gt.entries, s.changes.lens[g], true
 }
 
 // lock takes gt on the task's goroutine, timing the wait when the encoder

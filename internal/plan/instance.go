@@ -91,6 +91,18 @@ type Snapshot struct {
 	// Sections is, for a snapshot AppendingPending wrote into a buffer,
 	// where each key group's blob lies in it: [offset, size].
 	Sections map[int][2]int64
+	// Entries is, for an incremental snapshot, each key group's count of
+	// entries in its blob (keys with a value and tombstones) and of keys
+	// it held at the barrier: a task compacts a chain of deltas by what
+	// they overwrote (nil, or a group missing: not known).
+	Entries map[int]GroupEntries
+}
+
+// GroupEntries counts one key group's entries in a snapshot's blob and the
+// keys the group held at the barrier.
+type GroupEntries struct {
+	Written int
+	Live    int
 }
 
 // Stateful operators can be snapshotted and restored.
