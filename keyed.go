@@ -242,7 +242,7 @@ func (p *pendingKeyed) Encode() (plan.Snapshot, error) {
 	if err != nil {
 		return plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
 	}
-	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups}, nil
+	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, KeyGroupCRCs: p.crcs()}, nil
 }
 
 // EncodeIncremental encodes the groups useDelta picks as deltas when it can
@@ -252,7 +252,18 @@ func (p *pendingKeyed) EncodeIncremental(useDelta func(g int) bool) (plan.Snapsh
 	if err != nil {
 		return plan.Snapshot{CheckpointID: p.id}, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
 	}
-	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Deltas: deltas, DeltaSince: p.snap.Since(), Entries: p.entries()}, nil
+	return plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, KeyGroupCRCs: p.crcs(), Deltas: deltas, DeltaSince: p.snap.Since(), Entries: p.entries()}, nil
+}
+
+// crcs is the CRC-32C of every key group's blob the snapshot encoded.
+func (p *pendingKeyed) crcs() map[int]uint32 {
+	out := make(map[int]uint32, len(p.snap.Groups()))
+	for _, g := range p.snap.Groups() {
+		if crc, ok := p.snap.CRC(g); ok {
+			out[g] = crc
+		}
+	}
+	return out
 }
 
 // entries counts the entries of every key group the snapshot encoded, when
@@ -281,7 +292,7 @@ func (p *pendingKeyed) EncodeAppend(dst []byte, useDelta func(g int) bool) ([]by
 	for g, s := range sections {
 		groups[g] = out[s[0] : s[0]+s[1] : s[0]+s[1]]
 	}
-	snap := plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, Sections: sections, Deltas: deltas}
+	snap := plan.Snapshot{CheckpointID: p.id, KeyGroups: groups, KeyGroupCRCs: p.crcs(), Sections: sections, Deltas: deltas}
 	if useDelta != nil {
 		snap.DeltaSince, snap.Entries = p.snap.Since(), p.entries()
 	}

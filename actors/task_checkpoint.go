@@ -333,7 +333,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 			root.Send(jobPID, ack)
 			return
 		}
-		ref, err := job.opts.Checkpoint.Store.PutBlob(c, job.Plan.Name, id, name, blob.bytes)
+		ref, err := job.opts.Checkpoint.Store.PutBlob(store.Sectioned(c), job.Plan.Name, id, name, blob.bytes) // the manifest records its sections
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 			return
@@ -341,7 +341,7 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 		var locs map[*Buffer]frameLoc
 		snap.Channels, locs = blob.channelBlobs(id, ref, ck.frames, ck.captured)
 		t.frames.record(id, locs)
-		ack.snap = t.linkChains(id, ck, blob.refs(ref, snap))
+		ack.snap = t.linkChains(id, ck, blob.refs(ref, snap, ck.snap.KeyGroupCRCs))
 		t.recordLocalSections(c, id, ack.snap)
 		root.Send(jobPID, ack)
 	}); err != nil {
@@ -383,14 +383,19 @@ func (b *taskBlob) add(part []byte) [2]int64 {
 }
 
 // refs turns the state sections into manifest references of the stored
-// blob (channel state: channelBlobs).
-func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot) store.TaskSnapshot {
+// blob (channel state: channelBlobs); a key group's checksum is taken from
+// crcs when the snapshot computed it as it encoded the group.
+func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot, crcs map[int]uint32) store.TaskSnapshot {
 	sec := func(s [2]int64) store.BlobRef {
 		return store.Section(whole, s[0], b.bytes[s[0]:s[0]+s[1]])
 	}
 	if len(b.groups) > 0 {
 		snap.KeyGroups = make(map[int]store.BlobRef, len(b.groups))
 		for g, s := range b.groups {
+			if crc, ok := crcs[g]; ok {
+				snap.KeyGroups[g] = store.SectionSummed(whole, s[0], s[1], crc)
+				continue
+			}
 			snap.KeyGroups[g] = sec(s)
 		}
 	}

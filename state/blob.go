@@ -121,6 +121,15 @@ func grow(b []byte, n int) []byte {
 	return nb
 }
 
+// sealedCRC is the CRC-32C of blob as appendBlob wrote it, trailer
+// included, from its trailer alone: CRC(payload+trailer) is the payload's
+// CRC, which the trailer holds, carried over the trailer
+// (blobCRC.checkTrailer does the reverse).
+func sealedCRC(blob []byte) uint32 {
+	trailer := blob[len(blob)-crcLen:]
+	return crc32.Update(binary.BigEndian.Uint32(trailer), castagnoli, trailer)
+}
+
 // blobCRC is what decodeBlob knows of a blob's CRC-32C as a whole.
 type blobCRC struct {
 	known bool   // the caller has checked the whole blob against sum

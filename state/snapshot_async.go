@@ -56,7 +56,7 @@ type gate struct {
 	appended bool          // done, its blob written into a caller's buffer and not kept
 	blob     []byte        // the group's blob once done
 	delta    bool          // blob is a delta (delta.go)
-	entries  int           // entries the blob holds over its tables (keys and tombstones); -1: not known
+	sums     groupSums     // of blob, once done
 	err      error         // encoding failed (also set by the task's copy on write)
 }
 
@@ -336,14 +336,14 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 	if !gt.done {
 		gt.claimed = true
 		gt.mu.Unlock()
-		out, entries, err := s.encodeTables(dst, g, sc, delta) // dst is nil unless appending: a blob of its own
+		out, sums, err := s.encodeTables(dst, g, sc, delta) // dst is nil unless appending: a blob of its own
 		gt.mu.Lock()
 		gt.claimed = false
 		if !gt.released {
 			if gt.err == nil {
 				gt.err = err
 			}
-			gt.delta, gt.entries, gt.done = delta, entries, true
+			gt.delta, gt.sums, gt.done = delta, sums, true
 			gt.finished.Store(true)
 			if appending {
 				gt.appended = gt.err == nil
@@ -373,8 +373,8 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 // to dst (nil: a blob of its own), without g's gate: the tables take it
 // entry by entry. In a delta a table that tracks changes gives its changed
 // keys, or nothing when none changed; any other is written whole. It also
-// returns how many entries the blob holds (-1: not known).
-func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, int, error) {
+// returns the blob's sums.
+func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, groupSums, error) {
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)
@@ -396,13 +396,13 @@ func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta b
 			}
 			var err error
 			if data, err = ft.encode(g, sc.table(i), dk); err != nil {
-				return nil, -1, err
+				return nil, groupSums{}, err
 			}
 			count = addEntries(count, data)
 		case ft.encode != nil:
 			var err error
 			if data, err = ft.encode(g, sc.table(i), nil); err != nil {
-				return nil, -1, err
+				return nil, groupSums{}, err
 			}
 			count = addEntries(count, data)
 		default:
@@ -419,9 +419,16 @@ func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta b
 	}
 	blob, err := appendBlob(dst, &sc.blob, blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}, entries)
 	if err != nil {
-		return dst, -1, fmt.Errorf("state: snapshot key group %d: %w", g, err)
+		return dst, groupSums{}, fmt.Errorf("state: snapshot key group %d: %w", g, err)
 	}
-	return blob, count, nil
+	return blob, groupSums{entries: count, crc: sealedCRC(blob[len(dst):])}, nil
+}
+
+// groupSums is what a snapshot counted of a key group's blob as it encoded
+// it.
+type groupSums struct {
+	entries int    // entries over its tables (keys and tombstones); -1: not known
+	crc     uint32 // CRC-32C of the blob, trailer included
 }
 
 // addEntries adds to count the entries of a frozen table's encoding (a
@@ -454,10 +461,26 @@ func (s *AsyncSnapshot) Entries(g int) (entries, live int, ok bool) {
 	gt := &s.gates[g]
 	gt.mu.Lock()
 	defer gt.mu.Unlock()
-	if !gt.done || gt.released || gt.err != nil || gt.entries < 0 {
+	if !gt.done || gt.released || gt.err != nil || gt.sums.entries < 0 {
 		return 0, 0, false
 	}
-	return gt.entries, s.changes.lens[g], true
+	return gt.sums.entries, s.changes.lens[g], true
+}
+
+// CRC returns the CRC-32C of key group g's blob (as a store section's
+// checksum is computed), known once the snapshot has encoded the group:
+// the task need not read the blob again to checksum it.
+func (s *AsyncSnapshot) CRC(g int) (uint32, bool) {
+	if g < 0 || g >= len(s.gates) {
+		return 0, false
+	}
+	gt := &s.gates[g]
+	gt.mu.Lock()
+	defer gt.mu.Unlock()
+	if !gt.done || gt.released || gt.err != nil {
+		return 0, false
+	}
+	return gt.sums.crc, true
 }
 
 // lock takes gt on the task's goroutine, timing the wait when the encoder

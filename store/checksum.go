@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"hash/crc32"
 )
@@ -11,6 +12,28 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Checksum returns the CRC32C (Castagnoli) of data, as stored in BlobRef.
 func Checksum(data []byte) uint32 {
 	return crc32.Checksum(data, castagnoli)
+}
+
+// sectionedKey marks a context whose PutBlob stores a blob of which a
+// manifest records only sections.
+type sectionedKey struct{}
+
+// Sectioned returns ctx for a PutBlob of a blob of which a manifest records
+// only sections, each with its own checksum (Section, SectionSummed): the
+// stores of this package then skip checksumming it whole, and the ref they
+// return has no CRC32C (it verifies no read of the whole blob). A store
+// that wraps another passes ctx on, so its own PutBlob still runs.
+func Sectioned(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sectionedKey{}, true)
+}
+
+// blobRefFor is the ref PutBlob returns for data stored under name: with
+// its checksum unless ctx is Sectioned.
+func blobRefFor(ctx context.Context, name string, data []byte) BlobRef {
+	if ctx.Value(sectionedKey{}) != nil {
+		return BlobRef{Name: name, Size: int64(len(data))}
+	}
+	return newBlobRef(name, data)
 }
 
 // newBlobRef describes data stored under name.

@@ -299,6 +299,31 @@ func runConformance(t *testing.T, h harness) {
 		wantErrIs(t, "GetBlob of section of truncated blob", err, ErrCorrupt)
 	})
 
+	t.Run("PutBlobSectioned", func(t *testing.T) {
+		s := newStore(t)
+		ctx := testCtx(t)
+		parts := [][]byte{[]byte("group-one"), []byte("third group bytes")}
+		whole := append(slices.Clone(parts[0]), parts[1]...)
+		ref, err := s.PutBlob(Sectioned(ctx), "job1", 4, "count/0/state", whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.Name != "count/0/state" || ref.Size != int64(len(whole)) || ref.CRC32C != 0 {
+			t.Fatalf("sectioned PutBlob ref %+v, want the name and size and no checksum", ref)
+		}
+		if got := h.rawRead(t, s, "job1", 4, ref.Name); string(got) != string(whole) {
+			t.Fatalf("stored %q, want %q", got, whole)
+		}
+		sec := SectionSummed(ref, int64(len(parts[0])), int64(len(parts[1])), Checksum(parts[1]))
+		if got, err := s.GetBlob(ctx, "job1", 4, sec); err != nil || string(got) != string(parts[1]) {
+			t.Fatalf("section of a sectioned blob = %q, %v; want %q", got, err, parts[1])
+		}
+		bad := sec
+		bad.CRC32C ^= 1
+		_, err = s.GetBlob(ctx, "job1", 4, bad)
+		wantErrIs(t, "GetBlob of a section with the wrong checksum", err, ErrCorrupt)
+	})
+
 	t.Run("TruncatedBlobIsCorrupt", func(t *testing.T) {
 		s := newStore(t)
 		ctx := testCtx(t)

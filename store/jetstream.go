@@ -177,7 +177,7 @@ func (s *JetStream) PutBlob(ctx context.Context, job string, ckpt uint64, name s
 	if _, err := obs.PutBytes(ctx, objectName(ckpt, name), data); err != nil {
 		return BlobRef{}, wrap(fmt.Errorf("put object %s: %w", objectName(ckpt, name), err))
 	}
-	return newBlobRef(name, data), nil
+	return blobRefFor(ctx, name, data), nil
 }
 
 // GetBlob implements Store.

@@ -98,7 +98,7 @@ func (l *Local) PutBlob(ctx context.Context, job string, ckpt uint64, name strin
 	if err := l.writeFileAtomic(l.abs(rel), data); err != nil {
 		return BlobRef{}, wrap(err)
 	}
-	return newBlobRef(name, data), nil
+	return blobRefFor(ctx, name, data), nil
 }
 
 // GetBlob implements Store.

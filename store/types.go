@@ -18,7 +18,13 @@ type BlobRef struct {
 
 // Section returns the ref of bytes [off, off+len(part)) of the blob whole.
 func Section(whole BlobRef, off int64, part []byte) BlobRef {
-	return BlobRef{Name: whole.Name, Size: int64(len(part)), CRC32C: Checksum(part), Offset: off, Whole: whole.Size}
+	return SectionSummed(whole, off, int64(len(part)), Checksum(part))
+}
+
+// SectionSummed is Section for the size bytes at off whose CRC-32C the
+// caller computed already.
+func SectionSummed(whole BlobRef, off, size int64, crc uint32) BlobRef {
+	return BlobRef{Name: whole.Name, Size: size, CRC32C: crc, Offset: off, Whole: whole.Size}
 }
 
 // ChannelBlob is the captured in-flight data of one input channel of a task.

@@ -74,8 +74,11 @@ type Snapshot struct {
 	CheckpointID uint64
 	// KeyGroups maps key group → encoded state of that group (keyed operators).
 	KeyGroups map[int][]byte
-	// KeyGroupCRCs maps key group → CRC-32C of its KeyGroups bytes, for the
-	// groups whose bytes were verified against it when read (nil: none).
+	// KeyGroupCRCs maps key group → CRC-32C of its KeyGroups bytes: on
+	// restore, for the groups whose bytes were verified against it when
+	// read; from a snapshot, for the groups whose encoder computed it, so
+	// the task does not read them again to checksum their sections (nil:
+	// none).
 	KeyGroupCRCs map[int]uint32
 	// KeyGroupsAdopted says the KeyGroups bytes are handed over on restore:
 	// each in a buffer of its own that no one else changes or reuses, so
