@@ -85,14 +85,14 @@ func (c *channel) Receive(ctx actor.Context) {
 	case *switchUnalignedMsg:
 		c.onSwitch(ctx, m.id)
 		c.deliver(ctx)
-		c.fallback.release(ctx, c)
+		c.releaseDeferred(ctx)
 	case *alignBarrierMsg:
 		c.onAlignBarrier(ctx, m)
 	case *unblockMsg:
 		c.blocked = false
 		c.fallback.blockedBy = 0
 		c.deliver(ctx)
-		c.fallback.release(ctx, c)
+		c.releaseDeferred(ctx)
 	case *chaosPanicMsg:
 		panic(fmt.Sprintf("chaos: injected panic in channel %s", c.name))
 	case *dumpChannelMsg:
@@ -186,8 +186,20 @@ func (c *channel) onSwitch(ctx actor.Context, id uint64) {
 	c.barriers = kept
 }
 
+// releaseDeferred releases the deferred overtaking barriers that may go
+// now, and delivers what waited behind them (the end of the stream too).
+func (c *channel) releaseDeferred(ctx actor.Context) {
+	if n := len(c.fallback.deferred); n > 0 {
+		if c.fallback.release(ctx, c); len(c.fallback.deferred) < n {
+			c.deliver(ctx)
+		}
+	}
+}
+
 // deliver hands queued buffers to the consumer while its window has room, and
-// aligned barriers once everything before them is delivered.
+// aligned barriers once everything before them is delivered. A buffer after
+// a deferred overtaking barrier waits until the barrier is released: the
+// consumer must not process data the barrier would then overtake.
 func (c *channel) deliver(ctx actor.Context) {
 	for !c.blocked {
 		if len(c.barriers) > 0 && c.lastDelivered >= c.barriers[0].lastSeq {
@@ -202,6 +214,9 @@ func (c *channel) deliver(ctx actor.Context) {
 		if len(c.queue) == 0 || len(c.unacked) >= c.job.opts.DeliveryWindow {
 			break
 		}
+		if !c.fallback.passes(ctx, c, c.queue[0].Seq) {
+			break
+		}
 		b := c.queue[0]
 		c.queue[0] = nil
 		c.queue = c.queue[1:]
@@ -209,7 +224,7 @@ func (c *channel) deliver(ctx actor.Context) {
 		c.lastDelivered = b.Seq
 		ctx.Send(c.consumer, &deliverMsg{input: c.input, buf: b})
 	}
-	if c.eosReceived && !c.eosSent && len(c.queue) == 0 && len(c.barriers) == 0 && c.lastReceived == c.eosSeq {
+	if c.eosReceived && !c.eosSent && len(c.queue) == 0 && len(c.barriers) == 0 && len(c.fallback.deferred) == 0 && c.lastReceived == c.eosSeq {
 		c.eosSent = true
 		ctx.Send(c.consumer, &deliverEOSMsg{input: c.input})
 	}

@@ -10,15 +10,25 @@ import (
 )
 
 // spawnChannel starts a real channel actor between a producer probe and a
-// consumer probe, with a delivery window of window buffers.
-func spawnChannel(t *testing.T, window int) (n *Node, ch *actor.PID, producer, consumer *probe) {
+// consumer probe, with a delivery window of window buffers and the job's
+// options changed by with.
+func spawnChannel(t *testing.T, window int, with ...func(*Options)) (n *Node, ch *actor.PID, producer, consumer *probe) {
+	return spawnChannelTo(t, window, spawnProbe, with...)
+}
+
+// spawnChannelTo is spawnChannel whose consumer probe is spawned by
+// spawnConsumer.
+func spawnChannelTo(t *testing.T, window int, spawnConsumer func(*testing.T, *Node, *probe) *actor.PID, with ...func(*Options)) (n *Node, ch *actor.PID, producer, consumer *probe) {
 	t.Helper()
 	n = startNode(t)
 	p, _ := chainPlan("channel")
 	j := shellJob(t, n, p, 8)
 	j.opts.DeliveryWindow = window
+	for _, f := range with {
+		f(&j.opts)
+	}
 	producer, consumer = newProbe(), newProbe()
-	prodPID, consPID := spawnProbe(t, n, producer), spawnProbe(t, n, consumer)
+	prodPID, consPID := spawnProbe(t, n, producer), spawnConsumer(t, n, consumer)
 	props := actor.PropsFromProducer(func() actor.Actor { return newChannel(j, "src[0]→mid[0]", consPID, 0) },
 		actor.WithMailbox(mailbox.New()), actor.WithDispatcher(n.dispatcher))
 	ch = n.system.Root.Spawn(props)

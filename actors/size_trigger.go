@@ -195,6 +195,16 @@ func (f *fallbackBarriers) delivered(id uint64) {
 // overtaken notes barrier id delivered overtaking (switched).
 func (f *fallbackBarriers) overtaken(id uint64) { delete(f.requeued, id) }
 
+// passes says buffer seq may be delivered: no deferred overtaking barrier
+// comes before it, once those that can go are released.
+func (f *fallbackBarriers) passes(ctx actor.Context, c *channel, seq uint64) bool {
+	if len(f.deferred) == 0 || seq <= f.deferred[0].lastSeq {
+		return true
+	}
+	f.release(ctx, c)
+	return len(f.deferred) == 0 || seq <= f.deferred[0].lastSeq
+}
+
 // release delivers the deferred overtaking barriers no older fallen-back one
 // holds any more.
 func (f *fallbackBarriers) release(ctx actor.Context, c *channel) {
