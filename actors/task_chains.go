@@ -32,12 +32,11 @@ type groupChain struct {
 	counted    bool
 }
 
-// growth is how much of a chain its restore reads for nothing, as a
-// fraction over against of: the entries of its sections beyond the group's
-// live keys (keys a later delta overwrote or deleted) against those keys;
-// when not counted, the bytes of its deltas against its whole section's.
-// A delta that adds keys (a fill spread over checkpoints) does not grow a
-// chain.
+// growth returns how much of a chain a restore reads for nothing, as the
+// fraction over/of: the entries of its sections beyond the group's live
+// keys (keys a later delta overwrote or deleted) over those keys; when not
+// counted, the bytes of its deltas over its whole section's. A delta that
+// only adds keys (a fill spread over checkpoints) does not grow a chain.
 func (c *groupChain) growth() (over, of float64) {
 	if c.counted {
 		return float64(max(c.entries-c.live, 0)), float64(c.live)
