@@ -80,11 +80,13 @@ type cowGroup[V any] struct {
 // writes, without an encoder (appendFunc); nil when the value type has no
 // appender. claim, when not nil, returns the claim a value carries with it
 // (a value table's slot): the task and the encoder claim a key there, in
-// every phase, instead of in the listing's claims.
+// every phase, instead of in the listing's claims. prefetch, when not nil,
+// hints that the memory a value refers to will be read soon (claimsAhead).
 type valueCodec[V any] struct {
-	enc   func(*msgpack.Encoder, V) error
-	app   func([]byte, V) []byte
-	claim func(V) *entryClaim
+	enc      func(*msgpack.Encoder, V) error
+	app      func([]byte, V) []byte
+	claim    func(V) *entryClaim
+	prefetch func(V)
 }
 
 // keptListing is a group's sorted keys at a settled snapshot's barrier,
@@ -682,7 +684,7 @@ func (k *keyed[V]) encodeFrozen(c *cow[V], g int, eb *encBuf, delta *deltaKeys) 
 	}
 	for i, key := range keys {
 		if ahead != nil && i%readAhead == 0 {
-			ahead.load(c.codec.claim, keys[i:min(i+readAhead, len(keys))], pre, post, func(j int) V { return value(i + j) })
+			ahead.load(&c.codec, keys[i:min(i+readAhead, len(keys))], pre, post, func(j int) V { return value(i + j) })
 		}
 		// A delta's deleted keys go in sorted order among its present ones.
 		for len(gone) > 0 && gone[0] < key {

@@ -22,6 +22,7 @@ type ValueTable[T any] struct {
 	enc  encodeFunc[T]
 	app  appendFunc[T] // enc's bytes appended; nil when T has no appender
 	dec  decodeIntoFunc[T]
+	refs []uintptr // offsets in T of the headers of the bytes it refers to (refOffsets)
 	// the slot of the last key looked up; nil when unknown
 	last      *valueSlot[T]
 	lastKey   string
@@ -59,6 +60,7 @@ func NewValueTable[T any](name string, maxParallelism int) *ValueTable[T] {
 		enc:  encoderFor[T](),
 		app:  appenderFor[T](),
 		dec:  decoderIntoFor[T](),
+		refs: refOffsets[T](),
 	}
 }
 
@@ -243,6 +245,9 @@ func (t *ValueTable[T]) freezeGroups(snap *AsyncSnapshot, groups []int) frozenEn
 	codec := valueCodec[*valueSlot[T]]{enc: func(e *msgpack.Encoder, p *valueSlot[T]) error { return enc(e, p.v) }, claim: claimOf[T]}
 	if app != nil {
 		codec.app = func(b []byte, p *valueSlot[T]) []byte { return app(b, p.v) }
+	}
+	if refs := t.refs; len(refs) > 0 {
+		codec.prefetch = func(p *valueSlot[T]) { prefetchRefs(unsafe.Pointer(&p.v), refs) }
 	}
 	return t.core.freeze(snap, groups, codec)
 }

@@ -1,0 +1,24 @@
+#include "textflag.h"
+
+// func Bytes(hdr unsafe.Pointer)
+// One PREFETCHT0 per 64-byte line of the header's data, up to MaxBytes.
+TEXT ·Bytes(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ hdr+0(FP), AX
+	MOVQ 0(AX), BX // data
+	MOVQ 8(AX), CX // length
+	CMPQ CX, $4096
+	JLE  start
+	MOVQ $4096, CX
+
+start:
+	XORQ DX, DX
+
+loop:
+	CMPQ DX, CX
+	JGE  done
+	PREFETCHT0 (BX)(DX*1)
+	ADDQ $64, DX
+	JMP  loop
+
+done:
+	RET
