@@ -366,18 +366,38 @@ type stateEvent struct {
 	At  int64  `msgpack:"t"` // unix ns
 }
 
+// stateShared is what the bench's source, task and driver share, each on
+// cache lines of its own: the task adds to processed at every record, and
+// a line it shared with what the source or another goroutine writes would
+// bounce between the cores at every record, by more or less as the heap
+// happens to place them.
+type stateShared struct {
+	_ [cacheLines]byte
+	// The window: records due from windowStart on are measured.
+	windowStart atomic.Int64
+	_           [cacheLines - 8]byte
+	// repace makes the paced source count its schedule from the window's
+	// start (what fell behind before it is not owed).
+	repace atomic.Bool
+	_      [cacheLines - 1]byte
+	// processed counts the records the task processed.
+	processed atomic.Int64
+	_         [cacheLines - 8]byte
+}
+
+// cacheLines is the padding that keeps stateShared's fields apart: two
+// 64-byte lines, which the processor may fetch in pairs.
+const cacheLines = 128
+
 // stateBenchRun fills cfg.keys keys, then updates a hot set of pct % of them
 // for cfg.measure, as fast as it goes (rate 0) or paced at rate records/s.
 func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pct, rate float64) (stateRun, error) {
 	var out stateRun
 	keys, hot, stride := hotKeys(cfg.keys, pct)
 	k := int64(cfg.keys)
-	// The window: records due from windowStart on are measured; repace
-	// makes the paced source count its schedule from the window's start
-	// (what fell behind before it is not owed).
-	var windowStart atomic.Int64
+	sh := new(stateShared)
+	windowStart, repace, processed := &sh.windowStart, &sh.repace, &sh.processed
 	windowStart.Store(math.MaxInt64)
-	var repace atomic.Bool
 	pace := statePacer{rate: rate}
 	g := weir.NewGraph("benchstate")
 	events := weir.Generate(g, "source", weir.Unbounded, func(i int64) stateEvent {
@@ -399,7 +419,6 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		return stateEvent{Key: keys[int(i-k)%hot*stride], At: now.UnixNano()}
 	})
 	values := weir.NewValueState[bigstate.Entry](g, "value")
-	var processed atomic.Int64
 	lat := weir.NewHistogram()
 	n := cfg.valueBytes
 	weir.ToSink(weir.Process(weir.KeyBy(events, func(e stateEvent) string { return e.Key }), "fill",

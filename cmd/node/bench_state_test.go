@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weirstream/weir/cli"
 )
@@ -114,5 +115,24 @@ func TestMergeStateRounds(t *testing.T) {
 	}
 	if mergeStateRounds(nil) != nil {
 		t.Error("no rounds gave rows")
+	}
+}
+
+// TestStateSharedFieldsApart checks that no two of the values the bench's
+// goroutines share per record are within cacheLines of each other or of
+// what the heap puts before or after them.
+func TestStateSharedFieldsApart(t *testing.T) {
+	var sh stateShared
+	offs := []uintptr{unsafe.Offsetof(sh.windowStart), unsafe.Offsetof(sh.repace), unsafe.Offsetof(sh.processed)}
+	if offs[0] < cacheLines {
+		t.Errorf("windowStart at %d: within %d bytes of what precedes the struct", offs[0], cacheLines)
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i]-offs[i-1] < cacheLines {
+			t.Errorf("fields %d and %d are %d bytes apart, under %d", i-1, i, offs[i]-offs[i-1], cacheLines)
+		}
+	}
+	if end := unsafe.Sizeof(sh) - offs[len(offs)-1]; end < cacheLines {
+		t.Errorf("processed is %d bytes from the struct's end, under %d", end, cacheLines)
 	}
 }
