@@ -1,3 +1,4 @@
+#include "go_asm.h"
 #include "textflag.h"
 
 // func Bytes(hdr unsafe.Pointer)
@@ -6,9 +7,9 @@ TEXT ·Bytes(SB), NOSPLIT|NOFRAME, $0-8
 	MOVQ hdr+0(FP), AX
 	MOVQ 0(AX), BX // data
 	MOVQ 8(AX), CX // length
-	CMPQ CX, $4096
+	CMPQ CX, $const_MaxBytes
 	JLE  start
-	MOVQ $4096, CX
+	MOVQ $const_MaxBytes, CX
 
 start:
 	XORQ DX, DX
