@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/actors"
 	"github.com/weirstream/weir/internal/poll"
 	"github.com/weirstream/weir/samples/keycount"
 	"github.com/weirstream/weir/store"
@@ -33,18 +35,10 @@ func (s *sinkFailsOnce) PutBlob(ctx context.Context, job string, ckpt uint64, na
 	if ckpt != 2 {
 		return s.Local.PutBlob(ctx, job, ckpt, name, data)
 	}
-	s.mu.Lock()
 	if name != "sink/0/state" {
-		s.inflight++
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.inflight--
-			s.cond.Broadcast()
-			s.mu.Unlock()
-		}()
-		return s.Local.PutBlob(ctx, job, ckpt, name, data)
+		return s.other(func() (store.BlobRef, error) { return s.Local.PutBlob(ctx, job, ckpt, name, data) })
 	}
+	s.mu.Lock()
 	for s.inflight > 0 {
 		s.cond.Wait()
 	}
@@ -55,30 +49,41 @@ func (s *sinkFailsOnce) PutBlob(ctx context.Context, job string, ckpt uint64, na
 	return store.BlobRef{}, errors.New("injected: the disk filled up")
 }
 
+// PutBlobStream stores a streamed blob (a keyed task's) as PutBlob stores
+// any blob but the sink's.
+func (s *sinkFailsOnce) PutBlobStream(ctx context.Context, job string, ckpt uint64, name string, write func(io.Writer) error) (store.BlobRef, error) {
+	put := func() (store.BlobRef, error) { return s.Local.PutBlobStream(ctx, job, ckpt, name, write) }
+	if ckpt != 2 {
+		return put()
+	}
+	return s.other(put)
+}
+
+// other stores a blob of checkpoint 2 other than the sink's, counted in
+// inflight while it is stored.
+func (s *sinkFailsOnce) other(put func() (store.BlobRef, error)) (store.BlobRef, error) {
+	s.mu.Lock()
+	s.inflight++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+	return put()
+}
+
 // TestAbortedCheckpointIsDeleted: a checkpoint aborted because a task could
 // not store its state leaves no directory behind, and the job still ends
 // exactly once.
 func TestAbortedCheckpointIsDeleted(t *testing.T) {
-	dir := t.TempDir()
-	out, stateDir := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
-	local, err := store.NewLocal(stateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
-	st := &sinkFailsOnce{Local: local}
-	st.cond = sync.NewCond(&st.mu)
-
 	const n, k = 60000, 10
-	cfg := weir.RunConfig{Checkpoint: weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 10 * time.Millisecond}}
-	job := runKeycountToEnd(t, cfg, st, zerolog.New(os.Stderr).Level(zerolog.WarnLevel), out, n, k, nil)
-	completed := map[uint64]bool{}
-	for _, c := range job.Checkpoints() {
-		completed[c.ID] = true
-	}
-	if completed[2] || !completed[3] {
-		t.Fatalf("completed checkpoints %v: want 2 aborted and 3 completed", job.Checkpoints())
-	}
+	out, stateDir, _ := runKeycountAbortingTwo(t, n, k, func(local *store.Local) store.Store {
+		st := &sinkFailsOnce{Local: local}
+		st.cond = sync.NewCond(&st.mu)
+		return st
+	})
 	chk2 := filepath.Join(stateDir, "keycount", fmt.Sprintf("chk-%020d", 2))
 	if !poll.Until(30*time.Second, 10*time.Millisecond, func() bool {
 		_, err := os.Stat(chk2)
@@ -90,4 +95,30 @@ func TestAbortedCheckpointIsDeleted(t *testing.T) {
 	if err := keycount.VerifyFile(out, n, k); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runKeycountAbortingTwo runs keycount (n records, k keys) to its end with
+// aligned checkpoints every 10 ms, into a local store in a temporary
+// directory as wrap wraps it, and fails the test unless checkpoint 2 was
+// aborted and checkpoint 3 completed. It returns the output file, the
+// store's directory and the job.
+func runKeycountAbortingTwo(t *testing.T, n int64, k int, wrap func(*store.Local) store.Store) (out, stateDir string, job *actors.Job) {
+	t.Helper()
+	dir := t.TempDir()
+	out, stateDir = filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "state")
+	local, err := store.NewLocal(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { local.Close() })
+	cfg := weir.RunConfig{Checkpoint: weir.CheckpointConfig{Mode: weir.CheckpointAligned, Interval: 10 * time.Millisecond}}
+	job = runKeycountToEnd(t, cfg, wrap(local), zerolog.New(os.Stderr).Level(zerolog.ErrorLevel), out, n, k, nil)
+	completed := map[uint64]bool{}
+	for _, c := range job.Checkpoints() {
+		completed[c.ID] = true
+	}
+	if completed[2] || !completed[3] {
+		t.Fatalf("completed checkpoints %v: want 2 aborted and 3 completed", job.Checkpoints())
+	}
+	return out, stateDir, job
 }

@@ -2,6 +2,7 @@ package weir
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -297,6 +298,19 @@ func (p *pendingKeyed) EncodeAppend(dst []byte, useDelta func(g int) bool) ([]by
 		snap.DeltaSince, snap.Entries = p.snap.Since(), p.entries()
 	}
 	return out, snap, nil
+}
+
+// EncodeStream writes every key group's blob to w (plan.StreamingPending).
+func (p *pendingKeyed) EncodeStream(w io.Writer, buf []byte, useDelta func(g int) bool) (plan.Snapshot, int64, []byte, error) {
+	st, out, err := p.snap.EncodeStream(w, buf, useDelta)
+	if err != nil {
+		return plan.Snapshot{CheckpointID: p.id}, st.Bytes, out, fmt.Errorf("operator %q: snapshot for checkpoint %d: %w", p.name, p.id, err)
+	}
+	snap := plan.Snapshot{CheckpointID: p.id, KeyGroupCRCs: st.CRCs, Sections: st.Sections, Deltas: st.Deltas}
+	if useDelta != nil {
+		snap.DeltaSince, snap.Entries = p.snap.Since(), p.entries()
+	}
+	return snap, st.Bytes, out, nil
 }
 
 func (p *pendingKeyed) Release() { p.snap.Release(p.backend) }

@@ -126,7 +126,7 @@ func (t *task) encodeChannels(b *taskBlob, ck *taskCheckpoint) (channelStats, er
 			continue
 		}
 		codec := t.op.Inputs[t.in.chans[i].edgeIndex].Codec
-		sec := channelSection{input: i, buffers: len(bufs), off: int64(len(b.bytes))}
+		sec := channelSection{input: i, buffers: len(bufs), off: b.end()}
 		batches := make([]inflight.Batch, len(bufs))
 		for k, buf := range bufs {
 			// Numbered in capture order: restored buffers not yet replayed come
@@ -139,13 +139,13 @@ func (t *task) encodeChannels(b *taskBlob, ck *taskCheckpoint) (channelStats, er
 				st.referenced += loc.ref.Size
 				continue
 			}
-			off := int64(len(b.bytes))
+			off := b.end()
 			var err error
 			if b.bytes, err = inflight.AppendFrame(b.bytes, codec, batches[k]); err != nil {
 				return st, fmt.Errorf("channel state of input %d: %w", i, err)
 			}
-			size := int64(len(b.bytes)) - off
-			b.frames = append(b.frames, newFrame{buf: buf, input: i, off: off, size: size, crc: store.Checksum(b.bytes[off:])})
+			size := b.end() - off
+			b.frames = append(b.frames, newFrame{buf: buf, input: i, off: off, size: size, crc: store.Checksum(b.at(off, size))})
 			if n := len(sec.parts); n > 0 && sec.parts[n-1].own {
 				sec.parts[n-1].size += size
 				sec.parts[n-1].buffers++
@@ -153,7 +153,7 @@ func (t *task) encodeChannels(b *taskBlob, ck *taskCheckpoint) (channelStats, er
 				sec.parts = append(sec.parts, partLayout{own: true, off: off, size: size, buffers: 1})
 			}
 		}
-		sec.size = int64(len(b.bytes)) - sec.off
+		sec.size = b.end() - sec.off
 		sec.rounds = inflight.RoundsOf(batches, ck.id)
 		b.channels = append(b.channels, sec)
 		st.written += sec.size
@@ -182,7 +182,7 @@ func appendRef(parts []partLayout, loc frameLoc) []partLayout {
 // they hold is stored.
 func (b *taskBlob) channelBlobs(id uint64, whole store.BlobRef, view frameView, captured [][]*Buffer) ([]store.ChannelBlob, map[*Buffer]frameLoc) {
 	sec := func(off, size int64) store.BlobRef {
-		return store.Section(whole, off, b.bytes[off:off+size])
+		return store.Section(whole, off, b.at(off, size))
 	}
 	var out []store.ChannelBlob
 	for _, c := range b.channels {

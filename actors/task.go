@@ -35,14 +35,15 @@ type task struct {
 	probe *mailbox.Probe // priority or system messages waiting: yield between parts
 	parts partSizer      // records per operator call
 
-	aligner *barriers.Aligner
-	ckpts   map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
-	chains  taskChains                 // key-group chains of incremental checkpoints
-	blobs   blobBuffers                // spare buffer of checkpoint blobs
-	frames  taskFrames                 // where captured buffers are stored, so later checkpoints refer to them (channel_state_frames.go)
-	sizes   recordSizes                // for --max-inflight-bytes
-	timers  map[uint64]*time.Timer     // alignment timers by checkpoint id
-	phase   taskPhase                  // where the task is in its life; moved only by move
+	aligner   *barriers.Aligner
+	ckpts     map[uint64]*taskCheckpoint // snapshotted, not yet complete, by id
+	chains    taskChains                 // key-group chains of incremental checkpoints
+	blobs     blobBuffers                // spare buffer of checkpoint blobs
+	streamBuf blobBuffers                // spare buffer a streamed snapshot gathers key groups in
+	frames    taskFrames                 // where captured buffers are stored, so later checkpoints refer to them (channel_state_frames.go)
+	sizes     recordSizes                // for --max-inflight-bytes
+	timers    map[uint64]*time.Timer     // alignment timers by checkpoint id
+	phase     taskPhase                  // where the task is in its life; moved only by move
 
 	restoreFrom *store.Manifest // checkpoint to restore at start (nil: fresh)
 	decode      *restoreDecode  // key groups the restore left encoded, being decoded (nil: none)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/weirstream/weir/internal/plan"
@@ -89,9 +90,10 @@ func (t *task) startTracking() {
 
 // encodePending encodes the asynchronous snapshot of ck: with incremental
 // checkpoints, the groups whose chain allows it as deltas on the chains of
-// the checkpoint completed before the barrier. A snapshot that can append
+// the checkpoint completed before the barrier. Given w, a snapshot that can
+// stream writes its groups to w (ck.streamed); else one that can append
 // its groups to a buffer writes them into the task's spare (ck.laid).
-func (t *task) encodePending(ck *taskCheckpoint) (plan.Snapshot, error) {
+func (t *task) encodePending(ck *taskCheckpoint, w io.Writer) (plan.Snapshot, error) {
 	co := t.job.opts.Checkpoint
 	var useDelta func(g int) bool
 	view := ck.chain
@@ -100,8 +102,15 @@ func (t *task) encodePending(ck *taskCheckpoint) (plan.Snapshot, error) {
 	}
 	var snap plan.Snapshot
 	var err error
+	sp, streaming := ck.pending.(plan.StreamingPending)
 	switch p := ck.pending.(type) {
 	case plan.AppendingPending:
+		if streaming && w != nil {
+			var buf []byte
+			snap, ck.streamed, buf, err = sp.EncodeStream(w, t.streamBuf.takeAny(), useDelta)
+			t.streamBuf.give(buf)
+			break
+		}
 		var laid []byte
 		if laid, snap, err = p.EncodeAppend(t.blobs.takeAny(), useDelta); err != nil {
 			t.blobs.give(laid)

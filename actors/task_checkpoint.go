@@ -20,6 +20,7 @@ type taskCheckpoint struct {
 	snap     plan.Snapshot
 	pending  plan.PendingSnapshot // the view of the state an asynchronous snapshot encodes later
 	laid     []byte               // the buffer pending appended snap's key groups to (snap.Sections), if it did
+	streamed int64                // the bytes of key groups pending wrote to the store instead (snap.Sections), if it did
 	offset   int64
 	splits   []store.SourceSplit // a split source's splits
 	captured [][]*Buffer         // per input: channel state, in order
@@ -303,46 +304,27 @@ func (t *task) completeCheckpoint(ctx actor.Context, id uint64, alignment time.D
 	name := fmt.Sprintf("%s/%d/state", t.op.Name, t.instance)
 	// Encoding and storing run off the task's goroutine: the snapshot bytes and
 	// captured buffers are immutable, so the task goes on processing at once.
-	metrics := job.Metrics
 	if err := job.uploads.submit(func(c context.Context) {
-		if ck.pending != nil {
-			snap, err := t.encodePending(ck)
-			if w, ok := ck.pending.(interface{ MaxWait() time.Duration }); ok {
-				raise(&metrics.MaxSnapshotWaitNs, int64(w.MaxWait()))
-			}
-			if err != nil {
-				root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
-				return
-			}
-			ck.snap = snap
+		blob, snap, stats, ref, err := t.storeCheckpoint(c, id, name, ck)
+		if blob != nil {
+			defer t.blobs.give(blob.bytes) // stored or not, nothing reads it after this function
 		}
-		blob, snap, stats, err := t.encodeCheckpoint(ck)
 		if err != nil {
 			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
 			return
 		}
-		defer t.blobs.give(blob.bytes) // stored or not, nothing reads it after this function
 		ack.stateB, ack.inflightB, ack.inflightRefB, ack.buffers = stats.stateBytes, stats.inflightBytes, stats.inflightRefBytes, stats.buffers
-		if len(blob.bytes) == 0 {
-			// Nothing to store (a stateless task whose channel state, if any,
-			// earlier checkpoints stored): the manifest entry alone restores it.
-			var locs map[*Buffer]frameLoc
-			snap.Channels, locs = blob.channelBlobs(id, store.BlobRef{}, ck.frames, ck.captured)
-			t.frames.record(id, locs)
-			ack.snap = snap
-			root.Send(jobPID, ack)
-			return
-		}
-		ref, err := job.opts.Checkpoint.Store.PutBlob(store.Sectioned(c), job.Plan.Name, id, name, blob.bytes) // the manifest records its sections
-		if err != nil {
-			root.Send(jobPID, &taskDeclineMsg{id: id, op: ack.op, instance: ack.instance, reason: err.Error()})
-			return
-		}
 		var locs map[*Buffer]frameLoc
 		snap.Channels, locs = blob.channelBlobs(id, ref, ck.frames, ck.captured)
 		t.frames.record(id, locs)
-		ack.snap = t.linkChains(id, ck, blob.refs(ref, snap, ck.snap.KeyGroupCRCs))
-		t.recordLocalSections(c, id, ack.snap)
+		if ref.Name == "" {
+			// Nothing stored (a stateless task whose channel state, if any,
+			// earlier checkpoints stored): the manifest entry alone restores it.
+			ack.snap = snap
+		} else {
+			ack.snap = t.linkChains(id, ck, blob.refs(ref, snap, ck.snap.KeyGroupCRCs))
+			t.recordLocalSections(c, id, ack.snap)
+		}
 		root.Send(jobPID, ack)
 	}); err != nil {
 		if ck.pending != nil {
@@ -360,7 +342,8 @@ type checkpointStats struct {
 
 // taskBlob is one task's checkpoint data as sections of one blob.
 type taskBlob struct {
-	bytes    []byte
+	bytes    []byte           // the blob from offset base on
+	base     int64            // written to the store before bytes: the key groups of a streamed blob
 	groups   map[int][2]int64 // key group → [offset, size]
 	operator *[2]int64
 	channels []channelSection
@@ -376,10 +359,20 @@ type channelSection struct {
 	parts                   []partLayout
 }
 
+// add appends a section to the blob and returns its [offset, size].
 func (b *taskBlob) add(part []byte) [2]int64 {
-	off := int64(len(b.bytes))
+	off := b.end()
 	b.bytes = append(b.bytes, part...)
 	return [2]int64{off, int64(len(part))}
+}
+
+// end is the size of the blob so far: where its next section starts.
+func (b *taskBlob) end() int64 { return b.base + int64(len(b.bytes)) }
+
+// at returns the bytes of the blob's section [off, off+size), which lies
+// after base.
+func (b *taskBlob) at(off, size int64) []byte {
+	return b.bytes[off-b.base : off-b.base+size]
 }
 
 // refs turns the state sections into manifest references of the stored
@@ -387,7 +380,7 @@ func (b *taskBlob) add(part []byte) [2]int64 {
 // crcs when the snapshot computed it as it encoded the group.
 func (b *taskBlob) refs(whole store.BlobRef, snap store.TaskSnapshot, crcs map[int]uint32) store.TaskSnapshot {
 	sec := func(s [2]int64) store.BlobRef {
-		return store.Section(whole, s[0], b.bytes[s[0]:s[0]+s[1]])
+		return store.Section(whole, s[0], b.at(s[0], s[1]))
 	}
 	if len(b.groups) > 0 {
 		snap.KeyGroups = make(map[int]store.BlobRef, len(b.groups))
@@ -413,11 +406,17 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 	var st checkpointStats
 	b := &taskBlob{groups: map[int][2]int64{}}
 	snap := store.TaskSnapshot{Operator: t.op.Name, Instance: t.instance, SourceOffset: ck.offset, Splits: ck.splits}
-	if ck.laid != nil {
+	switch {
+	case ck.streamed > 0:
+		// The snapshot wrote its key groups to the store already; the rest
+		// follows them.
+		b.base, b.bytes = ck.streamed, t.blobs.takeAny()
+		maps.Copy(b.groups, ck.snap.Sections)
+	case ck.laid != nil:
 		// The snapshot appended its key groups to a spare buffer already.
 		b.bytes = ck.laid
 		maps.Copy(b.groups, ck.snap.Sections)
-	} else {
+	default:
 		groups := make([]int, 0, len(ck.snap.KeyGroups))
 		for g := range ck.snap.KeyGroups {
 			groups = append(groups, g)
@@ -439,7 +438,7 @@ func (t *task) encodeCheckpoint(ck *taskCheckpoint) (*taskBlob, store.TaskSnapsh
 		s := b.add(ck.snap.Operator)
 		b.operator = &s
 	}
-	st.stateBytes = int64(len(b.bytes))
+	st.stateBytes = b.end()
 	cs, err := t.encodeChannels(b, ck)
 	if err != nil {
 		return nil, snap, st, err

@@ -300,22 +300,38 @@ func (s *AsyncSnapshot) encodeGroup(g int, sc *snapScratch, onTask, delta bool) 
 // snapshot was taken first) is copied in. The snapshot does not keep what
 // it appended: encoding those groups again fails with ErrSnapshotAppended.
 func (s *AsyncSnapshot) EncodeAppend(dst []byte, useDelta func(g int) bool) (out []byte, sections map[int][2]int64, deltas map[int]bool, err error) {
-	sc := snapScratch{offTask: true}
 	sections = make(map[int][2]int64, len(s.groups))
 	deltas = map[int]bool{}
-	for _, g := range s.groups {
-		want := useDelta != nil && s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
-		start := len(dst)
-		var delta bool
-		if dst, delta, err = s.encodeGroupTo(dst, true, g, &sc, false, want); err != nil {
-			return dst, nil, nil, err
-		}
+	out, err = s.appendGroups(dst, useDelta, func(dst []byte, g, start int, delta bool) []byte {
 		sections[g] = [2]int64{int64(start), int64(len(dst) - start)}
 		if delta {
 			deltas[g] = true
 		}
+		return dst
+	})
+	if err != nil {
+		return out, nil, nil, err
 	}
-	return dst, sections, deltas, nil
+	return out, sections, deltas, nil
+}
+
+// appendGroups appends the blob of every group to dst in the order of
+// Groups (EncodeAppend) and hands each to placed, with where it starts in
+// dst and whether it is a delta; placed returns dst to go on with. An
+// encoding error ends it.
+func (s *AsyncSnapshot) appendGroups(dst []byte, useDelta func(g int) bool, placed func(dst []byte, g, start int, delta bool) []byte) ([]byte, error) {
+	sc := snapScratch{offTask: true}
+	for _, g := range s.groups {
+		want := useDelta != nil && s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
+		start := len(dst)
+		var delta bool
+		var err error
+		if dst, delta, err = s.encodeGroupTo(dst, true, g, &sc, false, want); err != nil {
+			return dst, err
+		}
+		dst = placed(dst, g, start, delta)
+	}
+	return dst, nil
 }
 
 // encodeGroupTo is encodeGroup that, appending, appends group g's blob to

@@ -79,6 +79,12 @@ func (l *Local) abs(rel string) string {
 
 // PutBlob implements Store.
 func (l *Local) PutBlob(ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error) {
+	return l.PutBlobStream(ctx, job, ckpt, name, func(w io.Writer) error { return writeAll(w, data) })
+}
+
+// PutBlobStream implements BlobStreamer: what write writes goes straight
+// into the temporary file that becomes the blob.
+func (l *Local) PutBlobStream(ctx context.Context, job string, ckpt uint64, name string, write func(w io.Writer) error) (BlobRef, error) {
 	wrap := func(err error) error {
 		return fmt.Errorf("put blob %q of job %q checkpoint %d: %w", name, job, ckpt, err)
 	}
@@ -95,10 +101,14 @@ func (l *Local) PutBlob(ctx context.Context, job string, ckpt uint64, name strin
 	if err := l.ensureDir(path.Dir(rel)); err != nil {
 		return BlobRef{}, wrap(err)
 	}
-	if err := l.writeFileAtomic(l.abs(rel), data); err != nil {
+	var tally *blobTally
+	if err := l.writeFileAtomicWith(l.abs(rel), func(f io.Writer) error {
+		tally = newBlobTally(ctx, f)
+		return write(tally)
+	}); err != nil {
 		return BlobRef{}, wrap(err)
 	}
-	return blobRefFor(ctx, name, data), nil
+	return tally.ref(name), nil
 }
 
 // GetBlob implements Store.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,13 +126,7 @@ func TestLocalWriteOrder(t *testing.T) {
 // under its name and no temporary file.
 func TestLocalPutBlobFaults(t *testing.T) {
 	const name = "op/3/kg-17"
-	cases := []struct {
-		desc  string
-		op    string
-		match func(dir string) func(string) bool
-		err   error
-		step  string
-	}{
+	cases := []putFault{
 		{"disk full while writing", "write", func(string) func(string) bool { return faultfs.Containing(".tmp-") }, syscall.ENOSPC, "write temp file"},
 		{"disk full creating the temp file", "create", func(string) func(string) bool { return faultfs.Containing("op/3") }, syscall.ENOSPC, "create temp file"},
 		{"failing fsync", "sync", func(string) func(string) bool { return faultfs.Containing(".tmp-") }, syscall.EIO, "fsync temp file"},
@@ -146,38 +141,105 @@ func TestLocalPutBlobFaults(t *testing.T) {
 		}, syscall.EIO, "fsync directory"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.desc, func(t *testing.T) {
-			s, ffs, dir := newFaultyLocal(t)
-			ctx := context.Background()
-			data := []byte(strings.Repeat("key-group state ", 64))
-			ffs.Arm(tc.op, tc.match(dir), tc.err)
-			_, err := s.PutBlob(ctx, "job1", 1, name, data)
-			if err == nil {
-				t.Fatal("PutBlob succeeded despite the fault")
-			}
-			if !errors.Is(err, tc.err) {
-				t.Fatalf("error %v does not wrap %v", err, tc.err)
-			}
-			for _, want := range []string{tc.step, `"` + name + `"`, `"job1"`, "checkpoint 1", dir} {
-				if !strings.Contains(err.Error(), want) {
-					t.Fatalf("error %q does not mention %q", err, want)
+		for _, put := range blobPutters {
+			t.Run(tc.desc+"/"+put.name, func(t *testing.T) {
+				testLocalPutBlobFault(t, put.put, name, tc)
+			})
+		}
+	}
+}
+
+// blobPutters store a blob whole (PutBlob) and streamed in three writes
+// (PutBlobStream).
+var blobPutters = []struct {
+	name string
+	put  func(s *Local, ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error)
+}{
+	{"whole", (*Local).PutBlob},
+	{"streamed", func(s *Local, ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error) {
+		return s.PutBlobStream(ctx, job, ckpt, name, func(w io.Writer) error {
+			for _, part := range [][]byte{data[:10], data[10:100], data[100:]} {
+				if _, err := w.Write(part); err != nil {
+					return err
 				}
 			}
-			if files := regularFiles(t, dir); len(files) != 0 {
-				t.Fatalf("files left behind after failed PutBlob: %v", files)
-			}
-			_, err = s.GetBlob(ctx, "job1", 1, newBlobRef(name, data))
-			wantErrIs(t, "GetBlob after failed PutBlob", err, ErrNotFound)
-
-			ffs.Disarm()
-			ref, err := s.PutBlob(ctx, "job1", 1, name, data)
-			if err != nil {
-				t.Fatalf("PutBlob after the fault cleared: %v", err)
-			}
-			if got, err := s.GetBlob(ctx, "job1", 1, ref); err != nil || string(got) != string(data) {
-				t.Fatalf("GetBlob after retry = %d bytes, %v", len(got), err)
-			}
+			return nil
 		})
+	}},
+}
+
+// putFault is a fault at one step of storing a blob.
+type putFault struct {
+	desc  string
+	op    string
+	match func(dir string) func(string) bool
+	err   error
+	step  string
+}
+
+// testLocalPutBlobFault is one case of TestLocalPutBlobFaults.
+func testLocalPutBlobFault(t *testing.T, put func(s *Local, ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error), name string, tc putFault) {
+	s, ffs, dir := newFaultyLocal(t)
+	ctx := context.Background()
+	data := []byte(strings.Repeat("key-group state ", 64))
+	ffs.Arm(tc.op, tc.match(dir), tc.err)
+	_, err := put(s, ctx, "job1", 1, name, data)
+	if err == nil {
+		t.Fatal("PutBlob succeeded despite the fault")
+	}
+	if !errors.Is(err, tc.err) {
+		t.Fatalf("error %v does not wrap %v", err, tc.err)
+	}
+	for _, want := range []string{tc.step, `"` + name + `"`, `"job1"`, "checkpoint 1", dir} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q does not mention %q", err, want)
+		}
+	}
+	if files := regularFiles(t, dir); len(files) != 0 {
+		t.Fatalf("files left behind after failed PutBlob: %v", files)
+	}
+	_, err = s.GetBlob(ctx, "job1", 1, newBlobRef(name, data))
+	wantErrIs(t, "GetBlob after failed PutBlob", err, ErrNotFound)
+
+	ffs.Disarm()
+	ref, err := put(s, ctx, "job1", 1, name, data)
+	if err != nil {
+		t.Fatalf("PutBlob after the fault cleared: %v", err)
+	}
+	if ref != newBlobRef(name, data) {
+		t.Fatalf("ref %+v, want %+v", ref, newBlobRef(name, data))
+	}
+	if got, err := s.GetBlob(ctx, "job1", 1, ref); err != nil || string(got) != string(data) {
+		t.Fatalf("GetBlob after retry = %d bytes, %v", len(got), err)
+	}
+}
+
+// A streamed blob whose producer fails leaves nothing behind, and the error
+// wraps the producer's; a Sectioned one's ref has no checksum, as PutBlob's.
+func TestLocalPutBlobStreamProducerFails(t *testing.T) {
+	s, _, dir := newFaultyLocal(t)
+	ctx := context.Background()
+	cause := errors.New("encoding failed")
+	_, err := s.PutBlobStream(ctx, "job1", 1, "op/0/state", func(w io.Writer) error {
+		if _, err := w.Write([]byte("half a blob")); err != nil {
+			return err
+		}
+		return cause
+	})
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), `"op/0/state"`) {
+		t.Fatalf("PutBlobStream: %v, want the producer's error, naming the blob", err)
+	}
+	if files := regularFiles(t, dir); len(files) != 0 {
+		t.Fatalf("files left behind: %v", files)
+	}
+	data := []byte("whole blob")
+	ref, err := s.PutBlobStream(Sectioned(ctx), "job1", 1, "op/0/state", func(w io.Writer) error { return writeAll(w, data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.PutBlob(Sectioned(ctx), "job1", 2, "op/0/state", data)
+	if err != nil || ref != want || ref.CRC32C != 0 || ref.Size != int64(len(data)) {
+		t.Fatalf("Sectioned ref %+v, PutBlob's %+v (%v)", ref, want, err)
 	}
 }
 

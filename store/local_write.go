@@ -20,6 +20,22 @@ const tempPattern = ".tmp-*"
 // removed again, so a failed write leaves nothing visible. The error says
 // which step failed on which file.
 func (l *Local) writeFileAtomic(path string, data []byte) error {
+	return l.writeFileAtomicWith(path, func(f io.Writer) error { return writeAll(f, data) })
+}
+
+// writeAll writes data to w; a short write without an error is
+// io.ErrShortWrite.
+func writeAll(w io.Writer, data []byte) error {
+	n, err := w.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// writeFileAtomicWith is writeFileAtomic of what write writes to the
+// temporary file; an error of write fails it as a failed write does.
+func (l *Local) writeFileAtomicWith(path string, write func(f io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := l.fs.CreateTemp(dir, tempPattern)
 	if err != nil {
@@ -33,11 +49,7 @@ func (l *Local) writeFileAtomic(path string, data []byte) error {
 		}
 		return fmt.Errorf("%s %s: %w", step, tmp, err)
 	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
+	if err := write(f); err != nil {
 		return fail("write temp file", err)
 	}
 	if err := f.Sync(); err != nil {

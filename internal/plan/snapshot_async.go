@@ -1,5 +1,7 @@
 package plan
 
+import "io"
+
 // AsyncStateful is a Stateful instance that can take its snapshot in two
 // steps: a cheap view of its state at the barrier, on the task's goroutine,
 // and the encoding of that view on another goroutine while the task goes on.
@@ -53,4 +55,17 @@ type AppendingPending interface {
 	// Sections their [offset, size]. A blob written straight into dst is
 	// not kept: encoding its group again fails.
 	EncodeAppend(dst []byte, useDelta func(g int) bool) ([]byte, Snapshot, error)
+}
+
+// StreamingPending is an AppendingPending that can write its key groups'
+// blobs to a writer as it encodes them, keeping about one group in memory:
+// a task streams its checkpoint into the store instead of laying the whole
+// state out first.
+type StreamingPending interface {
+	AppendingPending
+	// EncodeStream writes the blob of every key group to w as EncodeAppend
+	// lays them out in dst, gathering them in buf (returned for reuse). It
+	// returns the snapshot, whose Sections are the blobs' places in what
+	// it wrote and whose KeyGroups is nil, and how many bytes it wrote.
+	EncodeStream(w io.Writer, buf []byte, useDelta func(g int) bool) (snap Snapshot, written int64, out []byte, err error)
 }
