@@ -21,6 +21,8 @@ func TestBenchStateBadFlags(t *testing.T) {
 		{"--cells", "fast"},
 		{"--checkpoint-mode", "none"},
 		{"--paced-share", "0"},
+		{"--paced-rate", "-1"},
+		{"--paced-rate", "2e9"},
 		{"--min-checkpoints", "-1"},
 		{"--rounds", "0"},
 		{"--rounds", "101"},

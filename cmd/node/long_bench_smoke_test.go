@@ -134,6 +134,27 @@ func TestBenchStateRows(t *testing.T) {
 	}
 }
 
+// TestBenchStatePacedRate: --paced-rate paces the latency runs at that
+// rate, not at a share of the throughput.
+func TestBenchStatePacedRate(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	args := []string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms",
+		"--changing", "100", "--cells", "none,incr", "--paced-rate", "3000", "--json"}
+	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rows []stateBenchRow
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("rows %q: %v", out.String(), err)
+	}
+	for _, r := range rows {
+		if r.PacedRate != 3000 {
+			t.Fatalf("row %+v: paced at %v records/s, want 3000", r, r.PacedRate)
+		}
+	}
+}
+
 // TestBenchRescaleSmoke runs `node bench rescale` small: both cases have
 // their two rescales, the live ones moved what the planner moves, the
 // restored jobs delivered, throughput and latencies are there, and the plot
