@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,26 +159,71 @@ func (s *JetStream) objectStore(ctx context.Context, job string, create bool) (j
 
 // PutBlob implements Store.
 func (s *JetStream) PutBlob(ctx context.Context, job string, ckpt uint64, name string, data []byte) (BlobRef, error) {
-	wrap := func(err error) error {
-		return fmt.Errorf("put blob %q of job %q checkpoint %d: %w", name, job, ckpt, err)
+	obs, err := s.blobTarget(ctx, job, ckpt, name)
+	if err != nil {
+		return BlobRef{}, err
 	}
+	if _, err := obs.PutBytes(ctx, objectName(ckpt, name), data); err != nil {
+		return BlobRef{}, putBlobErr(job, ckpt, name, fmt.Errorf("put object %s: %w", objectName(ckpt, name), err))
+	}
+	return blobRefFor(ctx, name, data), nil
+}
+
+// PutBlobStream implements BlobStreamer: what write writes is published in
+// the object's chunks as it comes, through a pipe; a failed write, or a
+// failed publish, purges the chunks already published, and the object is
+// never visible.
+func (s *JetStream) PutBlobStream(ctx context.Context, job string, ckpt uint64, name string, write func(w io.Writer) error) (BlobRef, error) {
+	obs, err := s.blobTarget(ctx, job, ckpt, name)
+	if err != nil {
+		return BlobRef{}, err
+	}
+	pr, pw := io.Pipe()
+	tally := newBlobTally(ctx, pw)
+	produced := make(chan error, 1)
+	go func() {
+		err := write(tally)
+		pw.CloseWithError(err) // nil: the object ends here
+		produced <- err
+	}()
+	_, putErr := obs.Put(ctx, jetstream.ObjectMeta{Name: objectName(ckpt, name)}, pr)
+	pr.CloseWithError(errObjectPutEnded) // the producer's later writes fail instead of blocking
+	writeErr := <-produced
+	if putErr != nil { // a failed write fails the put with the write's error
+		return BlobRef{}, putBlobErr(job, ckpt, name, fmt.Errorf("put object %s: %w", objectName(ckpt, name), putErr))
+	}
+	if writeErr != nil {
+		return BlobRef{}, putBlobErr(job, ckpt, name, fmt.Errorf("write object %s: %w", objectName(ckpt, name), writeErr))
+	}
+	return tally.ref(name), nil
+}
+
+// errObjectPutEnded is what a streamed blob's producer gets from a write
+// after the object's Put returned (it failed).
+var errObjectPutEnded = errors.New("object put ended")
+
+// blobTarget checks a blob's names and returns the object store it goes
+// in, creating the job's bucket if need be.
+func (s *JetStream) blobTarget(ctx context.Context, job string, ckpt uint64, name string) (jetstream.ObjectStore, error) {
 	if err := s.check(ctx); err != nil {
-		return BlobRef{}, wrap(err)
+		return nil, putBlobErr(job, ckpt, name, err)
 	}
 	if err := ValidateJob(job); err != nil {
-		return BlobRef{}, wrap(err)
+		return nil, putBlobErr(job, ckpt, name, err)
 	}
 	if err := ValidateBlobName(name); err != nil {
-		return BlobRef{}, wrap(err)
+		return nil, putBlobErr(job, ckpt, name, err)
 	}
 	obs, err := s.objectStore(ctx, job, true)
 	if err != nil {
-		return BlobRef{}, wrap(err)
+		return nil, putBlobErr(job, ckpt, name, err)
 	}
-	if _, err := obs.PutBytes(ctx, objectName(ckpt, name), data); err != nil {
-		return BlobRef{}, wrap(fmt.Errorf("put object %s: %w", objectName(ckpt, name), err))
-	}
-	return blobRefFor(ctx, name, data), nil
+	return obs, nil
+}
+
+// putBlobErr wraps err of storing blob name of a job's checkpoint.
+func putBlobErr(job string, ckpt uint64, name string, err error) error {
+	return fmt.Errorf("put blob %q of job %q checkpoint %d: %w", name, job, ckpt, err)
 }
 
 // GetBlob implements Store.
