@@ -54,3 +54,11 @@ func (p *blobBuffers) give(b []byte) {
 		p.spare = b
 	}
 }
+
+// giveEmptied is give for a buffer handed back emptied after use (a
+// streamed snapshot's, written out as it filled): the next takeAny is sized
+// by its capacity, the most it held, so that it is reused instead of grown
+// again from nothing.
+func (p *blobBuffers) giveEmptied(b []byte) {
+	p.give(b[:cap(b)])
+}

@@ -58,3 +58,16 @@ func TestBlobBuffersTakeAny(t *testing.T) {
 		t.Fatalf("takeAny after a 1 KiB blob in a 4 MiB buffer: cap %d, want a new buffer of about 1 KiB", cap(small))
 	}
 }
+
+// TestBlobBuffersGiveEmptied: a buffer given back emptied (a streamed
+// snapshot's) comes back from takeAny, not a new one grown from nothing.
+func TestBlobBuffersGiveEmptied(t *testing.T) {
+	t.Parallel()
+	var p blobBuffers
+	buf := make([]byte, 0, 3<<20)
+	p.giveEmptied(buf)
+	got := p.takeAny()
+	if len(got) != 0 || cap(got) != cap(buf) || &got[:1][0] != &buf[:1][0] {
+		t.Fatalf("takeAny after an emptied 3 MiB buffer: len %d cap %d, want it back, empty", len(got), cap(got))
+	}
+}

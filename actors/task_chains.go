@@ -108,7 +108,7 @@ func (t *task) encodePending(ck *taskCheckpoint, w io.Writer) (plan.Snapshot, er
 		if streaming && w != nil {
 			var buf []byte
 			snap, ck.streamed, buf, err = sp.EncodeStream(w, t.streamBuf.takeAny(), useDelta)
-			t.streamBuf.give(buf)
+			t.streamBuf.giveEmptied(buf)
 			break
 		}
 		var laid []byte
