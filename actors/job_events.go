@@ -34,9 +34,14 @@ type eventLog struct {
 	events []JobEvent
 }
 
-func (l *eventLog) add(e JobEvent) {
+// note records an event, stamped now under the lock, so that the log
+// stays in time order however its writers interleave: a writer that read
+// the clock before waiting for the lock appended after a later event (seen
+// in the web API's timeline on a loaded machine).
+func (l *eventLog) note(kind, task, detail string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	e := JobEvent{At: time.Now(), Kind: kind, Task: task, Detail: detail}
 	if len(l.events) == maxJobEvents {
 		l.events = append(l.events[:0], l.events[1:]...)
 	}
@@ -45,7 +50,7 @@ func (l *eventLog) add(e JobEvent) {
 
 // noteEvent records an event now.
 func (j *Job) noteEvent(kind, task, detail string) {
-	j.events.add(JobEvent{At: time.Now(), Kind: kind, Task: task, Detail: detail})
+	j.events.note(kind, task, detail)
 }
 
 // Events returns the job's most recent events on this node (at most
