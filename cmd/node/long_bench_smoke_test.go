@@ -102,16 +102,7 @@ func TestBenchNexmarkAll(t *testing.T) {
 // a checkpoint completed, however slow the machine).
 func TestBenchStateRows(t *testing.T) {
 	t.Parallel()
-	var out, errb bytes.Buffer
-	args := []string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms",
-		"--changing", "1,100", "--cells", "none,async,incr,sync", "--rounds", "2", "--json"}
-	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var rows []stateBenchRow
-	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
-		t.Fatalf("rows %q: %v", out.String(), err)
-	}
+	rows := stateBenchRows(t, "--changing", "1,100", "--cells", "none,async,incr,sync", "--rounds", "2")
 	if len(rows) != 8 {
 		t.Fatalf("%d rows, want 8: %+v", len(rows), rows)
 	}
@@ -138,9 +129,20 @@ func TestBenchStateRows(t *testing.T) {
 // rate, not at a share of the throughput.
 func TestBenchStatePacedRate(t *testing.T) {
 	t.Parallel()
+	rows := stateBenchRows(t, "--changing", "100", "--cells", "none,incr", "--paced-rate", "3000")
+	for _, r := range rows {
+		if r.PacedRate != 3000 {
+			t.Fatalf("row %+v: paced at %v records/s, want 3000", r, r.PacedRate)
+		}
+	}
+}
+
+// stateBenchRows runs `node bench state` small (2000 keys of 32 bytes,
+// 300 ms windows, checkpoints every 50 ms) with args and returns its rows.
+func stateBenchRows(t *testing.T, args ...string) []stateBenchRow {
+	t.Helper()
 	var out, errb bytes.Buffer
-	args := []string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms",
-		"--changing", "100", "--cells", "none,incr", "--paced-rate", "3000", "--json"}
+	args = append([]string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms", "--json"}, args...)
 	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -148,11 +150,7 @@ func TestBenchStatePacedRate(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 		t.Fatalf("rows %q: %v", out.String(), err)
 	}
-	for _, r := range rows {
-		if r.PacedRate != 3000 {
-			t.Fatalf("row %+v: paced at %v records/s, want 3000", r, r.PacedRate)
-		}
-	}
+	return rows
 }
 
 // TestBenchRescaleSmoke runs `node bench rescale` small: both cases have
