@@ -58,9 +58,9 @@ func (f *fillingWriter) Write(p []byte) (int, error) {
 
 // TestStreamedCheckpointDiskFull: keyed tasks stream their state into a
 // local store; a disk that fills up in the middle of one task's stream
-// aborts that checkpoint and leaves nothing of that blob behind (no partial
-// blob, no temporary file), and the job goes on checkpointing and ends
-// exactly once.
+// aborts that checkpoint and leaves nothing of it behind (no partial blob,
+// no temporary file, no other task's blob of it), and the job goes on
+// checkpointing and ends exactly once.
 func TestStreamedCheckpointDiskFull(t *testing.T) {
 	const n, k = 60000, 20000 // a task's state well over 4 KiB
 	var st *diskFillsMidStream
@@ -74,6 +74,21 @@ func TestStreamedCheckpointDiskFull(t *testing.T) {
 	failed := filepath.Join(stateDir, "keycount", fmt.Sprintf("chk-%020d", 2), filepath.FromSlash(*st.name.Load()))
 	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the blob whose write failed is there: %v", err)
+	}
+	// Every task's blob of the aborted checkpoint is gone, those stored
+	// after the job deleted it too (their late acknowledgements delete it
+	// again).
+	aborted := filepath.Join(stateDir, "keycount", fmt.Sprintf("chk-%020d", 2))
+	if err := filepath.WalkDir(aborted, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			return fmt.Errorf("blob %s of the aborted checkpoint left behind", p)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if err := filepath.WalkDir(stateDir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), ".tmp-") {

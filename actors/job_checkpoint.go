@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -71,6 +72,29 @@ type jobCheckpoints struct {
 	retiring   bool
 	retireNext []uint64
 	retirer    *uploader // one worker: retires, in order
+	// aborted holds the latest aborted checkpoints (abortedKept of them):
+	// a task whose upload for one ends after the abort acknowledges it
+	// late, and its blob, stored after the checkpoint was deleted, is
+	// deleted then.
+	aborted []uint64
+}
+
+// abortedKept is how many aborted checkpoints the job remembers for late
+// acknowledgements: far more than can be in flight at once.
+const abortedKept = 64
+
+// noteAborted remembers that checkpoint id was aborted.
+func (c *jobCheckpoints) noteAborted(id uint64) {
+	if len(c.aborted) == abortedKept {
+		c.aborted = append(c.aborted[:0], c.aborted[1:]...)
+	}
+	c.aborted = append(c.aborted, id)
+}
+
+// wasAborted reports whether checkpoint id is one of the aborted ones
+// remembered.
+func (c *jobCheckpoints) wasAborted(id uint64) bool {
+	return slices.Contains(c.aborted, id)
 }
 
 // ended forgets checkpoint id's acknowledgements and trigger time.
@@ -138,6 +162,12 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if acks, ok := c.acks[m.id]; ok {
 			acks[id] = m
 		}
+		if c.wasAborted(m.id) {
+			// Its upload ended after the abort, and may have stored a
+			// blob after the checkpoint was deleted.
+			a.job.log.Debug().Uint64("checkpoint", m.id).Str("task", taskName(op, m.instance)).Msg("late acknowledgement of an aborted checkpoint: deleting it again")
+			a.deleteCheckpoints([]uint64{m.id})
+		}
 		acts = c.coord.OnAck(m.id, id, now)
 	case *taskDeclineMsg:
 		op := a.job.Plan.Operators[m.op]
@@ -201,6 +231,7 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.rescaleCheckpointEnded(ctx, act.ID)
 		case checkpoints.Aborted:
 			c.ended(act.ID)
+			c.noteAborted(act.ID)
 			a.job.log.Warn().Uint64("checkpoint", act.ID).Str("reason", act.Reason).Msg("checkpoint aborted")
 			a.toAll(ctx, &checkpointAbortMsg{id: act.ID})
 			a.deleteCheckpoints([]uint64{act.ID}) // its blobs will never have a manifest
