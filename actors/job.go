@@ -25,6 +25,7 @@ type Job struct {
 	// moving key groups that run at once on uploads (rescale_transfer.go).
 	transfers transferSlots
 	ckptLog   checkpointLog
+	inFlight  atomic.Int32 // checkpoints in flight, as the coordinator last saw them
 	supLog    supervisionLog
 	restLog   restoreLog
 	tasks     atomic.Int64 // task instances of the job running on this node

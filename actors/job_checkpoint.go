@@ -134,8 +134,11 @@ func (j *Job) now() time.Duration { return time.Since(j.started) }
 // onCheckpointMsg handles checkpoint traffic; it reports whether m was one.
 func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 	if a.ckpt == nil {
-		switch m.(type) {
+		switch m := m.(type) {
 		case *coordTickMsg:
+			return true
+		case *holdCheckpointsMsg:
+			close(m.applied)
 			return true
 		}
 		return false
@@ -190,6 +193,11 @@ func (a *jobActor) onCheckpointMsg(ctx actor.Context, m any) bool {
 		if a.sv != nil {
 			defer func() { a.carryOutSupervision(ctx, a.sv.sup.OnManifestWriteEnded()) }()
 		}
+	case *holdCheckpointsMsg:
+		c.coord.Hold(m.on)
+		a.job.log.Info().Bool("held", m.on).Msg("periodic checkpoints held or let go on")
+		close(m.applied)
+		return true
 	case *sourceIdleMsg:
 		if a.stale(m.op, m.instance, m.gen) {
 			return true
@@ -246,6 +254,7 @@ func (a *jobActor) carryOutCheckpoint(ctx actor.Context, acts []checkpoints.Acti
 			a.job.log.Debug().Uint64("checkpoint", act.ID).Str("task", act.Task.String()).Str("reason", act.Reason).Msg("checkpoint message ignored")
 		}
 	}
+	a.job.inFlight.Store(int32(len(c.coord.InFlight())))
 }
 
 // writeManifest assembles the manifest from the acknowledgements and writes it

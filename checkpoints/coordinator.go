@@ -25,6 +25,8 @@ type Coordinator struct {
 
 	// paused holds back triggers while a region is being restored.
 	paused bool
+	// held holds back the periodic triggers (Hold).
+	held bool
 
 	finalRequested bool
 	finalDone      bool

@@ -111,3 +111,48 @@ func TestCancelFinal(t *testing.T) {
 		t.Fatal("CancelFinal undid a completed final checkpoint")
 	}
 }
+
+// TestHoldStopsOnlyThePeriodicTriggers: a held coordinator triggers no
+// ordinary checkpoint however long it is held, lets the one in flight
+// complete, still takes the final checkpoint, and triggers at the first
+// Tick after the hold ends.
+func TestHoldStopsOnlyThePeriodicTriggers(t *testing.T) {
+	a := task.ID{Operator: "a", Instance: 0}
+	c, err := New(Config{Interval: 100 * time.Millisecond, Timeout: time.Hour, Retain: 2, Tasks: []task.ID{a}, Sources: []task.ID{a}}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tick(100 * time.Millisecond); !slices.Equal(got, []Action{Trigger{ID: 1}}) {
+		t.Fatalf("first Tick = %v", got)
+	}
+	c.Hold(true)
+	if got := c.OnAck(1, a, 150*time.Millisecond); !slices.Equal(got, []Action{WriteManifest{ID: 1}}) {
+		t.Fatalf("ack of the checkpoint in flight while held: %v", got)
+	}
+	if got := c.OnManifestWritten(1, 160*time.Millisecond); len(got) != 1 {
+		t.Fatalf("manifest of the checkpoint in flight while held: %v", got)
+	} else if done, ok := got[0].(Completed); !ok || done.ID != 1 {
+		t.Fatalf("manifest of the checkpoint in flight while held: %v, want it completed", got)
+	}
+	for now := 200 * time.Millisecond; now < 5*time.Second; now += 50 * time.Millisecond {
+		if got := c.Tick(now); len(got) != 0 {
+			t.Fatalf("Tick at %v while held = %v, want nothing", now, got)
+		}
+	}
+	c.Hold(false)
+	if got := c.Tick(5 * time.Second); !slices.Equal(got, []Action{Trigger{ID: 2}}) {
+		t.Fatalf("first Tick after the hold = %v, want checkpoint 2", got)
+	}
+	if got := c.OnAck(2, a, 5100*time.Millisecond); !slices.Equal(got, []Action{WriteManifest{ID: 2}}) {
+		t.Fatalf("ack 2: %v", got)
+	}
+	c.OnManifestWritten(2, 5100*time.Millisecond)
+	c.Hold(true)
+	got := c.OnSourceIdle(a, 5200*time.Millisecond)
+	if len(got) != 1 {
+		t.Fatalf("end of input while held = %v, want the final checkpoint", got)
+	}
+	if tr, ok := got[0].(Trigger); !ok || !tr.Final {
+		t.Fatalf("end of input while held = %v, want the final checkpoint", got)
+	}
+}

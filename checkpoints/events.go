@@ -35,7 +35,7 @@ func (c *Coordinator) Tick(now time.Duration) []Action {
 		if len(c.flights) == 0 {
 			acts = append(acts, c.trigger(now))
 		}
-	case len(c.flights) < c.cfg.MaxConcurrent && now >= c.nextAt:
+	case !c.held && len(c.flights) < c.cfg.MaxConcurrent && now >= c.nextAt:
 		acts = append(acts, c.trigger(now))
 	}
 	return acts
@@ -207,6 +207,14 @@ func (c *Coordinator) Resume(now time.Duration) []Action {
 	}
 	return []Action{c.trigger(now)}
 }
+
+// Hold holds back the periodic checkpoints (on true) or lets them go on
+// (false): while held, Tick triggers no ordinary checkpoint. Checkpoints in
+// flight go on, and a final or stop checkpoint is not held back: a job that
+// ends still takes it. A held job's next checkpoint is triggered by the
+// first Tick after the hold ends, once its interval since the last trigger
+// or end has passed.
+func (c *Coordinator) Hold(on bool) { c.held = on }
 
 // StopDone reports whether the stop checkpoint completed.
 func (c *Coordinator) StopDone() bool { return c.stopDone }

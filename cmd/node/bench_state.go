@@ -34,9 +34,11 @@ type stateBenchConfig struct {
 	mode        weir.CheckpointMode
 	changing    []float64 // percent of keys updated between checkpoints
 	cells       []stateCell
-	rateShare   float64 // paced runs: this share of the cell's throughput without checkpoints
-	pacedRate   float64 // paced runs: at this many records/s instead, when above 0
-	rounds      int     // every cell runs this many times, in turn; rows give medians
+	rateShare   float64       // paced runs: this share of the cell's throughput without checkpoints
+	pacedRate   float64       // paced runs: at this many records/s instead, when above 0
+	rounds      int           // every cell runs this many times, in turn; rows give medians
+	holdPairs   int           // after the window, held and on phases in turn (alternateHeld)
+	holdPhase   time.Duration // the length of each
 	stateDir    string
 	progressOut io.Writer
 }
@@ -60,9 +62,18 @@ type stateBenchRow struct {
 	// PacedKeptPct is the share of the paced rate the paced run achieved:
 	// below 100 the job (or the machine) could not keep up, and its p99
 	// counts the backlog.
-	PacedKeptPct    float64 `json:"paced_kept_pct"`
-	P99Ms           float64 `json:"p99_ms"`
-	P99VsNone       float64 `json:"p99_vs_none"`
+	PacedKeptPct float64 `json:"paced_kept_pct"`
+	P99Ms        float64 `json:"p99_ms"`
+	P99VsNone    float64 `json:"p99_vs_none"`
+	// VsHeldPct is the throughput with checkpoints against the same job
+	// with its checkpoints held, phase by phase in the same process (the
+	// median over the phase pairs); P99VsHeld is the paced run's p99 in
+	// its on phases against its held phases. Runs taken one after another
+	// differ by more than checkpoints cost, so these are the sharper
+	// comparison; vs none also counts the cost of a job that can take
+	// checkpoints at all (incremental checkpoints' change marks).
+	VsHeldPct       float64 `json:"throughput_vs_held_pct,omitempty"`
+	P99VsHeld       float64 `json:"p99_vs_held,omitempty"`
 	Checkpoints     int     `json:"checkpoints"`
 	CkptP50Ms       float64 `json:"checkpoint_p50_ms"`
 	CkptMaxMs       float64 `json:"checkpoint_max_ms"`
@@ -95,6 +106,8 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Float64Var(&cfg.rateShare, "paced-share", 0.5, "latency runs are paced at this share of the throughput without checkpoints")
 	fs.Float64Var(&cfg.pacedRate, "paced-rate", 0, "latency runs are paced at this many records/s instead of --paced-share's (to compare builds at the same load); 0: use --paced-share")
 	fs.IntVar(&cfg.rounds, "rounds", 1, "runs of every cell, taken in turn (none, async, …, none, async, …); each row gives the medians, its ratios to none taken within each round")
+	fs.IntVar(&cfg.holdPairs, "hold-pairs", 3, "after each checkpointing run's window, this many pairs of phases with the job's checkpoints held and going on, compared in the same process (vs held); 0: none")
+	fs.DurationVar(&cfg.holdPhase, "hold-phase", 3*time.Second, "the length of each held and each on phase")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
@@ -156,6 +169,10 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 		return fmt.Errorf("--paced-rate %v must be in [0, 1e9] records/s", c.pacedRate)
 	case c.rounds < 1 || c.rounds > 100:
 		return fmt.Errorf("--rounds %d must be in [1, 100]", c.rounds)
+	case c.holdPairs < 0 || c.holdPairs > 100:
+		return fmt.Errorf("--hold-pairs %d must be in [0, 100]", c.holdPairs)
+	case c.holdPhase < c.interval || c.holdPhase > time.Hour:
+		return fmt.Errorf("--hold-phase %v must be in [--checkpoint-interval (%v), 1h]", c.holdPhase, c.interval)
 	}
 	m, err := weir.ParseCheckpointMode(mode)
 	if err != nil || m == weir.CheckpointNone {
@@ -218,6 +235,7 @@ func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, rou
 			return nil, fmt.Errorf("cell %s, %v %% changing: %w", cell.Name, pct, err)
 		}
 		row.RecordsPerS = fast.rate
+		row.VsHeldPct = vsHeld(fast.held)
 		row.fillCheckpoints(fast)
 		rate := fast.rate * cfg.rateShare
 		if none != nil {
@@ -231,9 +249,12 @@ func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, rou
 			return nil, fmt.Errorf("cell %s, %v %% changing, paced: %w", cell.Name, pct, err)
 		}
 		row.PacedRate, row.P99Ms = rate, ms(paced.p99)
+		if paced.p99Held > 0 {
+			row.P99VsHeld = float64(paced.p99On) / float64(paced.p99Held)
+		}
 		row.PacedKeptPct = 100 * paced.rate / rate
-		fmt.Fprintf(cfg.progressOut, "bench state  round %d/%d  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms\n",
-			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall)
+		fmt.Fprintf(cfg.progressOut, "bench state  round %d/%d  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms%s\n",
+			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall, heldProgress(fast.held, paced))
 		rows = append(rows, row)
 		if cell.None && none == nil {
 			none = &rows[len(rows)-1]
@@ -289,6 +310,8 @@ func mergeStateRounds(rounds [][]stateBenchRow) []stateBenchRow {
 		m.PacedKeptPct = med(func(r stateBenchRow) float64 { return r.PacedKeptPct })
 		m.P99Ms = med(func(r stateBenchRow) float64 { return r.P99Ms })
 		m.P99VsNone = med(func(r stateBenchRow) float64 { return r.P99VsNone })
+		m.VsHeldPct = med(func(r stateBenchRow) float64 { return r.VsHeldPct })
+		m.P99VsHeld = med(func(r stateBenchRow) float64 { return r.P99VsHeld })
 		m.CkptP50Ms = med(func(r stateBenchRow) float64 { return r.CkptP50Ms })
 		m.BytesPerCkpt = med(func(r stateBenchRow) float64 { return r.BytesPerCkpt })
 		m.BytesOfFullPct = med(func(r stateBenchRow) float64 { return r.BytesOfFullPct })
@@ -365,6 +388,10 @@ type stateRun struct {
 	checkpoints       []weir.CheckpointStat // completed while measuring
 	largest           int64                 // state bytes of the largest checkpoint of the run, before the window too
 	maxPause, maxWait time.Duration
+	// After the window (checkpointing cells): the phases with the job's
+	// checkpoints held and on, and the paced run's p99 in each.
+	held           []heldPair
+	p99On, p99Held time.Duration
 }
 
 // stateEvent is one record of the bench: a key and when it was generated.
@@ -390,6 +417,9 @@ type stateShared struct {
 	// processed counts the records the task processed.
 	processed atomic.Int64
 	_         [cacheLines - 8]byte
+	// phase is the run's phase after the window (alternateHeld).
+	phase atomic.Int32
+	_     [cacheLines - 4]byte
 }
 
 // cacheLines is the padding that keeps stateShared's fields apart: two
@@ -428,7 +458,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		return stateEvent{Key: key, At: latencyStart(due, now).UnixNano()}
 	})
 	values := weir.NewValueState[bigstate.Entry](g, "value")
-	lat := weir.NewHistogram()
+	lat, latOn, latHeld := weir.NewHistogram(), weir.NewHistogram(), weir.NewHistogram()
 	n := cfg.valueBytes
 	weir.ToSink(weir.Process(weir.KeyBy(events, func(e stateEvent) string { return e.Key }), "fill",
 		func(ctx *weir.KeyedContext[string], e stateEvent, _ *weir.Emitter[struct{}]) error {
@@ -440,7 +470,15 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 			bigstate.Update(s.Value, s.Count)
 			values.Set(ctx, s)
 			if e.At != 0 && e.At >= windowStart.Load() {
-				lat.Observe(time.Since(time.Unix(0, e.At)))
+				d := time.Since(time.Unix(0, e.At))
+				switch sh.phase.Load() {
+				case phaseHeld:
+					latHeld.Observe(d)
+				case phaseOn:
+					latOn.Observe(d)
+				default:
+					lat.Observe(d)
+				}
 			}
 			processed.Add(1)
 			return nil
@@ -542,6 +580,14 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 	for _, c := range all[min(n1, len(all)):] {
 		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateWrittenBytes: c.StateWrittenBytes})
 	}
+	if !cell.None && cfg.holdPairs > 0 {
+		pairs, err := alternateHeld(ctx, cfg, job, sh)
+		if err != nil {
+			return out, fmt.Errorf("held and on phases: %w", err)
+		}
+		out.held = pairs
+		out.p99On, out.p99Held = latOn.Quantile(0.99), latHeld.Quantile(0.99)
+	}
 	cancel()
 	if r := <-done; r.err != nil && !errors.Is(r.err, context.Canceled) {
 		return out, r.err
@@ -555,10 +601,19 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // printStateBench prints one line per cell and share of changing keys.
 func printStateBench(w io.Writer, rows []stateBenchRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tchanging %\trounds\tgroups changed %\trecords/s\tvs none %\tpaced kept %\tp99 ms (paced)\tp99 vs none\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
+	fmt.Fprintln(tw, "cell\tchanging %\trounds\tgroups changed %\trecords/s\tvs none %\tvs held %\tpaced kept %\tp99 ms (paced)\tp99 vs none\tp99 vs held\tckpts\tckpt p50 ms\tckpt max ms\tbytes/ckpt\t% of full\tmax stall ms\tmax cow wait ms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%v\t%d\t%.1f\t%.0f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.Rounds, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct,
-			r.PacedKeptPct, r.P99Ms, r.P99VsNone, r.Checkpoints, r.CkptP50Ms, r.CkptMaxMs, r.BytesPerCkpt, r.BytesOfFullPct, r.MaxBarrierStall, r.MaxCOWWaitMs)
+		fmt.Fprintf(tw, "%s\t%v\t%d\t%.1f\t%.0f\t%.1f\t%s\t%.1f\t%.2f\t%.2f\t%s\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%.2f\t%.2f\t\n", r.Name, r.ChangingPct, r.Rounds, r.GroupsChangedPct, r.RecordsPerS, r.VsNonePct, orDash(r.VsHeldPct, "%.1f"),
+			r.PacedKeptPct, r.P99Ms, r.P99VsNone, orDash(r.P99VsHeld, "%.2f"), r.Checkpoints, r.CkptP50Ms, r.CkptMaxMs, r.BytesPerCkpt, r.BytesOfFullPct, r.MaxBarrierStall, r.MaxCOWWaitMs)
 	}
 	tw.Flush()
+}
+
+// orDash formats v, or "-" when it is 0 (a figure the row has not: none
+// has no checkpoints to hold).
+func orDash(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }

@@ -26,6 +26,10 @@ func TestBenchStateBadFlags(t *testing.T) {
 		{"--min-checkpoints", "-1"},
 		{"--rounds", "0"},
 		{"--rounds", "101"},
+		{"--hold-pairs", "-1"},
+		{"--hold-pairs", "101"},
+		{"--hold-phase", "500ms"}, // shorter than the checkpoint interval
+		{"--hold-phase", "2h"},
 		{"extra"},
 	} {
 		var out, errb bytes.Buffer
@@ -136,5 +140,31 @@ func TestStateSharedFieldsApart(t *testing.T) {
 	}
 	if end := unsafe.Sizeof(sh) - offs[len(offs)-1]; end < cacheLines {
 		t.Errorf("processed is %d bytes from the struct's end, under %d", end, cacheLines)
+	}
+}
+
+// TestHeldPairs: a pair's ratio is its on phase's rate against its held
+// phase's (not its records: the phases last unequally, the on phase until
+// its last checkpoint ended), and the row takes the median of the pairs.
+func TestHeldPairs(t *testing.T) {
+	t.Parallel()
+	pairs := []heldPair{
+		{heldRecords: 1000, held: time.Second, onRecords: 1800, on: 2 * time.Second}, // 900/s against 1000/s
+		{heldRecords: 2000, held: 2 * time.Second, onRecords: 1200, on: time.Second}, // 120 %
+		{heldRecords: 500, held: time.Second, onRecords: 500, on: time.Second},       // 100 %
+	}
+	for i, want := range []float64{90, 120, 100} {
+		if got := pairs[i].ratio(); got != want {
+			t.Errorf("pair %d: %v %%, want %v", i, got, want)
+		}
+	}
+	if got := vsHeld(pairs); got != 100 {
+		t.Errorf("median of 90, 120 and 100 %%: %v", got)
+	}
+	if got := vsHeld(nil); got != 0 {
+		t.Errorf("no pairs: %v, want 0", got)
+	}
+	if got := (heldPair{on: time.Second, onRecords: 10}).ratio(); got != 0 {
+		t.Errorf("a held phase with no records: %v, want 0", got)
 	}
 }

@@ -114,13 +114,16 @@ func TestBenchStateRows(t *testing.T) {
 			t.Fatalf("row %+v: want a throughput, a paced rate and the share of it kept", r)
 		}
 		if r.Name == "none" {
-			if r.Checkpoints != 0 || r.VsNonePct != 100 {
-				t.Fatalf("row %+v: no checkpoints without them, 100 %% of itself", r)
+			if r.Checkpoints != 0 || r.VsNonePct != 100 || r.VsHeldPct != 0 || r.P99VsHeld != 0 {
+				t.Fatalf("row %+v: no checkpoints (nor any to hold) without them, 100 %% of itself", r)
 			}
 			continue
 		}
 		if r.Checkpoints < 1 || r.BytesPerCkpt <= 0 || r.FullStateBytes <= 0 {
 			t.Fatalf("row %+v: want checkpoints and their bytes", r)
+		}
+		if r.VsHeldPct <= 0 || r.P99VsHeld <= 0 {
+			t.Fatalf("row %+v: want throughput and p99 against the job's held phases", r)
 		}
 	}
 }
@@ -138,11 +141,12 @@ func TestBenchStatePacedRate(t *testing.T) {
 }
 
 // stateBenchRows runs `node bench state` small (2000 keys of 32 bytes,
-// 300 ms windows, checkpoints every 50 ms) with args and returns its rows.
+// 300 ms windows, checkpoints every 50 ms, two pairs of 100 ms held and on
+// phases) with args and returns its rows.
 func stateBenchRows(t *testing.T, args ...string) []stateBenchRow {
 	t.Helper()
 	var out, errb bytes.Buffer
-	args = append([]string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms", "--json"}, args...)
+	args = append([]string{"--keys", "2000", "--value-bytes", "32", "--duration", "300ms", "--checkpoint-interval", "50ms", "--hold-pairs", "2", "--hold-phase", "100ms", "--json"}, args...)
 	if code := runStateBench(context.Background(), args, &out, &errb); code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
