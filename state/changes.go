@@ -13,11 +13,17 @@ import "slices"
 // listed more than once: readers take the list as a multiset
 // (deltaKeys.split).
 type changeLog struct {
-	keys  [][]string            // by key group: the keys noted; nil when none changed
-	seen  []map[string]struct{} // by key group: the keys noted without a mark
-	most  []bool                // by key group: most of its keys changed, no longer noted (written whole)
-	reads bool                  // reads count as changes: values can be changed in place through what a read returns
-	last  string                // the key noted last without a mark, in lastG: a read-modify-write notes it once
+	keys [][]string            // by key group: the keys noted; nil when none changed
+	seen []map[string]struct{} // by key group: the keys noted without a mark
+	most []bool                // by key group: most of its keys changed, no longer noted (written whole)
+	// spare holds the emptied lists of groups that came to count as most
+	// changed: nothing reads them after that, so the next group to note a
+	// key takes one instead of growing a new list by doubling (where every
+	// key changes, that was an allocation and a copy of the list at each
+	// doubling, in every group, at every checkpoint).
+	spare [][]string
+	reads bool   // reads count as changes: values can be changed in place through what a read returns
+	last  string // the key noted last without a mark, in lastG: a read-modify-write notes it once
 	lastG int
 }
 
@@ -54,10 +60,17 @@ func (k *keyed[V]) changedMarked(g int, key string, mark *uint64) {
 // note lists key as changed in group g.
 func (k *keyed[V]) note(g int, key string) {
 	cl := k.changes
+	if cl.keys[g] == nil {
+		if n := len(cl.spare); n > 0 {
+			cl.keys[g], cl.spare = cl.spare[n-1], cl.spare[:n-1]
+		}
+	}
 	cl.keys[g] = append(cl.keys[g], key)
 	if n := len(cl.keys[g]); n >= minMostChanged && 2*n > len(k.groups[g]) {
 		// The group is written whole anyway (snapChanges.small): stop
 		// paying for noting its keys.
+		clear(cl.keys[g]) // hold no key strings while spare
+		cl.spare = append(cl.spare, cl.keys[g][:0])
 		cl.most[g], cl.keys[g], cl.seen[g] = true, nil, nil
 	}
 }
