@@ -17,7 +17,9 @@ type holdCheckpointsMsg struct {
 // checkpoint is triggered after a hold returns, so once
 // CheckpointsInFlight is 0 none is in flight until the hold ends.
 // Checkpoints in flight go on; the final and stop checkpoints are not held
-// back. A job without checkpoints has nothing to hold.
+// back. A job without checkpoints has nothing to hold. It is the job
+// coordinator's: on a node that runs only a part of a cluster job it waits
+// until ctx ends.
 func (j *Job) HoldCheckpoints(ctx context.Context, on bool) error {
 	m := &holdCheckpointsMsg{on: on, applied: make(chan struct{})}
 	j.send(m)
