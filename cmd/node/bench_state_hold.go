@@ -45,14 +45,10 @@ func (p heldPair) ratio() float64 {
 // in it ended, so that its whole cost counts there).
 func alternateHeld(ctx context.Context, cfg stateBenchConfig, job *actors.Job, sh *stateShared) ([]heldPair, error) {
 	pairs := make([]heldPair, 0, cfg.holdPairs)
+	if err := holdIdle(ctx, job); err != nil {
+		return nil, err
+	}
 	for range cfg.holdPairs {
-		var p heldPair
-		if err := job.HoldCheckpoints(ctx, true); err != nil {
-			return nil, err
-		}
-		if err := waitIdle(ctx, job); err != nil {
-			return nil, err
-		}
 		sh.phase.Store(phaseHeld)
 		n0, t0 := sh.processed.Load(), time.Now()
 		if err := waitFor(ctx, job, cfg.holdPhase); err != nil {
@@ -66,18 +62,21 @@ func alternateHeld(ctx context.Context, cfg stateBenchConfig, job *actors.Job, s
 		if err := waitFor(ctx, job, cfg.holdPhase); err != nil {
 			return nil, err
 		}
-		if err := job.HoldCheckpoints(ctx, true); err != nil {
-			return nil, err
-		}
-		if err := waitIdle(ctx, job); err != nil {
+		if err := holdIdle(ctx, job); err != nil { // the on phase ends, the next held one starts
 			return nil, err
 		}
 		n2, t2 := sh.processed.Load(), time.Now()
-		p.heldRecords, p.held = n1-n0, t1.Sub(t0)
-		p.onRecords, p.on = n2-n1, t2.Sub(t1)
-		pairs = append(pairs, p)
+		pairs = append(pairs, heldPair{heldRecords: n1 - n0, held: t1.Sub(t0), onRecords: n2 - n1, on: t2.Sub(t1)})
 	}
 	return pairs, job.HoldCheckpoints(ctx, false)
+}
+
+// holdIdle holds the job's checkpoints and waits until none is in flight.
+func holdIdle(ctx context.Context, job *actors.Job) error {
+	if err := job.HoldCheckpoints(ctx, true); err != nil {
+		return err
+	}
+	return waitIdle(ctx, job)
 }
 
 // waitIdle waits until none of the job's checkpoints is in flight.
