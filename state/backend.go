@@ -21,6 +21,7 @@ type Backend struct {
 	pending *AsyncSnapshot // the asynchronous snapshot frozen last (snapshot_async.go)
 	lazy    *lazyGroups    // key groups restored and not decoded yet (lazy.go); nil before the first lazy restore
 	incr    *incremental   // change tracking for incremental snapshots (changes.go); nil when off
+	scratch *scratchKeep   // the encoder's scratch, kept from snapshot to snapshot; made by the first
 }
 
 // NewBackend returns a backend with no tables for maxParallelism key groups.

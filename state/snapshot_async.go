@@ -34,6 +34,7 @@ type AsyncSnapshot struct {
 	gates          []gate // by key group
 	tables         []frozenTable
 	taskScratch    snapScratch  // for groups the task encodes itself
+	scratch        *scratchKeep // the backend's scratch for the encoder (Encode, EncodeStream, …)
 	maxWait        atomic.Int64 // longest the task waited for a gate, ns
 	changes        *snapChanges // what changed since the last confirmed checkpoint; nil when not tracked
 	encoded        []bool       // by key group: still encoded at the barrier (lazy.go); nil when none was
@@ -165,7 +166,10 @@ func (b *Backend) SnapshotAsyncAt(id uint64, groups []int) (*AsyncSnapshot, erro
 		b.pending.settleAll()
 		b.pending = nil
 	}
-	s := &AsyncSnapshot{maxParallelism: b.maxParallelism, groups: groups, gates: make([]gate, b.maxParallelism)}
+	if b.scratch == nil {
+		b.scratch = &scratchKeep{}
+	}
+	s := &AsyncSnapshot{maxParallelism: b.maxParallelism, groups: groups, gates: make([]gate, b.maxParallelism), scratch: b.scratch}
 	seen := make([]bool, b.maxParallelism)
 	for _, g := range groups {
 		if err := b.checkGroup("snapshot", g); err != nil {
@@ -239,10 +243,11 @@ func (s *AsyncSnapshot) Groups() []int { return s.groups }
 // SnapshotAsync. It may run on any goroutine, once or more; the task goes on
 // meanwhile. After Release it fails with ErrSnapshotReleased.
 func (s *AsyncSnapshot) Encode() (map[int][]byte, error) {
-	sc := snapScratch{offTask: true}
+	sc := s.scratch.take()
+	defer s.scratch.give(sc)
 	out := make(map[int][]byte, len(s.groups))
 	for _, g := range s.groups {
-		blob, _, err := s.encodeGroup(g, &sc, false, false)
+		blob, _, err := s.encodeGroup(g, sc, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -268,12 +273,13 @@ func (s *AsyncSnapshot) Since() uint64 {
 // which blobs are deltas. A group encoded whole meanwhile (the next
 // snapshot was taken before this one was encoded) stays whole.
 func (s *AsyncSnapshot) EncodeIncremental(useDelta func(g int) bool) (blobs map[int][]byte, deltas map[int]bool, err error) {
-	sc := snapScratch{offTask: true}
+	sc := s.scratch.take()
+	defer s.scratch.give(sc)
 	blobs = make(map[int][]byte, len(s.groups))
 	deltas = map[int]bool{}
 	for _, g := range s.groups {
 		want := s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
-		blob, delta, err := s.encodeGroup(g, &sc, false, want)
+		blob, delta, err := s.encodeGroup(g, sc, false, want)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -320,13 +326,14 @@ func (s *AsyncSnapshot) EncodeAppend(dst []byte, useDelta func(g int) bool) (out
 // dst and whether it is a delta; placed returns dst to go on with. An
 // encoding error ends it.
 func (s *AsyncSnapshot) appendGroups(dst []byte, useDelta func(g int) bool, placed func(dst []byte, g, start int, delta bool) []byte) ([]byte, error) {
-	sc := snapScratch{offTask: true}
+	sc := s.scratch.take()
+	defer s.scratch.give(sc)
 	for _, g := range s.groups {
 		want := useDelta != nil && s.changes.deltaPossible(g) && s.changes.small(g) && useDelta(g)
 		start := len(dst)
 		var delta bool
 		var err error
-		if dst, delta, err = s.encodeGroupTo(dst, true, g, &sc, false, want); err != nil {
+		if dst, delta, err = s.encodeGroupTo(dst, true, g, sc, false, want); err != nil {
 			return dst, err
 		}
 		dst = placed(dst, g, start, delta)
