@@ -31,7 +31,8 @@ func newIncrementalRun(t *testing.T, seed uint64, maxPar int) *incrementalRun {
 }
 
 // checkpoint takes snapshot id, mutates during its encoding, and completes
-// or abandons it.
+// or abandons it; its blobs are encoded on their own or appended to a
+// buffer, at random.
 func (run *incrementalRun) checkpoint(id uint64, steps, keys int, abort bool) {
 	t, f := run.t, run.f
 	groups, want := f.syncSnapshot(t)
@@ -56,10 +57,27 @@ func (run *incrementalRun) checkpoint(id uint64, steps, keys int, abort bool) {
 	for _, g := range groups {
 		useDelta[g] = run.r.IntN(8) != 0 // now and then a group is compacted
 	}
+	// Blobs of their own, or appended to a buffer with no room, a little
+	// or plenty: the parts then encoded in place (encodeTablesInPlace).
+	room := []int{-1, 0, 64, 16 << 20}[run.r.IntN(4)]
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		blobs, deltas, encErr = snap.EncodeIncremental(func(g int) bool { return useDelta[g] })
+		if room < 0 {
+			blobs, deltas, encErr = snap.EncodeIncremental(func(g int) bool { return useDelta[g] })
+			return
+		}
+		var dst []byte
+		if room > 0 {
+			dst = make([]byte, 0, room)
+		}
+		var out []byte
+		var sections map[int][2]int64
+		out, sections, deltas, encErr = snap.EncodeAppend(dst, func(g int) bool { return useDelta[g] })
+		blobs = map[int][]byte{}
+		for g, sec := range sections {
+			blobs[g] = out[sec[0] : sec[0]+sec[1]]
+		}
 	}()
 	for range steps {
 		f.step(run.r, keys)

@@ -396,8 +396,12 @@ func (s *AsyncSnapshot) encodeGroupTo(dst []byte, appending bool, g int, sc *sna
 // to dst (nil: a blob of its own), without g's gate: the tables take it
 // entry by entry. In a delta a table that tracks changes gives its changed
 // keys, or nothing when none changed; any other is written whole. It also
-// returns the blob's sums.
+// returns the blob's sums. Appending to a buffer, it encodes the tables'
+// parts in place (encodeTablesInPlace).
 func (s *AsyncSnapshot) encodeTables(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, groupSums, error) {
+	if dst != nil && len(s.tables) <= maxInPlaceTables {
+		return s.encodeTablesInPlace(dst, g, sc, delta)
+	}
 	entries := sc.entries[:0]
 	defer func() {
 		clear(entries)

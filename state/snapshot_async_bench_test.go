@@ -1,6 +1,7 @@
 package state
 
 import (
+	"io"
 	"strconv"
 	"testing"
 )
@@ -113,6 +114,27 @@ func BenchmarkSnapshotAsyncTaskChangesAll(b *testing.B) {
 // snapshot. Its misses on slots and values dominate: claimsAhead is for
 // them.
 func BenchmarkSnapshotAsyncEncodeLarge(b *testing.B) {
+	benchLargeSnapshots(b, func(s *AsyncSnapshot, buf []byte) ([]byte, error) {
+		buf, _, _, err := s.EncodeAppend(buf[:0], nil)
+		return buf, err
+	})
+}
+
+// BenchmarkSnapshotAsyncStreamLarge is BenchmarkSnapshotAsyncEncodeLarge
+// as the uploader streams a checkpoint (EncodeStream): the groups gathered
+// in a buffer of about streamChunk, reused from chunk to chunk and from
+// one snapshot to the next, and written (here to io.Discard) chunk by
+// chunk.
+func BenchmarkSnapshotAsyncStreamLarge(b *testing.B) {
+	benchLargeSnapshots(b, func(s *AsyncSnapshot, buf []byte) ([]byte, error) {
+		_, buf, err := s.EncodeStream(io.Discard, buf, nil)
+		return buf, err
+	})
+}
+
+// benchLargeSnapshots times encode on snapshots of a million keys of 256
+// bytes, the buffer it returns handed to the next, per key.
+func benchLargeSnapshots(b *testing.B, encode func(s *AsyncSnapshot, buf []byte) ([]byte, error)) {
 	const keys = 1_000_000
 	be, _ := benchBackend(b, keys, 256)
 	groups := be.NonEmptyGroups()
@@ -125,7 +147,7 @@ func BenchmarkSnapshotAsyncEncodeLarge(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if buf, _, _, err = s.EncodeAppend(buf[:0], nil); err != nil {
+		if buf, err = encode(s, buf); err != nil {
 			b.Fatal(err)
 		}
 	}
