@@ -2,7 +2,6 @@ package state
 
 import (
 	"encoding/binary"
-	"fmt"
 	"hash/crc32"
 	"unsafe"
 )
@@ -137,10 +136,7 @@ func (s *AsyncSnapshot) encodeTablesInPlace(dst []byte, g int, sc *snapScratch, 
 		// it never overwrites a part left in dst's spare capacity.
 		dst = append(append(dst[:headerAt], header...), data...)
 	}
-	if parts > maxInPlaceTables {
-		return dst[:start], groupSums{}, fmt.Errorf("state: %d tables in one blob encoded in place, at most %d", parts, maxInPlaceTables)
-	}
-	dst[mapAt] = appendMapLen(nil, parts)[0]
+	dst[mapAt] = appendMapLen(nil, parts)[0] // parts ≤ maxInPlaceTables: one byte
 	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 	return dst, groupSums{entries: count, crc: sealedCRC(dst[start:])}, nil
 }
