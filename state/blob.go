@@ -45,20 +45,7 @@ func encodeBlob(eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 // appendBlob is encodeBlob appending the blob to dst.
 func appendBlob(dst []byte, eb *encBuf, h blobHeader, entries []blobEntry) ([]byte, error) {
 	e := eb.reset()
-	fields := 2
-	if h.delta {
-		eb.buf.WriteByte(deltaVersion)
-		fields = 3
-	} else {
-		eb.buf.WriteByte(formatVersion)
-	}
-	if err := e.EncodeArrayLen(3); err != nil {
-		return nil, err
-	}
-	if err := e.EncodeInt(int64(h.group)); err != nil {
-		return nil, err
-	}
-	if err := e.EncodeInt(int64(h.maxParallelism)); err != nil {
+	if err := encodeBlobHead(eb, h); err != nil {
 		return nil, err
 	}
 	if err := e.EncodeMapLen(len(entries)); err != nil {
@@ -69,25 +56,10 @@ func appendBlob(dst []byte, eb *encBuf, h blobHeader, entries []blobEntry) ([]by
 	cuts := cutsArr[:0]
 	size := 0
 	for _, en := range entries {
-		if err := e.EncodeString(en.name); err != nil {
+		if err := encodeEntryHead(eb, h, en); err != nil {
 			return nil, err
 		}
-		if err := e.EncodeArrayLen(fields); err != nil {
-			return nil, err
-		}
-		if err := e.EncodeUint(uint64(en.kind)); err != nil {
-			return nil, err
-		}
-		if h.delta {
-			if err := e.EncodeBool(en.full); err != nil {
-				return nil, err
-			}
-		}
-		if en.data == nil {
-			if err := e.EncodeNil(); err != nil { // as EncodeBytes(nil)
-				return nil, err
-			}
-		} else if err := e.EncodeBytesLen(len(en.data)); err != nil {
+		if err := encodeDataLen(eb, en.data); err != nil {
 			return nil, err
 		}
 		cuts = append(cuts, eb.buf.Len())
@@ -119,6 +91,56 @@ func grow(b []byte, n int) []byte {
 	nb := make([]byte, len(b), max(len(b)+n, 2*cap(b)))
 	copy(nb, b)
 	return nb
+}
+
+// encodeBlobHead writes a blob's version byte and [group, maxParallelism,
+// to eb (reset by the caller), up to its map of tables.
+func encodeBlobHead(eb *encBuf, h blobHeader) error {
+	if h.delta {
+		eb.buf.WriteByte(deltaVersion)
+	} else {
+		eb.buf.WriteByte(formatVersion)
+	}
+	e := eb.enc
+	if err := e.EncodeArrayLen(3); err != nil {
+		return err
+	}
+	if err := e.EncodeInt(int64(h.group)); err != nil {
+		return err
+	}
+	return e.EncodeInt(int64(h.maxParallelism))
+}
+
+// encodeEntryHead writes an entry's name and [kind, (full,) to eb, up to
+// its data's bin header.
+func encodeEntryHead(eb *encBuf, h blobHeader, en blobEntry) error {
+	e := eb.enc
+	fields := 2
+	if h.delta {
+		fields = 3
+	}
+	if err := e.EncodeString(en.name); err != nil {
+		return err
+	}
+	if err := e.EncodeArrayLen(fields); err != nil {
+		return err
+	}
+	if err := e.EncodeUint(uint64(en.kind)); err != nil {
+		return err
+	}
+	if h.delta {
+		return e.EncodeBool(en.full)
+	}
+	return nil
+}
+
+// encodeDataLen writes the bin header of an entry's data to eb: nil for
+// none (as EncodeBytes(nil)).
+func encodeDataLen(eb *encBuf, data []byte) error {
+	if data == nil {
+		return eb.enc.EncodeNil()
+	}
+	return eb.enc.EncodeBytesLen(len(data))
 }
 
 // sealedCRC is the CRC-32C of blob as appendBlob wrote it, trailer

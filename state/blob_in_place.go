@@ -28,28 +28,14 @@ const binHeaderRoom = 5
 // tables.
 func (s *AsyncSnapshot) encodeTablesInPlace(dst []byte, g int, sc *snapScratch, delta bool) ([]byte, groupSums, error) {
 	start := len(dst)
-	e := sc.blob.reset()
-	if delta {
-		sc.blob.buf.WriteByte(deltaVersion)
-	} else {
-		sc.blob.buf.WriteByte(formatVersion)
-	}
-	if err := e.EncodeArrayLen(3); err != nil {
-		return dst[:start], groupSums{}, err
-	}
-	if err := e.EncodeInt(int64(g)); err != nil {
-		return dst[:start], groupSums{}, err
-	}
-	if err := e.EncodeInt(int64(s.maxParallelism)); err != nil {
+	h := blobHeader{group: g, maxParallelism: s.maxParallelism, delta: delta}
+	sc.blob.reset()
+	if err := encodeBlobHead(&sc.blob, h); err != nil {
 		return dst[:start], groupSums{}, err
 	}
 	dst = append(dst, sc.blob.buf.Bytes()...)
 	mapAt := len(dst)
 	dst = appendMapLen(dst, 0) // one byte: set once the parts are counted
-	fields := 2
-	if delta {
-		fields = 3
-	}
 	parts, count := 0, 0
 	for i, ft := range s.tables {
 		full := true
@@ -64,20 +50,9 @@ func (s *AsyncSnapshot) encodeTablesInPlace(dst []byte, g int, sc *snapScratch, 
 			}
 		}
 		// The part's framing but its bin header.
-		e := sc.blob.reset()
-		if err := e.EncodeString(ft.name); err != nil {
+		sc.blob.reset()
+		if err := encodeEntryHead(&sc.blob, h, blobEntry{name: ft.name, kind: ft.kind, full: full}); err != nil {
 			return dst[:start], groupSums{}, err
-		}
-		if err := e.EncodeArrayLen(fields); err != nil {
-			return dst[:start], groupSums{}, err
-		}
-		if err := e.EncodeUint(uint64(ft.kind)); err != nil {
-			return dst[:start], groupSums{}, err
-		}
-		if delta {
-			if err := e.EncodeBool(full); err != nil {
-				return dst[:start], groupSums{}, err
-			}
 		}
 		partAt := len(dst)
 		dst = append(dst, sc.blob.buf.Bytes()...)
@@ -112,12 +87,8 @@ func (s *AsyncSnapshot) encodeTablesInPlace(dst []byte, g int, sc *snapScratch, 
 			continue
 		}
 		parts++
-		e = sc.blob.reset()
-		if data == nil {
-			if err := e.EncodeNil(); err != nil { // as EncodeBytesLen(nil)
-				return dst[:start], groupSums{}, err
-			}
-		} else if err := e.EncodeBytesLen(len(data)); err != nil {
+		sc.blob.reset()
+		if err := encodeDataLen(&sc.blob, data); err != nil {
 			return dst[:start], groupSums{}, err
 		}
 		header := sc.blob.buf.Bytes()
