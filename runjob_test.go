@@ -20,6 +20,13 @@ import (
 // within 2 minutes.
 func runKeycountToEnd(t *testing.T, cfg weir.RunConfig, st store.Store, log zerolog.Logger, out string, n int64, k int, tune func(*actors.Options)) *actors.Job {
 	t.Helper()
+	return runKeycountSeen(t, cfg, st, log, out, n, k, tune, nil)
+}
+
+// runKeycountSeen is runKeycountToEnd that hands the job to submitted, when
+// not nil, as soon as it is submitted.
+func runKeycountSeen(t *testing.T, cfg weir.RunConfig, st store.Store, log zerolog.Logger, out string, n int64, k int, tune func(*actors.Options), submitted func(*actors.Job)) *actors.Job {
+	t.Helper()
 	g, err := keycount.Build(keycount.Config{Records: n, Keys: k, Parallelism: 2, Out: out, SleepMs: 0.01})
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +49,9 @@ func runKeycountToEnd(t *testing.T, cfg weir.RunConfig, st store.Store, log zero
 	job, err := node.Submit(p, rt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if submitted != nil {
+		submitted(job)
 	}
 	select {
 	case <-job.Done():

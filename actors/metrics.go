@@ -32,6 +32,13 @@ type Metrics struct {
 	// MaxCheckpointsInFlight is the most checkpoints the coordinator ever had
 	// in flight at once.
 	MaxCheckpointsInFlight atomic.Int64
+	// SnapshotsEncoding is how many tasks are encoding an asynchronous
+	// snapshot now (streamed snapshots write as they encode).
+	SnapshotsEncoding atomic.Int64
+	// BlobsStoring is how many tasks are storing their part of a checkpoint
+	// now: encoding it, writing it and waiting for the store to make it
+	// durable.
+	BlobsStoring atomic.Int64
 }
 
 // raise stores v into m if it is larger.

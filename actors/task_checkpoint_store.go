@@ -20,6 +20,8 @@ var errNothingToStore = errors.New("nothing to store")
 // time (the state is never laid out whole in memory); otherwise the blob is
 // laid out first. The ref is zero when there was nothing to store.
 func (t *task) storeCheckpoint(c context.Context, id uint64, name string, ck *taskCheckpoint) (*taskBlob, store.TaskSnapshot, checkpointStats, store.BlobRef, error) {
+	t.job.Metrics.BlobsStoring.Add(1)
+	defer t.job.Metrics.BlobsStoring.Add(-1)
 	st := t.job.opts.Checkpoint.Store
 	job := t.job.Plan.Name
 	var blob *taskBlob
@@ -69,7 +71,9 @@ func (t *task) encodeSnapshot(ck *taskCheckpoint, w io.Writer) error {
 	if ck.pending == nil {
 		return nil
 	}
+	t.job.Metrics.SnapshotsEncoding.Add(1)
 	snap, err := t.encodePending(ck, w)
+	t.job.Metrics.SnapshotsEncoding.Add(-1)
 	if mw, ok := ck.pending.(interface{ MaxWait() time.Duration }); ok {
 		raise(&t.job.Metrics.MaxSnapshotWaitNs, int64(mw.MaxWait()))
 	}

@@ -72,16 +72,25 @@ type stateBenchRow struct {
 	// differ by more than checkpoints cost, so these are the sharper
 	// comparison; vs none also counts the cost of a job that can take
 	// checkpoints at all (incremental checkpoints' change marks).
-	VsHeldPct       float64 `json:"throughput_vs_held_pct,omitempty"`
-	P99VsHeld       float64 `json:"p99_vs_held,omitempty"`
-	Checkpoints     int     `json:"checkpoints"`
-	CkptP50Ms       float64 `json:"checkpoint_p50_ms"`
-	CkptMaxMs       float64 `json:"checkpoint_max_ms"`
-	BytesPerCkpt    float64 `json:"bytes_per_checkpoint"`
-	FullStateBytes  int64   `json:"full_state_bytes"`
-	BytesOfFullPct  float64 `json:"bytes_of_full_state_pct"`
-	MaxBarrierStall float64 `json:"max_barrier_stall_ms"`
-	MaxCOWWaitMs    float64 `json:"max_copy_on_write_wait_ms"`
+	VsHeldPct float64 `json:"throughput_vs_held_pct,omitempty"`
+	P99VsHeld float64 `json:"p99_vs_held,omitempty"`
+	// Where the on phases' time went (onSplit), sampled: the share of it
+	// spent while a task encoded a snapshot and while a blob was stored
+	// after that, and the throughput in each part and in the rest of the
+	// on phases against the held phases'.
+	EncodingSharePct  float64 `json:"on_encoding_share_pct,omitempty"`
+	EncodingVsHeldPct float64 `json:"on_encoding_vs_held_pct,omitempty"`
+	StoringSharePct   float64 `json:"on_storing_share_pct,omitempty"`
+	StoringVsHeldPct  float64 `json:"on_storing_vs_held_pct,omitempty"`
+	OtherVsHeldPct    float64 `json:"on_other_vs_held_pct,omitempty"`
+	Checkpoints       int     `json:"checkpoints"`
+	CkptP50Ms         float64 `json:"checkpoint_p50_ms"`
+	CkptMaxMs         float64 `json:"checkpoint_max_ms"`
+	BytesPerCkpt      float64 `json:"bytes_per_checkpoint"`
+	FullStateBytes    int64   `json:"full_state_bytes"`
+	BytesOfFullPct    float64 `json:"bytes_of_full_state_pct"`
+	MaxBarrierStall   float64 `json:"max_barrier_stall_ms"`
+	MaxCOWWaitMs      float64 `json:"max_copy_on_write_wait_ms"`
 	// GroupsChangedPct is the share of key groups holding a key of the hot
 	// set: what a checkpoint that writes only changed key groups would
 	// still write, next to ChangingPct for one that writes changed keys.
@@ -236,6 +245,7 @@ func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, rou
 		}
 		row.RecordsPerS = fast.rate
 		row.VsHeldPct = vsHeld(fast.held)
+		row.fillSplit(fast.split)
 		row.fillCheckpoints(fast)
 		rate := fast.rate * cfg.rateShare
 		if none != nil {
@@ -254,7 +264,7 @@ func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, rou
 		}
 		row.PacedKeptPct = 100 * paced.rate / rate
 		fmt.Fprintf(cfg.progressOut, "bench state  round %d/%d  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms%s\n",
-			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall, heldProgress(fast.held, paced))
+			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall, heldProgress(fast.held, paced)+splitProgress(fast.split))
 		rows = append(rows, row)
 		if cell.None && none == nil {
 			none = &rows[len(rows)-1]
@@ -312,6 +322,11 @@ func mergeStateRounds(rounds [][]stateBenchRow) []stateBenchRow {
 		m.P99VsNone = med(func(r stateBenchRow) float64 { return r.P99VsNone })
 		m.VsHeldPct = med(func(r stateBenchRow) float64 { return r.VsHeldPct })
 		m.P99VsHeld = med(func(r stateBenchRow) float64 { return r.P99VsHeld })
+		m.EncodingSharePct = med(func(r stateBenchRow) float64 { return r.EncodingSharePct })
+		m.EncodingVsHeldPct = med(func(r stateBenchRow) float64 { return r.EncodingVsHeldPct })
+		m.StoringSharePct = med(func(r stateBenchRow) float64 { return r.StoringSharePct })
+		m.StoringVsHeldPct = med(func(r stateBenchRow) float64 { return r.StoringVsHeldPct })
+		m.OtherVsHeldPct = med(func(r stateBenchRow) float64 { return r.OtherVsHeldPct })
 		m.CkptP50Ms = med(func(r stateBenchRow) float64 { return r.CkptP50Ms })
 		m.BytesPerCkpt = med(func(r stateBenchRow) float64 { return r.BytesPerCkpt })
 		m.BytesOfFullPct = med(func(r stateBenchRow) float64 { return r.BytesOfFullPct })
@@ -391,6 +406,7 @@ type stateRun struct {
 	// After the window (checkpointing cells): the phases with the job's
 	// checkpoints held and on, and the paced run's p99 in each.
 	held           []heldPair
+	split          onSplit // where the time of the held and on phases went
 	p99On, p99Held time.Duration
 }
 
@@ -581,11 +597,11 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		out.checkpoints = append(out.checkpoints, weir.CheckpointStat{ID: c.ID, DurationMs: ms(c.Duration), StateWrittenBytes: c.StateWrittenBytes})
 	}
 	if !cell.None && cfg.holdPairs > 0 {
-		pairs, err := alternateHeld(ctx, cfg, job, sh)
+		pairs, split, err := alternateHeld(ctx, cfg, job, sh)
 		if err != nil {
 			return out, fmt.Errorf("held and on phases: %w", err)
 		}
-		out.held = pairs
+		out.held, out.split = pairs, split
 		out.p99On, out.p99Held = latOn.Quantile(0.99), latHeld.Quantile(0.99)
 	}
 	cancel()

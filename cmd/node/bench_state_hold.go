@@ -42,33 +42,37 @@ func (p heldPair) ratio() float64 {
 // memory, and the machine's other work comes and goes). It runs
 // cfg.holdPairs pairs of phases of cfg.holdPhase: held (from when no
 // checkpoint is in flight), then on (until the last checkpoint triggered
-// in it ended, so that its whole cost counts there).
-func alternateHeld(ctx context.Context, cfg stateBenchConfig, job *actors.Job, sh *stateShared) ([]heldPair, error) {
+// in it ended, so that its whole cost counts there). It also returns where
+// the phases' time went (onSplit).
+func alternateHeld(ctx context.Context, cfg stateBenchConfig, job *actors.Job, sh *stateShared) ([]heldPair, onSplit, error) {
 	pairs := make([]heldPair, 0, cfg.holdPairs)
 	if err := holdIdle(ctx, job); err != nil {
-		return nil, err
+		return nil, onSplit{}, err
 	}
+	split := startSplit(sh, job.Metrics)
+	defer split.stop()
 	for range cfg.holdPairs {
 		sh.phase.Store(phaseHeld)
 		n0, t0 := sh.processed.Load(), time.Now()
 		if err := waitFor(ctx, job, cfg.holdPhase); err != nil {
-			return nil, err
+			return nil, onSplit{}, err
 		}
 		if err := job.HoldCheckpoints(ctx, false); err != nil {
-			return nil, err
+			return nil, onSplit{}, err
 		}
 		sh.phase.Store(phaseOn)
 		n1, t1 := sh.processed.Load(), time.Now()
 		if err := waitFor(ctx, job, cfg.holdPhase); err != nil {
-			return nil, err
+			return nil, onSplit{}, err
 		}
 		if err := holdIdle(ctx, job); err != nil { // the on phase ends, the next held one starts
-			return nil, err
+			return nil, onSplit{}, err
 		}
 		n2, t2 := sh.processed.Load(), time.Now()
 		pairs = append(pairs, heldPair{heldRecords: n1 - n0, held: t1.Sub(t0), onRecords: n2 - n1, on: t2.Sub(t1)})
 	}
-	return pairs, job.HoldCheckpoints(ctx, false)
+	err := job.HoldCheckpoints(ctx, false)
+	return pairs, split.stop(), err
 }
 
 // holdIdle holds the job's checkpoints and waits until none is in flight.
