@@ -51,7 +51,7 @@ func (a *byteArena) copy(b []byte, left int) []byte {
 // turnArena is a byteArena whose chunks are handed out again on the next
 // turn (next): for copies that all die together, as the values a
 // snapshot's copy on write saves do once the snapshot settled. It keeps at
-// most the chunks its last turn used.
+// most twice the chunks its last turn used.
 type turnArena struct {
 	byteArena
 	used  [][]byte // chunks handed out from this turn
@@ -75,5 +75,11 @@ func (a *turnArena) bytes(b []byte) []byte {
 }
 
 // next returns the arena of the next turn, which hands out a's chunks
-// again: nothing may read what a handed out any more.
-func (a *turnArena) next() turnArena { return turnArena{spare: a.used} }
+// again: nothing may read what a handed out any more. It keeps the chunks
+// a's turn used and as many again of those it did not: a turn that saves
+// up to twice what the last saved takes no fresh chunk from the heap, and
+// the chunks of a turn that saved far more go within a few turns.
+func (a *turnArena) next() turnArena {
+	keep := min(len(a.spare), len(a.used))
+	return turnArena{spare: append(a.used, a.spare[:keep]...)}
+}

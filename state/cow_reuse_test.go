@@ -66,8 +66,8 @@ func TestCopyOnWriteReusesWhatTheLastSnapshotSaved(t *testing.T) {
 }
 
 // TestTurnArenaHandsOutTheLastTurnsChunks: a turn hands out disjoint copies,
-// the next turn the same chunks again, and chunks its own turn did not use
-// are let go.
+// the next turn the same chunks again, and of the chunks a turn did not
+// use it keeps as many as it used.
 func TestTurnArenaHandsOutTheLastTurnsChunks(t *testing.T) {
 	var a turnArena
 	small := make([]byte, arenaChunk/4)
@@ -102,8 +102,58 @@ func TestTurnArenaHandsOutTheLastTurnsChunks(t *testing.T) {
 	if p := unsafe.SliceData(again); p != unsafe.SliceData(a.used[1]) && p != chunk0 {
 		t.Fatalf("the next turn's copy is not in a chunk of the turn before")
 	}
-	if c := b.next(); len(c.spare) != 1 {
-		t.Fatalf("a turn after one that used one chunk keeps %d spare, want 1", len(c.spare))
+	if c := b.next(); len(c.spare) != 2 {
+		t.Fatalf("a turn after one that used one chunk of two keeps %d spare, want 2", len(c.spare))
+	}
+	if c := (&turnArena{}).next(); len(c.spare) != 0 {
+		t.Fatalf("a turn after one that used none keeps %d spare, want 0", len(c.spare))
+	}
+}
+
+// TestTurnArenaTakesNoFreshChunkForSomewhatMore: a turn that saves up to
+// twice what the turn before saved hands out only the chunks of the turns
+// before; one that used one chunk of four keeps two, and the turn after it
+// takes a fresh chunk for a third.
+func TestTurnArenaTakesNoFreshChunkForSomewhatMore(t *testing.T) {
+	quarter := make([]byte, arenaChunk/4)
+	fill := func(a *turnArena, chunks int) {
+		for range 4 * chunks {
+			a.bytes(quarter)
+		}
+	}
+	var a turnArena
+	fill(&a, 4)
+	known := map[*byte]bool{}
+	for _, c := range a.used {
+		known[unsafe.SliceData(c)] = true
+	}
+	b := a.next()
+	fill(&b, 2)
+	c := b.next()
+	if len(c.spare) != 4 {
+		t.Fatalf("after a turn of 2 chunks of 4: %d spare, want 4", len(c.spare))
+	}
+	fill(&c, 4) // twice the turn before
+	for i, ch := range c.used {
+		if !known[unsafe.SliceData(ch)] {
+			t.Fatalf("chunk %d of a turn twice the one before is fresh", i)
+		}
+	}
+	d := c.next()
+	fill(&d, 1)
+	e := d.next()
+	if len(e.spare) != 2 {
+		t.Fatalf("after a turn of 1 chunk of 4: %d spare, want 2", len(e.spare))
+	}
+	fill(&e, 3)
+	fresh := 0
+	for _, ch := range e.used {
+		if !known[unsafe.SliceData(ch)] {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("a turn of 3 chunks with 2 spare took %d fresh chunks, want 1", fresh)
 	}
 }
 
