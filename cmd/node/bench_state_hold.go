@@ -71,8 +71,7 @@ func alternateHeld(ctx context.Context, cfg stateBenchConfig, job *actors.Job, s
 		n2, t2 := sh.processed.Load(), time.Now()
 		pairs = append(pairs, heldPair{heldRecords: n1 - n0, held: t1.Sub(t0), onRecords: n2 - n1, on: t2.Sub(t1)})
 	}
-	err := job.HoldCheckpoints(ctx, false)
-	return pairs, split.stop(), err
+	return pairs, split.stop(), job.HoldCheckpoints(ctx, false) // sampled up to the last on phase's end
 }
 
 // holdIdle holds the job's checkpoints and waits until none is in flight.
