@@ -95,6 +95,10 @@ type stateBenchRow struct {
 	// set: what a checkpoint that writes only changed key groups would
 	// still write, next to ChangingPct for one that writes changed keys.
 	GroupsChangedPct float64 `json:"groups_changed_pct"`
+	// CoresBusy is how many cores were busy on average in each part of
+	// the held and on phases of the throughput and the paced run, with
+	// this process's work and with anything's (coresProgress).
+	CoresBusy *coresOfRuns `json:"cores_busy,omitempty"`
 }
 
 // runStateBench runs a keycount-like job over large keyed state with
@@ -263,8 +267,9 @@ func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, rou
 			row.P99VsHeld = float64(paced.p99On) / float64(paced.p99Held)
 		}
 		row.PacedKeptPct = 100 * paced.rate / rate
+		row.fillCores(fast.split, paced.split)
 		fmt.Fprintf(cfg.progressOut, "bench state  round %d/%d  %-5s %5v %% changing: %.0f records/s, p99 %.2f ms at %.0f records/s, %d checkpoints, %.0f bytes each, stall %.2f ms%s\n",
-			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall, heldProgress(fast.held, paced)+splitProgress(fast.split))
+			round+1, cfg.rounds, cell.Name, pct, row.RecordsPerS, row.P99Ms, rate, row.Checkpoints, row.BytesPerCkpt, row.MaxBarrierStall, heldProgress(fast.held, paced)+splitProgress(fast.split)+coresProgress("fast", fast.split)+coresProgress("paced", paced.split))
 		rows = append(rows, row)
 		if cell.None && none == nil {
 			none = &rows[len(rows)-1]
@@ -327,6 +332,7 @@ func mergeStateRounds(rounds [][]stateBenchRow) []stateBenchRow {
 		m.StoringSharePct = med(func(r stateBenchRow) float64 { return r.StoringSharePct })
 		m.StoringVsHeldPct = med(func(r stateBenchRow) float64 { return r.StoringVsHeldPct })
 		m.OtherVsHeldPct = med(func(r stateBenchRow) float64 { return r.OtherVsHeldPct })
+		m.CoresBusy = mergeCores(all)
 		m.CkptP50Ms = med(func(r stateBenchRow) float64 { return r.CkptP50Ms })
 		m.BytesPerCkpt = med(func(r stateBenchRow) float64 { return r.BytesPerCkpt })
 		m.BytesOfFullPct = med(func(r stateBenchRow) float64 { return r.BytesOfFullPct })

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/weirstream/weir/actors"
+	"github.com/weirstream/weir/internal/cputime"
 )
 
 // splitPart is what a sample of the held and on phases fell in.
@@ -44,16 +46,35 @@ func partOf(phase int32, encoding, storing int64) (splitPart, bool) {
 }
 
 // onSplit is where the on phases of a run went, sampled every splitEvery:
-// the records the task processed and the time spent in each part.
+// the records the task processed, the time spent in each part, and the CPU
+// time this process and the whole machine used in it.
 type onSplit struct {
 	records [splitParts]int64
 	time    [splitParts]time.Duration
+	cpu     [splitParts]time.Duration // this process's
+	machine [splitParts]time.Duration // every core's busy time, the kernel's write-back too
 }
 
 // add counts records processed over d in part p.
 func (s *onSplit) add(p splitPart, records int64, d time.Duration) {
 	s.records[p] += records
 	s.time[p] += d
+}
+
+// addCPU counts CPU time used in part p: by this process and by the whole
+// machine.
+func (s *onSplit) addCPU(p splitPart, process, machine time.Duration) {
+	s.cpu[p] += process
+	s.machine[p] += machine
+}
+
+// cores is how many cores were busy on average in part p: with this
+// process's work and with anything's; 0 without time in it.
+func (s onSplit) cores(p splitPart) (process, machine float64) {
+	if s.time[p] <= 0 {
+		return 0, 0
+	}
+	return s.cpu[p].Seconds() / s.time[p].Seconds(), s.machine[p].Seconds() / s.time[p].Seconds()
 }
 
 // vsHeld is part p's throughput against the held phases', in %; 0 when
@@ -92,6 +113,8 @@ type splitSampler struct {
 func startSplit(sh *stateShared, m *actors.Metrics) *splitSampler {
 	s := &splitSampler{quit: make(chan struct{})}
 	n0, t0 := sh.processed.Load(), time.Now()
+	c0, _ := cputime.Machine()
+	p0 := cputime.Now()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -99,10 +122,13 @@ func startSplit(sh *stateShared, m *actors.Metrics) *splitSampler {
 		defer tick.Stop()
 		sample := func() {
 			n1, t1 := sh.processed.Load(), time.Now()
+			c1, _ := cputime.Machine()
+			p1 := cputime.Now()
 			if p, ok := partOf(sh.phase.Load(), m.SnapshotsEncoding.Load(), m.BlobsStoring.Load()); ok {
 				s.out.add(p, n1-n0, t1.Sub(t0))
+				s.out.addCPU(p, p1-p0, c1-c0)
 			}
-			n0, t0 = n1, t1
+			n0, t0, c0, p0 = n1, t1, c1, p1
 		}
 		for {
 			select {
@@ -139,4 +165,108 @@ func splitProgress(s onSplit) string {
 	}
 	return fmt.Sprintf("; on phases: encoding %.1f %% of the time at %.1f %% of held, storing %.1f %% at %.1f %%, other %.1f %% at %.1f %%",
 		s.shareOfOn(partEncoding), s.vsHeld(partEncoding), s.shareOfOn(partStoring), s.vsHeld(partStoring), s.shareOfOn(partOther), s.vsHeld(partOther))
+}
+
+// coresProgress is the progress line's account of the cores busy in each
+// part of a run's held and on phases, this process's and the machine's: a
+// paced run whose machine is near all its cores in a part is one where the
+// job waits for a core there, and its latency grows; empty without
+// samples.
+func coresProgress(run string, s onSplit) string {
+	if s.time[partHeld] <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "; %s, cores busy (process/machine):", run)
+	for p, name := range []string{"held", "encoding", "storing", "other"} {
+		proc, mach := s.cores(splitPart(p))
+		fmt.Fprintf(&b, " %s %.2f/%.2f", name, proc, mach)
+	}
+	return b.String()
+}
+
+// coresOfRuns is the cores busy in each part of the held and on phases of
+// a row's throughput run (fast) and of its latency run (paced).
+type coresOfRuns struct {
+	Fast  *partsCores `json:"fast,omitempty"`
+	Paced *partsCores `json:"paced,omitempty"`
+}
+
+// partsCores is the cores busy in each part of a run's held and on phases.
+type partsCores struct {
+	Held     coresBusy `json:"held"`
+	Encoding coresBusy `json:"encoding"`
+	Storing  coresBusy `json:"storing"`
+	Other    coresBusy `json:"other"`
+}
+
+// coresBusy is how many cores were busy on average: with this process's
+// work, and with anything's on the machine.
+type coresBusy struct {
+	Process float64 `json:"process"`
+	Machine float64 `json:"machine"`
+}
+
+// parts lists c's figures in the order of splitPart.
+func (c *partsCores) parts() [splitParts]*coresBusy {
+	return [splitParts]*coresBusy{&c.Held, &c.Encoding, &c.Storing, &c.Other}
+}
+
+// coresOf is the cores busy in each part of a run's split; nil without
+// held phases.
+func coresOf(s onSplit) *partsCores {
+	if s.time[partHeld] <= 0 {
+		return nil
+	}
+	c := new(partsCores)
+	for p, b := range c.parts() {
+		b.Process, b.Machine = s.cores(splitPart(p))
+	}
+	return c
+}
+
+// fillCores sets the row's cores busy from its runs' splits; nil without
+// held phases in either.
+func (r *stateBenchRow) fillCores(fast, paced onSplit) {
+	c := coresOfRuns{Fast: coresOf(fast), Paced: coresOf(paced)}
+	if c.Fast != nil || c.Paced != nil {
+		r.CoresBusy = &c
+	}
+}
+
+// mergeCores is the median of each figure over the rows that have it,
+// run by run; nil when none has.
+func mergeCores(rows []stateBenchRow) *coresOfRuns {
+	var fast, paced []*partsCores
+	for _, r := range rows {
+		if c := r.CoresBusy; c != nil {
+			if c.Fast != nil {
+				fast = append(fast, c.Fast)
+			}
+			if c.Paced != nil {
+				paced = append(paced, c.Paced)
+			}
+		}
+	}
+	out := coresOfRuns{Fast: medianParts(fast), Paced: medianParts(paced)}
+	if out.Fast == nil && out.Paced == nil {
+		return nil
+	}
+	return &out
+}
+
+// medianParts is the median of each figure of cs; nil without any.
+func medianParts(cs []*partsCores) *partsCores {
+	if len(cs) == 0 {
+		return nil
+	}
+	m := new(partsCores)
+	for p, b := range m.parts() {
+		proc, mach := make([]float64, len(cs)), make([]float64, len(cs))
+		for j, c := range cs {
+			proc[j], mach[j] = c.parts()[p].Process, c.parts()[p].Machine
+		}
+		b.Process, b.Machine = median(proc), median(mach)
+	}
+	return m
 }

@@ -117,3 +117,101 @@ func TestSplitSampler(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitCores: a part's cores are its CPU time over its wall time, the
+// process's and the machine's apart; a part without time has none; the
+// progress line gives every part in splitPart's order and nothing without
+// held phases.
+func TestSplitCores(t *testing.T) {
+	t.Parallel()
+	var s onSplit
+	s.add(partHeld, 100, 2*time.Second)
+	s.addCPU(partHeld, 1800*time.Millisecond, 2*time.Second) // 0.9 and 1.0
+	s.add(partEncoding, 10, 500*time.Millisecond)
+	s.addCPU(partEncoding, 900*time.Millisecond, 990*time.Millisecond) // 1.8 and 1.98
+	s.add(partOther, 10, time.Second)
+	s.addCPU(partOther, time.Second, 1100*time.Millisecond) // 1.0 and 1.1
+	for _, tc := range []struct {
+		p             splitPart
+		process, mach float64
+	}{
+		{partHeld, 0.9, 1},
+		{partEncoding, 1.8, 1.98},
+		{partStoring, 0, 0},
+		{partOther, 1, 1.1},
+	} {
+		if proc, mach := s.cores(tc.p); proc != tc.process || mach != tc.mach {
+			t.Errorf("part %d: %v and %v cores, want %v and %v", tc.p, proc, mach, tc.process, tc.mach)
+		}
+	}
+	if got, want := coresProgress("paced", s), "; paced, cores busy (process/machine): held 0.90/1.00 encoding 1.80/1.98 storing 0.00/0.00 other 1.00/1.10"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	var noHeld onSplit
+	noHeld.add(partEncoding, 10, time.Second)
+	noHeld.addCPU(partEncoding, time.Second, time.Second)
+	if got := coresProgress("fast", noHeld); got != "" {
+		t.Errorf("no held phases: progress %q, want none", got)
+	}
+	if coresOf(noHeld) != nil {
+		t.Errorf("no held phases: cores %+v, want none", coresOf(noHeld))
+	}
+}
+
+// TestMergeCores: each figure of each run is the median over the rounds'
+// rows that have it (a row without held phases, as none's, has none), and a
+// run no row has stays nil.
+func TestMergeCores(t *testing.T) {
+	t.Parallel()
+	split := func(heldProc, encMach float64) onSplit {
+		var s onSplit
+		s.add(partHeld, 1, time.Second)
+		s.addCPU(partHeld, time.Duration(heldProc*float64(time.Second)), time.Second)
+		s.add(partEncoding, 1, time.Second)
+		s.addCPU(partEncoding, time.Second, time.Duration(encMach*float64(time.Second)))
+		return s
+	}
+	rows := make([]stateBenchRow, 4)
+	rows[0].fillCores(split(0.5, 1.5), onSplit{})
+	rows[1].fillCores(split(0.7, 1.9), onSplit{})
+	rows[2].fillCores(split(0.9, 1.7), onSplit{})
+	rows[3].fillCores(onSplit{}, onSplit{}) // no held phases: nothing
+	if rows[3].CoresBusy != nil {
+		t.Fatalf("a row without held phases has cores %+v", rows[3].CoresBusy)
+	}
+	m := mergeCores(rows)
+	if m == nil || m.Fast == nil {
+		t.Fatalf("merged %+v, want the fast run's medians", m)
+	}
+	if m.Paced != nil {
+		t.Errorf("paced %+v, want nil: no row has it", m.Paced)
+	}
+	if m.Fast.Held.Process != 0.7 || m.Fast.Held.Machine != 1 || m.Fast.Encoding.Machine != 1.7 || m.Fast.Encoding.Process != 1 {
+		t.Errorf("fast %+v, want held 0.7/1, encoding 1/1.7", *m.Fast)
+	}
+	if mergeCores(rows[3:]) != nil {
+		t.Errorf("rows without cores merged into %+v, want nil", mergeCores(rows[3:]))
+	}
+}
+
+// TestSplitSamplerCPU: the CPU time a goroutine spends spinning while the
+// sampler samples a held phase is filed under held, for the process and
+// for the machine, and under no other part.
+func TestSplitSamplerCPU(t *testing.T) {
+	t.Parallel()
+	sh := new(stateShared)
+	var m actors.Metrics
+	sh.phase.Store(phaseHeld)
+	s := startSplit(sh, &m)
+	for end := time.Now().Add(60 * time.Millisecond); time.Now().Before(end); {
+	}
+	got := s.stop()
+	if got.cpu[partHeld] <= 0 || got.machine[partHeld] <= 0 {
+		t.Errorf("held: %v of the process's CPU, %v of the machine's, want both above 0 after 60 ms of spinning", got.cpu[partHeld], got.machine[partHeld])
+	}
+	for p := partEncoding; p < splitParts; p++ {
+		if got.cpu[p] != 0 || got.machine[p] != 0 || got.time[p] != 0 {
+			t.Errorf("part %d: %v, %v CPU over %v, want nothing", p, got.cpu[p], got.machine[p], got.time[p])
+		}
+	}
+}

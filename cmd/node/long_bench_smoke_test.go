@@ -97,8 +97,8 @@ func TestBenchNexmarkAll(t *testing.T) {
 }
 
 // TestBenchStateRows: `node bench state --json --rounds 2` at tiny sizes
-// gives one row per cell and share of changing keys, with checkpoints and their bytes in
-// the cells that take them (no speed is asserted: each run measures until
+// gives one row per cell and share of changing keys, with checkpoints and their bytes, and
+// the cores busy in the held and on phases, in the cells that take them (no speed is asserted: each run measures until
 // a checkpoint completed, however slow the machine).
 func TestBenchStateRows(t *testing.T) {
 	t.Parallel()
@@ -114,7 +114,7 @@ func TestBenchStateRows(t *testing.T) {
 			t.Fatalf("row %+v: want a throughput, a paced rate and the share of it kept", r)
 		}
 		if r.Name == "none" {
-			if r.Checkpoints != 0 || r.VsNonePct != 100 || r.VsHeldPct != 0 || r.P99VsHeld != 0 {
+			if r.Checkpoints != 0 || r.VsNonePct != 100 || r.VsHeldPct != 0 || r.P99VsHeld != 0 || r.CoresBusy != nil {
 				t.Fatalf("row %+v: no checkpoints (nor any to hold) without them, 100 %% of itself", r)
 			}
 			continue
@@ -124,6 +124,9 @@ func TestBenchStateRows(t *testing.T) {
 		}
 		if r.VsHeldPct <= 0 || r.P99VsHeld <= 0 {
 			t.Fatalf("row %+v: want throughput and p99 against the job's held phases", r)
+		}
+		if c := r.CoresBusy; c == nil || c.Fast == nil || c.Paced == nil || c.Fast.Held.Process <= 0 || c.Paced.Held.Process <= 0 {
+			t.Fatalf("row %+v: want the cores busy in both runs' held phases", r)
 		}
 	}
 }
