@@ -63,15 +63,22 @@ func (a *turnArena) bytes(b []byte) []byte {
 	if len(b) == 0 {
 		return []byte{}
 	}
-	if len(b) <= arenaChunk/4 && len(b) > cap(a.free)-len(a.free) {
-		if n := len(a.spare); n > 0 {
-			a.free, a.spare = a.spare[n-1][:0], a.spare[:n-1]
+	a.fit(len(b))
+	return a.copy(b, arenaChunk)
+}
+
+// fit moves to another chunk, the last turn's if one is left, when n bytes
+// (at most a quarter chunk: longer ones get an allocation of their own) do
+// not fit in the current one.
+func (a *turnArena) fit(n int) {
+	if n <= arenaChunk/4 && n > cap(a.free)-len(a.free) {
+		if k := len(a.spare); k > 0 {
+			a.free, a.spare = a.spare[k-1][:0], a.spare[:k-1]
 		} else {
 			a.free = make([]byte, 0, arenaChunk)
 		}
 		a.used = append(a.used, a.free)
 	}
-	return a.copy(b, arenaChunk)
 }
 
 // next returns the arena of the next turn, which hands out a's chunks
@@ -82,4 +89,26 @@ func (a *turnArena) bytes(b []byte) []byte {
 func (a *turnArena) next() turnArena {
 	keep := min(len(a.spare), len(a.used))
 	return turnArena{spare: append(a.used, a.spare[:keep]...)}
+}
+
+// room returns the arena's free room, empty, to append to and settle with
+// keep: appending there saves copying from a scratch buffer. When hint
+// bytes (at most a quarter chunk) do not fit in the current chunk, it moves
+// to another first, as bytes does, so that an append of about that size
+// stays in place.
+func (a *turnArena) room(hint int) []byte {
+	a.fit(hint)
+	return a.free[len(a.free):len(a.free)]
+}
+
+// keep returns b, appended to what room returned, as the arena's, its
+// capacity ending where it does: in place when the append stayed in room's
+// capacity, else copied (bytes).
+func (a *turnArena) keep(b []byte) []byte {
+	n := len(a.free)
+	if len(b) > 0 && cap(a.free)-n >= len(b) && unsafe.SliceData(b) == unsafe.SliceData(a.free[n:n+1]) {
+		a.free = a.free[:n+len(b)]
+		return b[:len(b):len(b)]
+	}
+	return a.bytes(b)
 }

@@ -44,7 +44,9 @@ type cow[V any] struct {
 	gs    []cowGroup[V] // by key group
 	codec valueCodec[V]
 	eb    encBuf // task-owned scratch for saving one value with codec.enc
-	saveB []byte // task-owned scratch for saving one value with codec.app
+	// saveLen is the length of the task's last saved encoding: the room
+	// it asks the arena for before it appends the next (turnArena.room).
+	saveLen int
 	// arena holds the task's saved encodings; its chunks are the last
 	// snapshot's, settled when this one was frozen (freeze).
 	arena turnArena
@@ -535,11 +537,13 @@ func (c *cow[V]) save(gt *gate, ovp **overlay, g int, key string, kn known[V]) {
 	ov.at[key] = sv
 }
 
-// encodeSaved returns v's encoding, copied into the arena, on the task.
+// encodeSaved returns v's encoding in the arena, on the task: appended
+// there in place when the value type has an appender, else copied.
 func (c *cow[V]) encodeSaved(v V) ([]byte, error) {
 	if app := c.codec.app; app != nil {
-		c.saveB = app(c.saveB[:0], v)
-		return c.arena.bytes(c.saveB), nil
+		b := c.arena.keep(app(c.arena.room(c.saveLen), v))
+		c.saveLen = len(b)
+		return b, nil
 	}
 	e := c.eb.reset()
 	err := c.codec.enc(e, v)

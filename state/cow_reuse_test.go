@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -193,5 +194,67 @@ func TestPutAfterAGetForAnotherSnapshotStillSaves(t *testing.T) {
 	}
 	if string(blobs[g]) != string(want) {
 		t.Fatalf("group %d's blob is not the group at the second barrier: a Put after a Get for the first snapshot did not save", g)
+	}
+}
+
+// TestTurnArenaKeepsAppendsInPlace: what is appended to room's free room
+// and fits is kept where it was written, its capacity ending at its
+// length, and the next room starts after it; room moves to another chunk
+// (the last turn's, when one is left) when its hint does not fit; an
+// append that outgrew the room is copied, and one longer than a quarter
+// chunk gets an allocation of its own.
+func TestTurnArenaKeepsAppendsInPlace(t *testing.T) {
+	var a turnArena
+	r := a.room(10)
+	got := a.keep(append(r, "0123456789"...))
+	if string(got) != "0123456789" || unsafe.SliceData(got) != unsafe.SliceData(r[:1]) || cap(got) != len(got) {
+		t.Fatalf("kept %q (cap %d): want it where room was, its capacity its length", got, cap(got))
+	}
+	r2 := a.room(10)
+	if unsafe.SliceData(r2[:1]) != unsafe.SliceData(a.used[0][10:11]) {
+		t.Fatalf("the next room does not start right after the kept append")
+	}
+	got2 := a.keep(append(r2, "abc"...))
+	if string(got) != "0123456789" || string(got2) != "abc" {
+		t.Fatalf("kept %q and %q: the second append changed the first", got, got2)
+	}
+	if len(a.used) != 1 {
+		t.Fatalf("two small appends used %d chunks, want 1", len(a.used))
+	}
+
+	// An append that outgrows the room (the chunk's rest) is copied: the
+	// value is kept whole, in the arena.
+	rest := cap(a.free) - len(a.free)
+	big := make([]byte, rest+1)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	out := a.keep(append(a.room(0), big...))
+	if !bytes.Equal(out, big) || cap(out) != len(out) {
+		t.Fatalf("an append past the chunk's end was kept as %d bytes (cap %d), want the %d appended", len(out), cap(out), len(big))
+	}
+
+	// room moves to another chunk for a hint that does not fit: a fresh
+	// one when the turn before left none, else one of its.
+	b := a.next() // a used one chunk: b has it spare
+	b.keep(append(b.room(1), make([]byte, arenaChunk-5)...))
+	if len(b.used) != 1 || len(b.spare) != 0 || cap(b.free)-len(b.free) != 5 {
+		t.Fatalf("after one append in place of all but 5 bytes: %d used, %d spare, %d left; want 1, 0, 5", len(b.used), len(b.spare), cap(b.free)-len(b.free))
+	}
+	if r3 := b.room(8); cap(r3) < 8 || len(b.used) != 2 {
+		t.Fatalf("a room of 8 with 5 left: capacity %d, %d chunks used; want at least 8 and 2", cap(r3), len(b.used))
+	}
+	c := b.next()
+	if r4 := c.room(8); cap(r4) < 8 || len(c.spare) != 1 || (unsafe.SliceData(r4[:1]) != unsafe.SliceData(b.used[0]) && unsafe.SliceData(r4[:1]) != unsafe.SliceData(b.used[1])) {
+		t.Fatalf("the turn after: room not in a chunk of the turn before, or %d spare left (want 1)", len(c.spare))
+	}
+	huge := make([]byte, arenaChunk/4+1)
+	used := len(c.used)
+	kh := c.keep(append(c.room(len(huge)), huge...))
+	if len(kh) != len(huge) || len(c.used) != used || len(c.spare) != 1 {
+		t.Fatalf("a value longer than a quarter chunk: %d bytes kept, %d chunks used, %d spare (want %d, %d, 1)", len(kh), len(c.used), len(c.spare), len(huge), used)
+	}
+	if e := c.keep(c.room(0)); e == nil || len(e) != 0 {
+		t.Fatalf("an empty append is kept as %v, want empty and not nil", e)
 	}
 }
