@@ -122,7 +122,10 @@ func startSplit(sh *stateShared, m *actors.Metrics) *splitSampler {
 		defer tick.Stop()
 		sample := func() {
 			n1, t1 := sh.processed.Load(), time.Now()
-			c1, _ := cputime.Machine()
+			c1, ok := cputime.Machine()
+			if !ok {
+				c1 = c0 // no busy time to read: none counted, rather than a negative one
+			}
 			p1 := cputime.Now()
 			if p, ok := partOf(sh.phase.Load(), m.SnapshotsEncoding.Load(), m.BlobsStoring.Load()); ok {
 				s.out.add(p, n1-n0, t1.Sub(t0))
