@@ -49,6 +49,13 @@ type CheckpointConfig struct {
 	MaxInflightBytes int64
 	// StateDir is the local directory of the snapshot store.
 	StateDir string
+	// DirectWrites writes the snapshot store's blobs past the page cache
+	// (direct I/O, on Linux where the file system allows it; elsewhere
+	// through the cache as usual): storing a checkpoint then neither copies
+	// it into the page cache nor leaves dirty pages for the kernel to write
+	// back and reclaim while the job runs. A restore reads the blobs from
+	// the disk rather than from the cache.
+	DirectWrites bool
 	// SyncSnapshots encodes keyed state on the task at the barrier instead
 	// of taking a copy-on-write view there and encoding it off the task.
 	SyncSnapshots bool

@@ -25,7 +25,11 @@ func openStateDir(cfg RunConfig) (store.Store, func(), error) {
 	if dir == "" {
 		dir = DefaultCheckpointConfig().StateDir
 	}
-	st, err := store.NewLocal(dir)
+	var opts []store.LocalOption
+	if cfg.Checkpoint.DirectWrites {
+		opts = append(opts, store.WithDirectWrites())
+	}
+	st, err := store.NewLocal(dir, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("state dir %s: %w", dir, err)
 	}

@@ -299,3 +299,19 @@ func TestRestoreLatestWithNothingIntact(t *testing.T) {
 	}
 	logLine(t, log, 1, "skipping a checkpoint for restore latest")
 }
+
+// TestOpenStateDirWritesDirectly: CheckpointConfig.DirectWrites reaches the
+// state directory's store, and without it blobs go through the page cache.
+func TestOpenStateDirWritesDirectly(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		st, done, err := openStateDir(RunConfig{Checkpoint: CheckpointConfig{Mode: CheckpointUnaligned, StateDir: t.TempDir(), DirectWrites: direct}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, ok := st.(*store.Local)
+		if !ok || l.WritesDirectly() != direct {
+			t.Errorf("DirectWrites %v: store %T writes directly: %v", direct, st, ok && l.WritesDirectly())
+		}
+		done()
+	}
+}

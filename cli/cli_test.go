@@ -133,6 +133,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "keycount", "--retain", "0"}, "--retain 0 is out of range: want 1 to"},
 		{[]string{"run", "keycount", "--restore", "yesterday"}, `--restore "yesterday": want latest or a checkpoint id`},
 		{[]string{"run", "keycount", "--restore", "latest", "--checkpoint-mode", "none"}, "--restore needs checkpoints"},
+		{[]string{"run", "keycount", "--checkpoint-direct-io", "--checkpoint-mode", "none"}, "--checkpoint-direct-io needs checkpoints"},
 		{[]string{"run", "keycount", "--log-level", "loud"}, `--log-level "loud": want debug, info, warn or error`},
 		{[]string{"run", "keycount", "--batch-size", "-1"}, "--batch-size -1 is out of range: want 0 (runtime default) or 1 to"},
 		{[]string{"start"}, "--id is required"},
@@ -493,6 +494,23 @@ func TestCheckpointIncrementalFlagDefault(t *testing.T) {
 		}
 		if c := f.checkpointConfig(); c.FullCheckpoints != tc.full || c.SyncSnapshots != tc.sync {
 			t.Errorf("%v: full checkpoints %v, sync snapshots %v; want %v, %v", tc.args, c.FullCheckpoints, c.SyncSnapshots, tc.full, tc.sync)
+		}
+	}
+}
+
+// TestCheckpointDirectIOFlag: --checkpoint-direct-io is off by default and
+// reaches the checkpoint configuration when given.
+func TestCheckpointDirectIOFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		direct bool
+	}{{nil, false}, {[]string{"--checkpoint-direct-io"}, true}, {[]string{"--checkpoint-direct-io=false"}, false}} {
+		f, err := parseRunFlags(tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := f.checkpointConfig().DirectWrites; got != tc.direct {
+			t.Errorf("%v: direct writes %v, want %v", tc.args, got, tc.direct)
 		}
 	}
 }

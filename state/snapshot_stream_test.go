@@ -39,8 +39,8 @@ func fillLargeGroups(f *asyncFixture, groups int) {
 // TestEncodeStreamWritesTheBarriersBlobs: EncodeStream writes, in the order
 // of Groups, each group's blob as a synchronous snapshot at the barrier
 // gives it, changes made meanwhile left out; it writes once it holds
-// streamChunk bytes or more, so it never holds more than that and one
-// group; its sections, checksums and byte count describe what it wrote;
+// streamChunk bytes or more, in whole blocks of streamAlign but the last,
+// so it never holds more than that and one group; its sections, checksums and byte count describe what it wrote;
 // a group written is not kept.
 func TestEncodeStreamWritesTheBarriersBlobs(t *testing.T) {
 	f := newAsyncFixture(t, 8)
@@ -90,6 +90,9 @@ func TestEncodeStreamWritesTheBarriersBlobs(t *testing.T) {
 	for i, p := range w.writes {
 		if i < len(w.writes)-1 && len(p) < streamChunk {
 			t.Fatalf("write %d of %d bytes, under streamChunk before the last", i, len(p))
+		}
+		if i < len(w.writes)-1 && len(p)%streamAlign != 0 {
+			t.Fatalf("write %d of %d bytes, not whole blocks of %d before the last", i, len(p), streamAlign)
 		}
 		if len(p) >= streamChunk+largest {
 			t.Fatalf("write %d of %d bytes: held more than streamChunk and a group (%d)", i, len(p), largest)

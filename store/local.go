@@ -30,6 +30,7 @@ type Local struct {
 	indexMu sync.Mutex
 	closed  atomic.Bool
 	warm    warmMemory // for restores after a restart (Prewarm)
+	direct  bool       // blobs are written past the page cache
 }
 
 var _ Store = (*Local)(nil)
@@ -42,6 +43,19 @@ type LocalOption func(*Local)
 func WithFS(fsys FS) LocalOption {
 	return func(l *Local) { l.fs = fsys }
 }
+
+// WithDirectWrites makes the Local store write blobs past the page cache
+// (direct I/O, on Linux where the file system allows it): a checkpoint's
+// blobs are not copied into the page cache, and the kernel has no dirty
+// pages of them to write back and reclaim while the job runs. A restore
+// then reads them from the disk rather than from the cache.
+func WithDirectWrites() LocalOption {
+	return func(l *Local) { l.direct = true }
+}
+
+// WritesDirectly reports whether the store writes blobs past the page
+// cache (WithDirectWrites).
+func (l *Local) WritesDirectly() bool { return l.direct }
 
 // NewLocal opens (creating if needed) a Local store rooted at dir.
 func NewLocal(dir string, opts ...LocalOption) (*Local, error) {
@@ -102,7 +116,7 @@ func (l *Local) PutBlobStream(ctx context.Context, job string, ckpt uint64, name
 		return BlobRef{}, wrap(err)
 	}
 	var tally *blobTally
-	if err := l.writeFileAtomicWith(l.abs(rel), func(f io.Writer) error {
+	if err := l.writeFileAtomicWith(l.abs(rel), true, func(f io.Writer) error {
 		tally = newBlobTally(ctx, f)
 		return write(tally)
 	}); err != nil {

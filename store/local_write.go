@@ -20,7 +20,7 @@ const tempPattern = ".tmp-*"
 // removed again, so a failed write leaves nothing visible. The error says
 // which step failed on which file.
 func (l *Local) writeFileAtomic(path string, data []byte) error {
-	return l.writeFileAtomicWith(path, func(f io.Writer) error { return writeAll(f, data) })
+	return l.writeFileAtomicWith(path, false, func(f io.Writer) error { return writeAll(f, data) })
 }
 
 // writeAll writes data to w; a short write without an error is
@@ -34,8 +34,10 @@ func writeAll(w io.Writer, data []byte) error {
 }
 
 // writeFileAtomicWith is writeFileAtomic of what write writes to the
-// temporary file; an error of write fails it as a failed write does.
-func (l *Local) writeFileAtomicWith(path string, write func(f io.Writer) error) error {
+// temporary file, past the page cache with direct when the store writes
+// directly (WithDirectWrites); an error of write fails it as a failed
+// write does.
+func (l *Local) writeFileAtomicWith(path string, direct bool, write func(f io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := l.fs.CreateTemp(dir, tempPattern)
 	if err != nil {
@@ -49,7 +51,7 @@ func (l *Local) writeFileAtomicWith(path string, write func(f io.Writer) error) 
 		}
 		return fmt.Errorf("%s %s: %w", step, tmp, err)
 	}
-	if err := write(f); err != nil {
+	if err := l.writeTo(f, direct && l.direct, write); err != nil {
 		return fail("write temp file", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -102,4 +104,17 @@ func (l *Local) ensureDir(rel string) error {
 		cur = next
 	}
 	return nil
+}
+
+// writeTo runs write on f, past the page cache with direct.
+func (l *Local) writeTo(f File, direct bool, write func(f io.Writer) error) error {
+	if !direct {
+		return write(f)
+	}
+	w, finish := newDirectWriter(f)
+	err := write(w)
+	if ferr := finish(); err == nil {
+		err = ferr
+	}
+	return err
 }

@@ -40,6 +40,7 @@ type stateBenchConfig struct {
 	holdPairs   int           // after the window, held and on phases in turn (alternateHeld)
 	holdPhase   time.Duration // the length of each
 	stateDir    string
+	directIO    bool
 	progressOut io.Writer
 }
 
@@ -122,6 +123,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&cfg.holdPairs, "hold-pairs", 3, "after each checkpointing run's window, this many pairs of phases with the job's checkpoints held and going on, compared in the same process (vs held); 0: none")
 	fs.DurationVar(&cfg.holdPhase, "hold-phase", 3*time.Second, "the length of each held and each on phase")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
+	fs.BoolVar(&cfg.directIO, "checkpoint-direct-io", false, "write checkpoint blobs past the page cache, as node run's --checkpoint-direct-io")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
 	if err := fs.Parse(args); err != nil {
@@ -518,7 +520,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		dir = fmt.Sprintf("%s/%s-%v-%v", dir, cell.Name, pct, rate > 0)
 	}
 	cp := weir.CheckpointConfig{Mode: cfg.mode, Interval: cfg.interval, Timeout: time.Minute, Retain: 2, StateDir: dir, SyncSnapshots: !cell.Async,
-		FullCheckpoints: !cell.Incr}
+		FullCheckpoints: !cell.Incr, DirectWrites: cfg.directIO}
 	if cell.None {
 		cp = weir.CheckpointConfig{Mode: weir.CheckpointNone, StateDir: dir}
 	}
