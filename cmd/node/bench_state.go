@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -41,6 +42,7 @@ type stateBenchConfig struct {
 	holdPhase   time.Duration // the length of each
 	stateDir    string
 	directIO    bool
+	hotOrder    string // hotShuffled or hotSequential
 	progressOut io.Writer
 }
 
@@ -123,6 +125,7 @@ func runStateBench(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&cfg.holdPairs, "hold-pairs", 3, "after each checkpointing run's window, this many pairs of phases with the job's checkpoints held and going on, compared in the same process (vs held); 0: none")
 	fs.DurationVar(&cfg.holdPhase, "hold-phase", 3*time.Second, "the length of each held and each on phase")
 	fs.StringVar(&cfg.stateDir, "state-dir", "", "where the runs keep checkpoints (default: a temporary directory)")
+	fs.StringVar(&cfg.hotOrder, "hot-order", hotShuffled, "which keys are hot and the order records visit them: shuffled (the first of a fixed shuffle of all keys, visited in that order) or sequential (every n-th key, in key order: a sweep through memory in the order the fill allocated the values)")
 	fs.BoolVar(&cfg.directIO, "checkpoint-direct-io", false, "write checkpoint blobs past the page cache, as node run's --checkpoint-direct-io")
 	asJSON := fs.Bool("json", false, "print the rows as a JSON list instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of all the runs to `FILE`")
@@ -188,6 +191,8 @@ func (c *stateBenchConfig) finish(fs *flag.FlagSet, mode, changing, cells string
 		return fmt.Errorf("--hold-pairs %d must be in [0, 100]", c.holdPairs)
 	case c.holdPhase < c.interval || c.holdPhase > time.Hour:
 		return fmt.Errorf("--hold-phase %v must be in [--checkpoint-interval (%v), 1h]", c.holdPhase, c.interval)
+	case c.hotOrder != hotShuffled && c.hotOrder != hotSequential:
+		return fmt.Errorf("--hot-order %q: want %s or %s", c.hotOrder, hotShuffled, hotSequential)
 	}
 	m, err := weir.ParseCheckpointMode(mode)
 	if err != nil || m == weir.CheckpointNone {
@@ -242,7 +247,7 @@ func stateBench(ctx context.Context, cfg stateBenchConfig) ([]stateBenchRow, err
 func stateBenchRound(ctx context.Context, cfg stateBenchConfig, pct float64, round int) ([]stateBenchRow, error) {
 	var rows []stateBenchRow
 	var none *stateBenchRow
-	groupsChanged := changedGroupsPct(cfg.keys, pct)
+	groupsChanged := changedGroupsPct(cfg.keys, pct, cfg.hotOrder == hotShuffled)
 	for _, cell := range cfg.cells {
 		row := stateBenchRow{stateCell: cell, ChangingPct: pct, Rounds: 1, GroupsChangedPct: groupsChanged}
 		fast, err := stateBenchRun(ctx, cfg, cell, pct, 0)
@@ -381,25 +386,51 @@ func (r *stateBenchRow) fillCheckpoints(run stateRun) {
 	r.BytesPerCkpt = float64(bytes) / float64(len(run.checkpoints))
 }
 
-// hotKeys returns the names of all keys, how many are hot at pct % and the
-// step between hot keys.
-func hotKeys(keys int, pct float64) (names []string, hot, stride int) {
+// hotKeys returns the names of all keys and the hot set at pct %, in the
+// order the source visits it: pct % of the keys, with shuffled the first
+// of a shuffle of all of them with a fixed seed (at 100 % every key in a
+// random order), otherwise every n-th key in key order (at 100 % a sweep
+// through the keys in the order the fill allocated their values, which the
+// processor's prefetching follows; at 1 % values at an even step through
+// memory).
+func hotKeys(keys int, pct float64, shuffled bool) (names, hot []string) {
 	names = make([]string, keys)
 	for i := range names {
 		names[i] = "k" + strconv.Itoa(i)
 	}
-	hot = max(1, int(float64(keys)*pct/100))
-	return names, hot, keys / hot
+	hot = make([]string, max(1, int(float64(keys)*pct/100)))
+	stride := keys / len(hot)
+	var order []int
+	if shuffled {
+		order = rand.New(rand.NewPCG(hotSeed, hotSeed)).Perm(keys)
+	}
+	for j := range hot {
+		if shuffled {
+			hot[j] = names[order[j]]
+		} else {
+			hot[j] = names[j*stride]
+		}
+	}
+	return names, hot
 }
+
+// The orders of --hot-order.
+const (
+	hotShuffled   = "shuffled"
+	hotSequential = "sequential"
+)
+
+// hotSeed seeds hotKeys' shuffle: every run and build visits the same keys.
+const hotSeed = 18
 
 // changedGroupsPct is the share of the job's key groups that hold a key of
 // the hot set at pct %.
-func changedGroupsPct(keys int, pct float64) float64 {
-	names, hot, stride := hotKeys(keys, pct)
+func changedGroupsPct(keys int, pct float64, shuffled bool) float64 {
+	_, hot := hotKeys(keys, pct, shuffled)
 	div := keygroups.NewDivisor(keygroups.DefaultMaxParallelism)
 	changed := map[uint32]bool{}
-	for j := range hot {
-		changed[div.Mod(keygroups.HashKey(names[j*stride]))] = true
+	for _, key := range hot {
+		changed[div.Mod(keygroups.HashKey(key))] = true
 	}
 	return 100 * float64(len(changed)) / keygroups.DefaultMaxParallelism
 }
@@ -454,7 +485,7 @@ const cacheLines = 128
 // for cfg.measure, as fast as it goes (rate 0) or paced at rate records/s.
 func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pct, rate float64) (stateRun, error) {
 	var out stateRun
-	keys, hot, stride := hotKeys(cfg.keys, pct)
+	keys, hot := hotKeys(cfg.keys, pct, cfg.hotOrder == hotShuffled)
 	k := int64(cfg.keys)
 	sh := new(stateShared)
 	windowStart, repace, processed := &sh.windowStart, &sh.repace, &sh.processed
@@ -465,7 +496,7 @@ func stateBenchRun(ctx context.Context, cfg stateBenchConfig, cell stateCell, pc
 		if i < k {
 			return stateEvent{Key: keys[i]}
 		}
-		key := keys[int(i-k)%hot*stride]
+		key := hot[int(i-k)%len(hot)]
 		if rate == 0 {
 			// Throughput only: no latency is measured, so no clock is read.
 			return stateEvent{Key: key}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -17,6 +18,7 @@ func TestBenchStateBadFlags(t *testing.T) {
 		{"--keys", "0"},
 		{"--value-bytes", "0"},
 		{"--changing", "0"},
+		{"--hot-order", "random"},
 		{"--changing", "101"},
 		{"--cells", "fast"},
 		{"--checkpoint-mode", "none"},
@@ -45,12 +47,52 @@ func TestBenchStateBadFlags(t *testing.T) {
 func TestChangedGroupsPct(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		keys int
-		pct  float64
-		want float64
-	}{{1000, 0.1, 100.0 / 128}, {1_000_000, 100, 100}, {1_000_000, 1, 100}} {
-		if got := changedGroupsPct(c.keys, c.pct); got != c.want {
+		keys     int
+		pct      float64
+		shuffled bool
+		want     float64
+	}{{1000, 0.1, true, 100.0 / 128}, {1_000_000, 100, true, 100}, {1_000_000, 1, true, 100}, {1_000_000, 1, false, 100}} {
+		if got := changedGroupsPct(c.keys, c.pct, c.shuffled); got != c.want {
 			t.Errorf("%d keys, %v %% changing: %v %% of groups, want %v", c.keys, c.pct, got, c.want)
+		}
+	}
+}
+
+// TestHotKeys: the hot set is pct % of the keys, each once, the same at
+// every call; shuffled it is not at an even step through them (which puts
+// the values the fill allocated in key order at an even step through
+// memory), sequential it is every n-th key in key order.
+func TestHotKeys(t *testing.T) {
+	t.Parallel()
+	for _, shuffled := range []bool{true, false} {
+		names, hot := hotKeys(10_000, 1, shuffled)
+		_, again := hotKeys(10_000, 1, shuffled)
+		if len(names) != 10_000 || len(hot) != 100 || !slices.Equal(hot, again) {
+			t.Fatalf("shuffled %v: %d keys, %d hot, the same again: %v", shuffled, len(names), len(hot), slices.Equal(hot, again))
+		}
+		index := map[string]int{}
+		for i, n := range names {
+			index[n] = i
+		}
+		steps := map[int]bool{}
+		seen := map[string]bool{}
+		for j, k := range hot {
+			if _, ok := index[k]; !ok || seen[k] {
+				t.Fatalf("shuffled %v: hot key %q: a key %v, seen before %v", shuffled, k, ok, seen[k])
+			}
+			seen[k] = true
+			if j > 0 {
+				steps[index[k]-index[hot[j-1]]] = true
+			}
+		}
+		if shuffled && len(steps) < len(hot)/2 {
+			t.Fatalf("shuffled: %d distinct steps between %d hot keys: an even step", len(steps), len(hot))
+		}
+		if !shuffled && (len(steps) != 1 || !steps[100] || hot[0] != "k0") {
+			t.Fatalf("sequential: steps %v from %s, want every 100th key from k0", steps, hot[0])
+		}
+		if _, all := hotKeys(50, 100, shuffled); len(all) != 50 {
+			t.Fatalf("shuffled %v: 100 %% of 50 keys: %d hot", shuffled, len(all))
 		}
 	}
 }
