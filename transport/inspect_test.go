@@ -139,6 +139,7 @@ func TestInspect(t *testing.T) {
 	// Publishing on the same connection after the subscription exists puts
 	// the messages behind the SUB: the server delivers them to it.
 	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })
+	flushSubscription(t, nc)
 
 	p := NewPublisher(nc)
 	subj := DataSubject("keycount", 0, 1, 0)
@@ -189,6 +190,7 @@ func TestInspectClosedConnection(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Inspect(context.Background(), nc, "weir.j.>", &logbuf.Buffer{}, 1) }()
 	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })
+	flushSubscription(t, nc)
 	nc.Close()
 	select {
 	case err := <-done:
@@ -238,6 +240,7 @@ func TestInspectJoinsParts(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Inspect(ctx, nc, "", &out, 2) }()
 	waitFor(t, "Inspect to subscribe", func() bool { return nc.NumSubscriptions() == 1 })
+	flushSubscription(t, nc)
 
 	subj := ControlSubject("keycount", "n1")
 	var wg sync.WaitGroup
