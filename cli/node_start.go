@@ -39,6 +39,7 @@ type startFlags struct {
 	localWait        time.Duration
 	disconnectGrace  time.Duration
 	localRecovery    bool
+	directIO         bool
 	pretty           bool
 	logLevel         string
 	cpuProfile       string
@@ -72,6 +73,8 @@ func newStartFlagSet(f *startFlags) *flag.FlagSet {
 		"the tasks of a node declared dead wait this long for it to return with its workdir (their state local there) before they restart elsewhere; 0: no wait (a node back before it is declared dead gets its tasks back anyway)")
 	fs.BoolVar(&f.localRecovery, "local-recovery", true,
 		"restore tasks from this node's copy of their state in --workdir when it is there and verifies; false: always read the checkpoint store (the copy is still kept)")
+	fs.BoolVar(&f.directIO, "checkpoint-direct-io", false,
+		"write this node's copy of checkpoint state in --workdir past the page cache (direct I/O, on Linux where the file system allows it): less CPU per checkpoint and no dirty pages to write back; a local restore reads it from the disk")
 	fs.BoolVar(&f.pretty, "pretty", false, "human-readable logs on stderr (default: JSON logs)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.http, "http", "", "serve this node's web page at /, its JSON API at /api/ and Prometheus metrics at /metrics on `HOST:PORT` (port 0: a free one, logged)")
@@ -202,7 +205,7 @@ func (r *registry) start(ctx context.Context, args []string, stdout, stderr io.W
 	defer storeNC.Close()
 	reg := metrics.New()
 	a, err := node.Start(ctx, node.Config{ID: f.id, Workdir: workdir, Slots: f.slots, HeartbeatTimeout: f.heartbeatTimeout,
-		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, DisconnectGrace: f.disconnectGrace, NoLocalRecovery: !f.localRecovery, Jobs: r.clusterJob,
+		PlacementTimeout: f.placementTimeout, LocalWait: f.localWait, DisconnectGrace: f.disconnectGrace, NoLocalRecovery: !f.localRecovery, DirectWrites: f.directIO, Jobs: r.clusterJob,
 		Log: log, Counters: counters, Metrics: reg, HoldRescaleCommit: r.getenv(holdRescaleCommitEnv) == "1", StoreConn: storeNC}, nc)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)

@@ -96,7 +96,11 @@ func Start(ctx context.Context, cfg Config, nc *nats.Conn) (*Agent, error) {
 	if err := claimWorkdir(cfg.Workdir, cfg.ID); err != nil {
 		return nil, err
 	}
-	if a.local, err = store.NewLocal(StateDir(cfg.Workdir)); err != nil {
+	var localOpts []store.LocalOption
+	if cfg.DirectWrites {
+		localOpts = append(localOpts, store.WithDirectWrites())
+	}
+	if a.local, err = store.NewLocal(StateDir(cfg.Workdir), localOpts...); err != nil {
 		return nil, fmt.Errorf("node state directory: %w", err)
 	}
 	// Before any task runs here: the local copy follows the store, and its

@@ -56,6 +56,9 @@ type Config struct {
 	// NoLocalRecovery makes every restore on this node read the primary
 	// store (--local-recovery=false); the local copy is still kept.
 	NoLocalRecovery bool
+	// DirectWrites writes the node's copy of checkpoint state in Workdir
+	// past the page cache (--checkpoint-direct-io, store.WithDirectWrites).
+	DirectWrites bool
 	// Jobs builds a job from its name and arguments, as every node of the
 	// cluster does from what `node submit` sent.
 	Jobs JobBuilder
