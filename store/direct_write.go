@@ -31,6 +31,11 @@ func alignedBuffer(n, align int) []byte {
 	return b[off : off+n : off+n]
 }
 
+// aligned reports whether b starts at a multiple of directAlign.
+func aligned(b []byte) bool {
+	return len(b) > 0 && uintptr(unsafe.Pointer(&b[0]))%directAlign == 0
+}
+
 // directWriter writes a blob's bytes to its file past the page cache (the
 // file opened for direct I/O), in aligned chunks of directChunk bytes, so
 // storing a checkpoint neither copies it into the page cache nor leaves
@@ -65,7 +70,7 @@ func (d *directWriter) Write(p []byte) (int, error) {
 		return 0, errors.New("write to a finished blob")
 	}
 	done := 0
-	if d.n == 0 && len(p) >= directAlign && uintptr(unsafe.Pointer(&p[0]))%directAlign == 0 {
+	if d.n == 0 && len(p) >= directAlign && aligned(p) {
 		// An aligned run of whole blocks goes out as it is, uncopied.
 		k := len(p) &^ (directAlign - 1)
 		if err := d.write(p[:k]); err != nil {
@@ -99,12 +104,15 @@ func (d *directWriter) flush() error {
 // refused direct I/O.
 func (d *directWriter) write(b []byte) error {
 	if d.direct {
-		err := writeAll(d.f, b)
-		if !errors.Is(err, syscall.EINVAL) {
+		n, err := d.f.Write(b)
+		if err == nil && n != len(b) {
+			err = io.ErrShortWrite
+		}
+		if n != 0 || !errors.Is(err, syscall.EINVAL) {
 			return err
 		}
-		// Refused (an alignment this file system asks that b does not
-		// meet): nothing was written; go on through the cache.
+		// Refused before any byte was written (an alignment this file
+		// system asks that b does not meet): go on through the cache.
 		if !setDirect(d.f, false) {
 			return fmt.Errorf("direct write refused and turning it off failed: %w", err)
 		}
@@ -128,7 +136,9 @@ func (d *directWriter) finish() error {
 			err = d.flush()
 		}
 	}
-	directBufs.Put(d.buf)
+	if aligned(d.buf) && len(d.buf) == directChunk {
+		directBufs.Put(d.buf) // only what directBufs hands out goes back
+	}
 	d.buf = nil
 	return err
 }

@@ -69,41 +69,6 @@ func TestDirectWritesKeepEveryByte(t *testing.T) {
 	}
 }
 
-// TestDirectWriterFallsBackWhenRefused gives the writer a buffer at an
-// address direct I/O refuses: the chunk goes through the page cache
-// instead, and so does the rest.
-func TestDirectWriterFallsBackWhenRefused(t *testing.T) {
-	f, err := os.Create(filepath.Join(t.TempDir(), "blob"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if !setDirect(f, true) {
-		t.Skip("this file system or system has no direct I/O")
-	}
-	d := &directWriter{f: f, buf: alignedBuffer(directChunk+1, directAlign)[1:], direct: true}
-	data := bytes.Repeat([]byte("weir"), directChunk/2+3)[1:] // not aligned: copied into buf
-	if err := writeAll(d, data); err != nil {
-		t.Fatal(err)
-	}
-	if d.direct {
-		t.Fatal("still writing directly after a refused write")
-	}
-	if err := d.finish(); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeAll(d, data); err == nil {
-		t.Fatal("a write after finish succeeded")
-	}
-	got, err := os.ReadFile(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, data) {
-		t.Fatalf("file holds %d bytes that differ from the %d written", len(got), len(data))
-	}
-}
-
 // TestDirectWriteErrorFailsTheBlob writes to a file opened read-only: the
 // chunk's write error reaches the producer and no blob is left.
 func TestDirectWriteErrorFailsTheBlob(t *testing.T) {
