@@ -37,7 +37,9 @@ func aligned(b []byte) bool {
 }
 
 // directWriter writes a blob's bytes to its file past the page cache (the
-// file opened for direct I/O), in aligned chunks of directChunk bytes, so
+// file opened for direct I/O): a write of whole blocks at an aligned
+// address as it is, anything else gathered into aligned chunks of
+// directChunk bytes, so
 // storing a checkpoint neither copies it into the page cache nor leaves
 // the kernel's write-back and reclaim of those pages to compete with the
 // job for the CPU. What is left under a chunk at the end (finish) is
