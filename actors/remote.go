@@ -270,7 +270,14 @@ func (r *Remote) dropProxy(ref WireRef, pid *actor.PID) {
 }
 
 // stopProxies stops, without telling their targets, the stand-ins that
-// speak for job (not those of another run of the same name).
+// speak for job (not those of another run of the same name), and returns
+// once they have stopped (each waited for up to 10 s). A stand-in first
+// forwards what was posted to it before the stop. Waiting for that means
+// no stand-in of the run publishes once the run is over here, not even
+// under a later run of the same name registered meanwhile (which makes
+// sends possible again): receivers take the first message on a link to a
+// re-registered actor as the link's start, so a late credit of the
+// earlier run would count as the later run's.
 func (r *Remote) stopProxies(job *Job) {
 	r.mu.Lock()
 	var pids []*actor.PID
@@ -281,8 +288,19 @@ func (r *Remote) stopProxies(job *Job) {
 		}
 	}
 	r.mu.Unlock()
-	for _, pid := range pids {
+	stopped := make([]*actor.Future, len(pids))
+	for i, pid := range pids {
 		r.sys.Root.Send(pid, &quietStopMsg{})
+		// Watches it (a stand-in already gone answers at once) and
+		// stops it after what is queued, the quiet stop first: the pill
+		// itself then goes to no one.
+		stopped[i] = r.sys.Root.PoisonFuture(pid)
+	}
+	for i, f := range stopped {
+		if err := f.Wait(); err != nil {
+			r.log.Warn().Err(err).Str("job", job.Plan.Name).Str("stand_in", pids[i].Id).
+				Msg("a stand-in of the job did not stop in time: going on without it")
+		}
 	}
 }
 
