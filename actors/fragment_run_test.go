@@ -37,15 +37,10 @@ func TestLateEndOfAnEarlierRunIsIgnored(t *testing.T) {
 	b, cb := clusterNode(t, url, "b")
 
 	// Keep a copy of the ends the coordinator sends to b's part.
-	spy, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
 	control := transport.ControlSubject("remote", "b")
 	var mu sync.Mutex
 	var ends []*nats.Msg
-	sub, err := spy.Subscribe(control, func(m *nats.Msg) {
+	spy, sub := spyOn(t, url, control, func(m *nats.Msg) {
 		e, err := transport.FromMsg(m)
 		if err != nil {
 			return
@@ -56,12 +51,6 @@ func TestLateEndOfAnEarlierRunIsIgnored(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := spy.Flush(); err != nil {
-		t.Fatal(err)
-	}
 
 	const n = 2000
 	opts := Options{BatchSize: 16, ChannelCapacity: 4}

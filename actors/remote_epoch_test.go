@@ -29,14 +29,9 @@ func TestStandInStampsItsOwnRunsEpoch(t *testing.T) {
 	run1 := a.newJob(remotePlan(newRecorder(10), 10), cluster(1))
 	run2 := a.newJob(remotePlan(newRecorder(10), 10), cluster(2))
 
-	spy, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
 	ch := WireRef{Node: "b", ID: "node/job-remote/sink-1/in-mid-1", Kind: refChannel, Edge: 1, From: 1, To: 1}
 	epochs := make(chan uint64, 8)
-	sub, err := spy.Subscribe(transport.DataSubject("remote", ch.Edge, ch.From, ch.To), func(m *nats.Msg) {
+	spyOn(t, url, transport.DataSubject("remote", ch.Edge, ch.From, ch.To), func(m *nats.Msg) {
 		e, err := transport.FromMsg(m)
 		if err != nil {
 			t.Errorf("envelope: %v", err)
@@ -49,13 +44,6 @@ func TestStandInStampsItsOwnRunsEpoch(t *testing.T) {
 		}
 		epochs <- body.Epoch
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := spy.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	sendVia := func(what string, pid *actor.PID, want uint64) {
 		t.Helper()
 		a.system.Root.Send(pid, &dataMsg{buf: &Buffer{Seq: 1, Records: plan.Records[int64]{7}}})

@@ -23,21 +23,9 @@ func TestStopProxiesWaitsForTheStandIns(t *testing.T) {
 	r := a.remote
 	run := a.newJob(remotePlan(newRecorder(10), 10), Options{Cluster: &ClusterOptions{Epoch: 1, Nodes: func() []string { return []string{"a", "b"} }}})
 
-	spy, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spy.Close()
 	ch := WireRef{Node: "b", ID: "node/job-remote/sink-1/in-mid-1", Kind: refChannel, Edge: 1, From: 1, To: 1}
 	var got atomic.Int64
-	sub, err := spy.Subscribe(transport.DataSubject("remote", ch.Edge, ch.From, ch.To), func(*nats.Msg) { got.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := spy.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	spyOn(t, url, transport.DataSubject("remote", ch.Edge, ch.From, ch.To), func(*nats.Msg) { got.Add(1) })
 
 	r.addJob(run)
 	pid := r.resolve(run, ch)

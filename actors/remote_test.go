@@ -27,6 +27,26 @@ type int64Codec = plan.MsgpackCodec[int64]
 // leak check, and returns its URL.
 func startNATS(t *testing.T) string { return natstest.Start(t, natstest.Options{}).URL }
 
+// spyOn connects to url and subscribes fn to subject, flushed so that
+// nothing published once it returns is missed; the connection closes
+// with the test.
+func spyOn(t *testing.T, url, subject string, fn nats.MsgHandler) (*nats.Conn, *nats.Subscription) {
+	t.Helper()
+	spy, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(spy.Close)
+	sub, err := spy.Subscribe(subject, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return spy, sub
+}
+
 // clusterNode is an actor system joined to the test's NATS server.
 func clusterNode(t *testing.T, url, id string) (*Node, *transport.Counters) {
 	t.Helper()
