@@ -35,6 +35,7 @@ type recoveryBenchConfig struct {
 	LocalWait   time.Duration
 	Timeout     time.Duration
 	Rounds      int    // restarts of each kind per setting; the summary takes their medians
+	DirectIO    bool   // every node writes its local copy past the page cache (--checkpoint-direct-io)
 	Plot        string // SVG file of the data messages/s around each restart (empty: none)
 }
 
@@ -77,6 +78,7 @@ type recoveryCase struct {
 type recoveryBenchResult struct {
 	Keys       int            `json:"keys"`
 	ValueBytes int            `json:"value_bytes"`
+	DirectIO   bool           `json:"checkpoint_direct_io"`
 	Cases      []recoveryCase `json:"cases"`
 }
 
@@ -97,6 +99,7 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "bound on each wait (state filled, node back, job running)")
 	fs.IntVar(&cfg.Rounds, "rounds", cfg.Rounds, "restarts of each kind with local recovery on and off; the summary compares their medians")
 	fs.StringVar(&cfg.Plot, "plot", "", "also draw the data messages/s around each kill and restart as an SVG chart into `FILE`")
+	fs.BoolVar(&cfg.DirectIO, "checkpoint-direct-io", false, "start every node with --checkpoint-direct-io: its local copy is written past the page cache, so a local restore reads it from the disk")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -131,8 +134,12 @@ func runRecoveryBench(ctx context.Context, args []string, stdout, stderr io.Writ
 
 // writeRecoveryTable prints the cases as a table.
 func writeRecoveryTable(w io.Writer, cfg recoveryBenchConfig, res *recoveryBenchResult) {
-	fmt.Fprintf(w, "bigstate, %d keys × %d B, parallelism %d, %s checkpoints every %v, 3 nodes on one machine (n1 embeds NATS)\n",
-		cfg.Keys, cfg.ValueBytes, cfg.Parallelism, cfg.Mode, cfg.Interval)
+	copies := "local copies through the page cache"
+	if cfg.DirectIO {
+		copies = "local copies written past the page cache (--checkpoint-direct-io)"
+	}
+	fmt.Fprintf(w, "bigstate, %d keys × %d B, parallelism %d, %s checkpoints every %v, 3 nodes on one machine (n1 embeds NATS), %s\n",
+		cfg.Keys, cfg.ValueBytes, cfg.Parallelism, cfg.Mode, cfg.Interval, copies)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "restart\tlocal recovery\tround\tstate MB\tcheckpoint\trestart → running s\ttask restores\trestore ms (sum)\tall running ms\tall decoded ms\tlocal MB\tremote MB\tlocal sections\tremote sections\t")
 	for _, c := range res.Cases {
@@ -192,7 +199,7 @@ func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Wri
 	if err != nil {
 		return nil, err
 	}
-	res := &recoveryBenchResult{Keys: cfg.Keys, ValueBytes: cfg.ValueBytes}
+	res := &recoveryBenchResult{Keys: cfg.Keys, ValueBytes: cfg.ValueBytes, DirectIO: cfg.DirectIO}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for _, local := range []bool{true, false} {
 			if err := ctx.Err(); err != nil {
@@ -208,6 +215,19 @@ func benchRecovery(ctx context.Context, cfg recoveryBenchConfig, progress io.Wri
 	return res, nil
 }
 
+// recoveryNodeArgs is the `node start` flags of every node of a run, with
+// local recovery on or off.
+func recoveryNodeArgs(cfg recoveryBenchConfig, local bool) []string {
+	args := []string{"--local-wait", cfg.LocalWait.String()}
+	if !local {
+		args = append(args, "--local-recovery=false")
+	}
+	if cfg.DirectIO {
+		args = append(args, "--checkpoint-direct-io")
+	}
+	return args
+}
+
 // recoveryRuns starts a 3-node cluster (local recovery on or off on every
 // node), fills the bigstate job's state, SIGKILLs a node that runs its
 // tasks and starts it again with its workdir, then does the same to the
@@ -218,11 +238,7 @@ func recoveryRuns(exe string, cfg recoveryBenchConfig, local bool, round int, pr
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	args := []string{"--local-wait", cfg.LocalWait.String()}
-	if !local {
-		args = append(args, "--local-recovery=false")
-	}
-	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: 3, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Args: args})
+	bc, err := startNodeNet(netOptions{Exe: exe, Dir: dir, Nodes: 3, Heartbeat: cfg.Heartbeat, LogLevel: "warn", Args: recoveryNodeArgs(cfg, local)})
 	if err != nil {
 		return nil, err
 	}

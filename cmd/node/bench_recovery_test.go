@@ -45,3 +45,29 @@ func TestRecoveryTableComparesMedians(t *testing.T) {
 		t.Fatalf("table:\n%s\nwant a line %q", sb.String(), want)
 	}
 }
+
+// TestRecoveryNodeArgs: every node of a run gets --local-recovery=false
+// only with local recovery off, and --checkpoint-direct-io only when the
+// bench was given it; the table's first line says which copies it measured.
+func TestRecoveryNodeArgs(t *testing.T) {
+	cfg := recoveryBenchConfig{LocalWait: 30 * time.Second}
+	for _, c := range []struct {
+		direct, local bool
+		want          string
+	}{
+		{false, true, "--local-wait 30s"},
+		{false, false, "--local-wait 30s --local-recovery=false"},
+		{true, true, "--local-wait 30s --checkpoint-direct-io"},
+		{true, false, "--local-wait 30s --local-recovery=false --checkpoint-direct-io"},
+	} {
+		cfg.DirectIO = c.direct
+		if got := strings.Join(recoveryNodeArgs(cfg, c.local), " "); got != c.want {
+			t.Errorf("direct %v, local %v: node args %q, want %q", c.direct, c.local, got, c.want)
+		}
+		var sb strings.Builder
+		writeRecoveryTable(&sb, cfg, &recoveryBenchResult{})
+		if first, _, _ := strings.Cut(sb.String(), "\n"); strings.Contains(first, "--checkpoint-direct-io") != c.direct {
+			t.Errorf("direct %v: first line %q", c.direct, first)
+		}
+	}
+}
