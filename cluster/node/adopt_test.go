@@ -36,17 +36,21 @@ func TestAgentDoesNotAdoptAJobThatEndedAfterTheListing(t *testing.T) {
 	if _, err := nc.RequestWithContext(ctx, CancelSubject, Encode(CancelRequest{Job: "keycount"})); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
+	// Ended means recorded as cancelled and its lease released: the
+	// coordinator releases the lease after it recorded the end, and a lease
+	// still held (not expired) is not for the agent to win.
 	var rec cluster.JobRecord
+	var lease cluster.LeaseValue
 	ended := func() bool {
 		rec, _, err = a.jobs.Get(ctx, "keycount")
-		return err == nil && rec.State == cluster.JobCancelled && len(a.coordJobs()) == 0
+		if err != nil || rec.State != cluster.JobCancelled || len(a.coordJobs()) != 0 {
+			return false
+		}
+		lease, _, err = a.leases.Get(ctx, "keycount")
+		return err == nil && lease.Node == ""
 	}
 	if !poll.Until(60*time.Second, 10*time.Millisecond, ended) {
-		t.Fatalf("job not cancelled: %+v (%v), coordinating %d", rec, err, len(a.coordJobs()))
-	}
-	lease, _, err := a.leases.Get(ctx, "keycount")
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("job not cancelled with its lease released: %+v, lease %+v (%v), coordinating %d", rec, lease, err, len(a.coordJobs()))
 	}
 
 	// The stale listing: the job as it was before it ended.
